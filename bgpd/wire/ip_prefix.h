@@ -1,0 +1,94 @@
+// Addresses, prefixes and NLRI entries as the codec produces them.
+// Compact value types: a Prefix is 18 bytes and trivially copyable, so a decoded
+// UPDATE with ~1000 /24s is one contiguous vector.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace bagd::wire {
+
+// RFC 4760 address family / subsequent address family identifiers.
+enum class Afi : uint16_t { kIpv4 = 1, kIpv6 = 2 };
+enum class Safi : uint8_t { kUnicast = 1 };
+
+// The two families bagd routes: IPv4 unicast and IPv6 unicast.
+enum class Family : uint8_t { kIpv4Unicast = 0, kIpv6Unicast = 1 };
+inline constexpr int kFamilyCount = 2;
+const char* FamilyName(Family f);  // "ipv4-unicast" / "ipv6-unicast"
+std::optional<Family> FamilyFromAfiSafi(uint16_t afi, uint8_t safi);
+inline Afi FamilyAfi(Family f) { return f == Family::kIpv4Unicast ? Afi::kIpv4 : Afi::kIpv6; }
+
+class IpAddress {
+ public:
+  IpAddress() = default;
+  static IpAddress V4(uint32_t host_order);
+  static IpAddress V4Bytes(const uint8_t* b);
+  static IpAddress V6Bytes(const uint8_t* b);
+  static absl::StatusOr<IpAddress> Parse(std::string_view text);
+
+  bool is_v4() const { return afi_ == Afi::kIpv4; }
+  bool is_v6() const { return afi_ == Afi::kIpv6; }
+  Afi afi() const { return afi_; }
+  // Network-order bytes: 4 for IPv4, 16 for IPv6.
+  const uint8_t* bytes() const { return bytes_.data(); }
+  size_t size() const { return is_v4() ? 4 : 16; }
+  uint32_t v4() const;  // host order; only for IPv4
+  bool IsIpv6LinkLocal() const { return is_v6() && bytes_[0] == 0xfe && (bytes_[1] & 0xc0) == 0x80; }
+  std::string ToString() const;
+
+  friend bool operator==(const IpAddress&, const IpAddress&) = default;
+  friend auto operator<=>(const IpAddress&, const IpAddress&) = default;
+
+ private:
+  Afi afi_ = Afi::kIpv4;
+  std::array<uint8_t, 16> bytes_{};
+};
+
+class Prefix {
+ public:
+  Prefix() = default;
+  // Bits past `length` are cleared, so equal prefixes compare equal.
+  // Reads exactly (length + 7) / 8 bytes from addr_bytes; length is clamped to the family's maximum.
+  static Prefix Make(Afi afi, const uint8_t* addr_bytes, uint8_t length) {
+    Prefix p;
+    p.afi_ = static_cast<uint8_t>(afi);
+    const unsigned max_len = afi == Afi::kIpv4 ? 32 : 128;
+    p.length_ = static_cast<uint8_t>(length > max_len ? max_len : length);
+    const unsigned full = p.length_ / 8, rem = p.length_ % 8;
+    std::memcpy(p.addr_.data(), addr_bytes, full);
+    if (rem) p.addr_[full] = static_cast<uint8_t>(addr_bytes[full] & (0xff00 >> rem));
+    return p;
+  }
+  static absl::StatusOr<Prefix> Parse(std::string_view text);  // "10.0.0.0/24", "2001:db8::/32"
+
+  Afi afi() const { return static_cast<Afi>(afi_); }
+  Family family() const { return afi() == Afi::kIpv4 ? Family::kIpv4Unicast : Family::kIpv6Unicast; }
+  uint8_t length() const { return length_; }
+  const uint8_t* bytes() const { return addr_.data(); }
+  IpAddress address() const;
+  std::string ToString() const;
+
+  friend bool operator==(const Prefix&, const Prefix&) = default;
+  friend auto operator<=>(const Prefix&, const Prefix&) = default;
+
+ private:
+  std::array<uint8_t, 16> addr_{};
+  uint8_t length_ = 0;
+  uint8_t afi_ = 1;  // Afi, one octet so a Prefix is 18 bytes
+};
+
+// One NLRI entry. path_id is meaningful only when ADD-PATH (RFC 7911) is in use.
+struct Nlri {
+  Prefix prefix;
+  uint32_t path_id = 0;
+  friend bool operator==(const Nlri&, const Nlri&) = default;
+};
+
+}  // namespace bagd::wire

@@ -1,0 +1,134 @@
+#include "bgpd/wire/update_packer.h"
+
+#include "absl/strings/str_format.h"
+
+namespace bagd::wire {
+namespace {
+
+constexpr size_t kUpdateFixed = kHeaderSize + 2 + 2;  // header, withdrawn len, attr len
+
+// Splits `nlri` into runs whose encoded size fits `budget` octets each.
+absl::StatusOr<std::vector<std::span<const Nlri>>> Chunk(std::span<const Nlri> nlri, bool add_path,
+                                                         size_t budget) {
+  std::vector<std::span<const Nlri>> chunks;
+  size_t begin = 0, used = 0;
+  for (size_t i = 0; i < nlri.size(); ++i) {
+    const size_t sz = EncodedNlriSize(nlri[i], add_path);
+    if (sz > budget) {
+      return absl::OutOfRangeError(
+          absl::StrFormat("no room for %s: the attributes leave %d octets", nlri[i].prefix.ToString(), budget));
+    }
+    if (used + sz > budget) {
+      chunks.push_back(nlri.subspan(begin, i - begin));
+      begin = i;
+      used = 0;
+    }
+    used += sz;
+  }
+  if (begin < nlri.size()) chunks.push_back(nlri.subspan(begin));
+  return chunks;
+}
+
+void StartUpdate(Bytes& msg, size_t reserve) {
+  msg.clear();
+  msg.reserve(reserve);
+  msg.assign(16, 0xff);
+  msg.insert(msg.end(), {0, 0, static_cast<uint8_t>(MessageType::kUpdate)});
+}
+
+void FinishUpdate(Bytes& msg) {
+  msg[16] = static_cast<uint8_t>(msg.size() >> 8);
+  msg[17] = static_cast<uint8_t>(msg.size());
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Bytes>> PackAnnouncements(const PathAttributes& attrs, Family family,
+                                                     std::span<const Nlri> nlri, const CodecContext& ctx) {
+  std::vector<Bytes> out;
+  if (nlri.empty()) return out;
+  const size_t max = ctx.max_message_size();
+  const bool add_path = ctx.AddPath(family);
+  const bool use_mp = family != Family::kIpv4Unicast || (attrs.mp_reach && !attrs.next_hop);
+
+  if (!use_mp) {
+    if (!attrs.next_hop) return absl::InvalidArgumentError("IPv4 announcement without a next hop");
+    PathAttributes a = attrs;
+    a.mp_reach.reset();
+    a.mp_unreach.reset();
+    Bytes encoded;
+    EncodePathAttributes(a, ctx, encoded);
+    if (kUpdateFixed + encoded.size() >= max) return absl::OutOfRangeError("path attributes exceed the message size");
+    auto chunks = Chunk(nlri, add_path, max - kUpdateFixed - encoded.size());
+    if (!chunks.ok()) return chunks.status();
+    for (const auto& chunk : *chunks) {
+      Bytes& msg = out.emplace_back();
+      StartUpdate(msg, max);
+      ByteWriter w(msg);
+      w.U16(0);
+      w.U16(static_cast<uint16_t>(encoded.size()));
+      w.Append(encoded);
+      for (const auto& n : chunk) EncodeNlri(n, add_path, msg);
+      FinishUpdate(msg);
+    }
+    return out;
+  }
+
+  if (!attrs.mp_reach) return absl::InvalidArgumentError("MP announcement without an MP_REACH next hop");
+  // Each message is the attribute set with MP_REACH carrying one chunk; the encoder keeps
+  // the canonical attribute order. The budget assumes MP_REACH may need an extended length.
+  UpdateMessage m;
+  m.attrs = attrs;
+  m.attrs.mp_reach->family = family;
+  m.attrs.mp_reach->nlri.clear();
+  m.attrs.mp_unreach.reset();
+  Bytes empty;
+  EncodePathAttributes(m.attrs, ctx, empty);
+  const size_t fixed = kUpdateFixed + empty.size() + 1;
+  if (fixed >= max) return absl::OutOfRangeError("path attributes exceed the message size");
+  auto chunks = Chunk(nlri, add_path, max - fixed);
+  if (!chunks.ok()) return chunks.status();
+  for (const auto& chunk : *chunks) {
+    m.attrs.mp_reach->nlri.assign(chunk.begin(), chunk.end());
+    auto msg = EncodeMessage(m, ctx);
+    if (!msg.ok()) return msg.status();
+    out.push_back(*std::move(msg));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<Bytes>> PackWithdrawals(Family family, std::span<const Nlri> nlri,
+                                                   const CodecContext& ctx) {
+  std::vector<Bytes> out;
+  if (nlri.empty()) return out;
+  const size_t max = ctx.max_message_size();
+  const bool add_path = ctx.AddPath(family);
+  const bool mp = family != Family::kIpv4Unicast;
+  const size_t fixed = kUpdateFixed + (mp ? 4 + 3 : 0);
+  auto chunks = Chunk(nlri, add_path, max - fixed);
+  if (!chunks.ok()) return chunks.status();
+  for (const auto& chunk : *chunks) {
+    Bytes& msg = out.emplace_back();
+    StartUpdate(msg, max);
+    ByteWriter w(msg);
+    size_t len = 0;
+    for (const auto& n : chunk) len += EncodedNlriSize(n, add_path);
+    if (!mp) {
+      w.U16(static_cast<uint16_t>(len));
+      for (const auto& n : chunk) EncodeNlri(n, add_path, msg);
+      w.U16(0);
+    } else {
+      w.U16(0);
+      const size_t alen_at = w.Placeholder(2);
+      EncodeAttributeHeader(attr_flag::kOptional, 15, 3 + len, msg);
+      w.U16(static_cast<uint16_t>(FamilyAfi(family)));
+      w.U8(static_cast<uint8_t>(Safi::kUnicast));
+      for (const auto& n : chunk) EncodeNlri(n, add_path, msg);
+      w.PatchU16(alen_at, static_cast<uint16_t>(msg.size() - alen_at - 2));
+    }
+    FinishUpdate(msg);
+  }
+  return out;
+}
+
+}  // namespace bagd::wire
