@@ -1,3 +1,4 @@
+#include "bgpd/wire/overloaded.h"
 #include "bgpd/wire/capability.h"
 
 #include "absl/strings/str_cat.h"
@@ -5,10 +6,6 @@
 namespace bagd::wire {
 namespace {
 
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
 
 Capability Malformed(uint8_t code, ByteSpan value, bool* malformed) {
   if (malformed) *malformed = true;
@@ -46,6 +43,7 @@ std::string CapabilityName(uint8_t code) {
     case 65: return "four-octet-as";
     case 69: return "add-path";
     case 70: return "enhanced-route-refresh";
+    case 71: return "long-lived-graceful-restart";
     case 73: return "fqdn";
     case 128: return "route-refresh-old";
     default: return absl::StrCat("capability-", code);

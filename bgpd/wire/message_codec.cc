@@ -1,3 +1,4 @@
+#include "bgpd/wire/overloaded.h"
 #include "bgpd/wire/message.h"
 
 #include <algorithm>
@@ -8,10 +9,6 @@
 namespace bagd::wire {
 namespace {
 
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
 
 constexpr uint8_t kMarkerByte = 0xff;
 constexpr size_t kMarkerSize = 16;

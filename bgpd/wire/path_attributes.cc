@@ -274,6 +274,19 @@ void AttributeDecoder::DecodeKnown(const AttributeRule& rule, uint8_t flags, Byt
     Malformed(rule, update_error::kAttributeLengthError,
               absl::StrFormat("length %d, expected %s", v.size(), expect), whole);
   };
+  const auto read_u32 = [&](std::optional<uint32_t>& out) {
+    uint32_t x = 0;
+    if (!r.ReadU32(x) || !r.empty()) return bad_len("4");
+    out = x;
+  };
+  const auto read_u32_list = [&](std::vector<uint32_t>& out) {
+    if (!DecodeList(v, 4, out, [](ByteReader& rr) {
+          uint32_t x = 0;
+          rr.ReadU32(x);
+          return x;
+        }))
+      bad_len("a non-zero multiple of 4");
+  };
   switch (static_cast<AttrType>(rule.type)) {
     case AttrType::kOrigin: {
       if (v.size() != 1) return bad_len("1");
@@ -308,20 +321,8 @@ void AttributeDecoder::DecodeKnown(const AttributeRule& rule, uint8_t flags, Byt
       a_.next_hop = nh;
       return;
     }
-    case AttrType::kMed: {
-      uint32_t x = 0;
-      if (v.size() != 4) return bad_len("4");
-      r.ReadU32(x);
-      a_.med = x;
-      return;
-    }
-    case AttrType::kLocalPref: {
-      uint32_t x = 0;
-      if (v.size() != 4) return bad_len("4");
-      r.ReadU32(x);
-      a_.local_pref = x;
-      return;
-    }
+    case AttrType::kMed: return read_u32(a_.med);
+    case AttrType::kLocalPref: return read_u32(a_.local_pref);
     case AttrType::kAtomicAggregate:
       if (!v.empty()) return bad_len("0");
       a_.atomic_aggregate = true;
@@ -347,28 +348,10 @@ void AttributeDecoder::DecodeKnown(const AttributeRule& rule, uint8_t flags, Byt
       return;
     }
     case AttrType::kCommunities:
-      if (!DecodeList(v, 4, a_.communities, [](ByteReader& rr) {
-            uint32_t x = 0;
-            rr.ReadU32(x);
-            return x;
-          }))
-        return bad_len("a non-zero multiple of 4");
-      return;
-    case AttrType::kOriginatorId: {
-      uint32_t x = 0;
-      if (v.size() != 4) return bad_len("4");
-      r.ReadU32(x);
-      a_.originator_id = x;
-      return;
-    }
+      return read_u32_list(a_.communities);
+    case AttrType::kOriginatorId: return read_u32(a_.originator_id);
     case AttrType::kClusterList:
-      if (!DecodeList(v, 4, a_.cluster_list, [](ByteReader& rr) {
-            uint32_t x = 0;
-            rr.ReadU32(x);
-            return x;
-          }))
-        return bad_len("a non-zero multiple of 4");
-      return;
+      return read_u32_list(a_.cluster_list);
     case AttrType::kMpReachNlri: return DecodeMpReach(rule, flags, v, whole);
     case AttrType::kMpUnreachNlri: return DecodeMpUnreach(rule, flags, v, whole);
     case AttrType::kExtendedCommunities:
@@ -533,6 +516,9 @@ void AttributeDecoder::Run(ByteSpan field, bool has_ipv4_nlri) {
     DecodeKnown(*rule, flags, value, whole);
   }
   MergeAs4();
+  // Unknown attributes in type order, as the encoder writes them, so decode∘encode is stable.
+  std::stable_sort(a_.unknown.begin(), a_.unknown.end(),
+                   [](const UnknownAttribute& x, const UnknownAttribute& y) { return x.type < y.type; });
 
   // RFC 7606 §3 (d): mandatory attributes, only when the UPDATE announces something.
   const bool announces = has_ipv4_nlri || (a_.mp_reach && !a_.mp_reach->nlri.empty());

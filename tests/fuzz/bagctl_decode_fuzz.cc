@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto decoded = bagd::bagctl::DecodeHexInput(text, ctx, &trailing);
   if (!decoded.ok()) return 0;
   for (size_t i = 0; i < decoded->size(); ++i) {
-    (void)bagd::bagctl::MessageToJson((*decoded)[i], ctx).dump();
+    (void)bagd::bagctl::MessageToJson((*decoded)[i], ctx).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     (void)bagd::bagctl::MessageToText((*decoded)[i], ctx, i);
   }
   return 0;

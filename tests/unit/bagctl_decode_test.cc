@@ -139,3 +139,12 @@ TEST_CASE("bagctl decode: every captured vector decodes through the CLI path", "
     }
   }
 }
+
+TEST_CASE("bagctl decode --json survives bytes that are not UTF-8", "[bagctl][decode]") {
+  // OPEN with an FQDN capability whose hostname is "a\xff" (found by the fuzzer).
+  const Run r = Decode({"--json", "ffffffffffffffffffffffffffffffff 0025 01 04 fde9 00b4 01010101 08 02 06 49 04 02 61 ff 00"});
+  REQUIRE(r.code == bagctl::kExitOk);
+  const json doc = json::parse(r.out);
+  CHECK(doc["messages"][0]["open"]["capabilities"][0]["name"] == "fqdn");
+  CHECK(doc["messages"][0]["open"]["capabilities"][0]["hostname"] == "a\xef\xbf\xbd");  // U+FFFD
+}

@@ -93,7 +93,8 @@ int RunDecode(const std::vector<std::string>& args, std::istream& in, std::ostre
     for (const auto& d : *decoded) doc["messages"].push_back(MessageToJson(d, opts.ctx));
     doc["malformed"] = bad;
     doc["trailing_error"] = trailing.empty() ? nlohmann::json(nullptr) : nlohmann::json(trailing);
-    out << doc.dump(2) << "\n";
+    // Peers send arbitrary bytes in FQDN and shutdown messages: never let bad UTF-8 abort.
+    out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     for (size_t i = 0; i < decoded->size(); ++i) out << MessageToText((*decoded)[i], opts.ctx, i + 1);
     if (!trailing.empty()) out << "error: " << trailing << "\n";

@@ -1,3 +1,4 @@
+#include "bgpd/wire/overloaded.h"
 #include "tools/bagctl/decode_render.h"
 
 #include "absl/strings/str_cat.h"
@@ -10,10 +11,6 @@ namespace {
 using nlohmann::json;
 using namespace bagd::wire;
 
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
 
 std::string Hex(ByteSpan b) {
   std::string s;
@@ -272,7 +269,7 @@ std::string CapabilityText(const Capability& cap) {
             return absl::StrCat(name, " ", absl::StrJoin(f, ", "));
           },
           [&](const FqdnCap& c) { return absl::StrCat(name, " ", c.hostname, c.domain.empty() ? "" : ".", c.domain); },
-          [&](const UnknownCap& c) { return absl::StrCat(name, " 0x", Hex(c.value)); },
+          [&](const UnknownCap& c) { return c.value.empty() ? name : absl::StrCat(name, " 0x", Hex(c.value)); },
           [&](const auto&) { return name; },
       },
       cap);
