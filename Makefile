@@ -19,7 +19,7 @@ DEPS := cmake g++ make ninja-build ccache pkg-config \
         libboost-dev libabsl-dev libprotobuf-dev protobuf-compiler prometheus-cpp-dev \
         catch2 libbenchmark-dev nlohmann-json3-dev clang libclang-rt-14-dev \
         libgrpc++-dev protobuf-compiler-grpc libboost-dev \
-        iproute2 python3
+        iproute2 python3 frr gobgpd
 
 .PHONY: all deps build test test-asan bench fuzz clean
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/status/statusor.h"
 
@@ -77,6 +78,10 @@ class Prefix {
 
   friend bool operator==(const Prefix&, const Prefix&) = default;
   friend auto operator<=>(const Prefix&, const Prefix&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const Prefix& p) {
+    return H::combine(std::move(h), p.afi_, p.length_, p.addr_);
+  }
 
  private:
   std::array<uint8_t, 16> addr_{};

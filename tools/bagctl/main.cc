@@ -1,9 +1,13 @@
 // bagctl: the bagd command-line tool.
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "tools/bagctl/decode_command.h"
+#ifdef BAGD_HAVE_CONTROL
+#include "tools/bagctl/control_commands.h"
+#endif
 
 namespace {
 
@@ -21,17 +25,30 @@ commands:
     exit status: 0 all accepted, 1 a message is malformed (verdict printed), 2 usage/input error
 )";
 
+void PrintUsage(std::ostream& out) {
+  out << kUsage;
+#ifdef BAGD_HAVE_CONTROL
+  out << "\ncommands that ask a running bagd (control API, docs/control-api.md):\n" << bagd::bagctl::kControlUsage;
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-    std::cout << kUsage;
+    PrintUsage(std::cout);
     return args.empty() ? 2 : 0;
   }
+#ifdef BAGD_HAVE_CONTROL
+  if (bagd::bagctl::IsControlCommand(args)) {
+    return bagd::bagctl::RunControlCommand(args, std::getenv(bagd::bagctl::kControlSocketEnv), std::cout, std::cerr);
+  }
+#endif
   const std::string cmd = args[0];
   args.erase(args.begin());
   if (cmd == "decode") return bagd::bagctl::RunDecode(args, std::cin, std::cout, std::cerr);
-  std::cerr << "bagctl: unknown command '" << cmd << "'\n" << kUsage;
+  std::cerr << "bagctl: unknown command '" << cmd << "'\n";
+  PrintUsage(std::cerr);
   return 2;
 }

@@ -1,0 +1,107 @@
+#include "bgpd/control/control_client.h"
+
+#include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bgpd/control/control_requests.h"
+#include "bgpd/control/grpc_status.h"
+#include "bgpd/control/unix_socket.h"
+
+namespace bagd::control {
+namespace {
+
+std::string Seconds(std::chrono::milliseconds d) {
+  return absl::StrFormat("%g s", static_cast<double>(d.count()) / 1000.0);
+}
+
+std::chrono::system_clock::time_point DeadlineIn(std::chrono::milliseconds d) {
+  return std::chrono::system_clock::now() + d;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ControlClient>> ControlClient::Connect(const std::string& socket_path,
+                                                                      const ControlClientOptions& options) {
+  const std::string prefix = absl::StrCat("cannot reach bagd at ", socket_path, ": ");
+  // gRPC would only retry and time out; connect() says why at once.
+  if (const int err = ProbeUnixSocket(socket_path); err != 0) {
+    struct stat st;
+    if (err == ECONNREFUSED && ::stat(socket_path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode)) {
+      return absl::UnavailableError(prefix + "not a socket");
+    }
+    const std::string message = prefix + std::strerror(err);
+    if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(message);
+    return absl::UnavailableError(message);
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(256 * 1024 * 1024);  // thousands of neighbors
+  auto channel = grpc::CreateCustomChannel("unix:" + socket_path, grpc::InsecureChannelCredentials(), args);
+  if (!channel->WaitForConnected(DeadlineIn(options.connect_timeout))) {
+    return absl::UnavailableError(
+        absl::StrCat(prefix, "no answer within ", Seconds(options.connect_timeout)));
+  }
+  return std::unique_ptr<ControlClient>(new ControlClient(socket_path, options, std::move(channel)));
+}
+
+ControlClient::ControlClient(std::string socket_path, const ControlClientOptions& options,
+                             std::shared_ptr<grpc::Channel> channel)
+    : socket_path_(std::move(socket_path)),
+      options_(options),
+      channel_(std::move(channel)),
+      stub_(v1::Control::NewStub(channel_)) {}
+
+std::unique_ptr<grpc::ClientContext> ControlClient::NewContext() const {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(DeadlineIn(options_.call_timeout));
+  return context;
+}
+
+absl::Status ControlClient::CallStatus(const grpc::Status& status) const {
+  switch (status.error_code()) {
+    case grpc::StatusCode::OK:
+      return absl::OkStatus();
+    case grpc::StatusCode::UNAVAILABLE:
+      return absl::UnavailableError(absl::StrCat("cannot reach bagd at ", socket_path_, ": ", status.error_message()));
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return absl::DeadlineExceededError(
+          absl::StrCat("bagd at ", socket_path_, " did not answer within ", Seconds(options_.call_timeout)));
+    default:
+      return FromGrpcStatus(status);
+  }
+}
+
+absl::StatusOr<v1::ListNeighborsResponse> ControlClient::ListNeighbors(const std::string& address) {
+  v1::ListNeighborsRequest request;
+  request.set_address(address);
+  v1::ListNeighborsResponse response;
+  auto context = NewContext();
+  if (absl::Status s = CallStatus(stub_->ListNeighbors(context.get(), request, &response)); !s.ok()) return s;
+  return response;
+}
+
+absl::Status ControlClient::ShutdownNeighbor(const std::string& address, const std::string& message) {
+  // The server checks too; checking here keeps protobuf from serializing bad UTF-8 at all.
+  if (absl::Status s = CheckShutdownMessage(message); !s.ok()) return s;
+  v1::ShutdownNeighborRequest request;
+  request.set_address(address);
+  request.set_message(message);
+  v1::ShutdownNeighborResponse response;
+  auto context = NewContext();
+  return CallStatus(stub_->ShutdownNeighbor(context.get(), request, &response));
+}
+
+absl::Status ControlClient::EnableNeighbor(const std::string& address) {
+  v1::EnableNeighborRequest request;
+  request.set_address(address);
+  v1::EnableNeighborResponse response;
+  auto context = NewContext();
+  return CallStatus(stub_->EnableNeighbor(context.get(), request, &response));
+}
+
+}  // namespace bagd::control

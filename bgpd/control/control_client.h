@@ -1,0 +1,48 @@
+// The client end of the control API, as bagctl uses it. Every call has a deadline: a
+// client never hangs on a daemon that is gone, stuck, or not bagd at all.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "bgpd/control/control.grpc.pb.h"
+
+namespace bagd::control {
+
+struct ControlClientOptions {
+  std::chrono::milliseconds connect_timeout{2000};
+  std::chrono::milliseconds call_timeout{5000};
+};
+
+class ControlClient {
+ public:
+  // Connects to unix:<socket_path>. Fails within connect_timeout with Unavailable (or
+  // PermissionDenied when the socket may not be opened) and the message
+  // "cannot reach bagd at <socket_path>: <reason>".
+  static absl::StatusOr<std::unique_ptr<ControlClient>> Connect(const std::string& socket_path,
+                                                                const ControlClientOptions& options = {});
+
+  // The server's errors come back with their code and message (NotFound for an unknown
+  // neighbor, InvalidArgument for a bad address or message). A daemon that went away is
+  // Unavailable as in Connect; one that does not answer in time is DeadlineExceeded.
+  absl::StatusOr<v1::ListNeighborsResponse> ListNeighbors(const std::string& address);
+  absl::Status ShutdownNeighbor(const std::string& address, const std::string& message);
+  absl::Status EnableNeighbor(const std::string& address);
+
+  const std::string& socket_path() const { return socket_path_; }
+
+ private:
+  ControlClient(std::string socket_path, const ControlClientOptions& options, std::shared_ptr<grpc::Channel> channel);
+  std::unique_ptr<grpc::ClientContext> NewContext() const;
+  absl::Status CallStatus(const grpc::Status& status) const;
+
+  std::string socket_path_;
+  ControlClientOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Control::Stub> stub_;
+};
+
+}  // namespace bagd::control

@@ -1,0 +1,211 @@
+#include "bgpd/control/control_server.h"
+
+#include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "bgpd/control/control.grpc.pb.h"
+#include "bgpd/control/control_requests.h"
+#include "bgpd/control/grpc_status.h"
+#include "bgpd/control/unix_socket.h"
+#include "bgpd/control/utf8.h"
+
+namespace bagd::control {
+namespace {
+
+// How long Stop() lets calls in progress finish before gRPC cancels them.
+constexpr std::chrono::seconds kShutdownGrace{5};
+
+std::string ErrnoText(int err) { return std::strerror(err); }
+
+// Rule 8 of the design: exceptions (protobuf, std::bad_alloc, the backend) stop at the edge.
+template <typename Fn>
+grpc::Status Guarded(const char* rpc, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const std::exception& e) {
+    return grpc::Status(grpc::StatusCode::INTERNAL, absl::StrCat(rpc, " failed inside bagd: ", e.what()));
+  } catch (...) {
+    return grpc::Status(grpc::StatusCode::INTERNAL, absl::StrCat(rpc, " failed inside bagd"));
+  }
+}
+
+class ControlService final : public v1::Control::Service {
+ public:
+  explicit ControlService(ControlBackend* backend) : backend_(backend) {}
+
+  grpc::Status ListNeighbors(grpc::ServerContext*, const v1::ListNeighborsRequest* request,
+                             v1::ListNeighborsResponse* response) override {
+    return Guarded("ListNeighbors", [&] {
+      std::string filter;
+      if (!request->address().empty()) {
+        auto address = CanonicalNeighborAddress(request->address());
+        if (!address.ok()) return ToGrpcStatus(address.status());
+        filter = *std::move(address);
+      }
+      std::vector<v1::NeighborStatus> neighbors = backend_->ListNeighbors(filter);
+      if (!filter.empty() && neighbors.empty()) {
+        return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no neighbor ", filter, " is configured"));
+      }
+      response->mutable_neighbors()->Reserve(static_cast<int>(neighbors.size()));
+      for (v1::NeighborStatus& n : neighbors) *response->add_neighbors() = std::move(n);
+      // Peers choose some of these strings (FQDN, RFC 9003 messages); one bad byte would
+      // make the whole answer unparsable for the client.
+      ScrubInvalidUtf8(*response);
+      return grpc::Status::OK;
+    });
+  }
+
+  grpc::Status ShutdownNeighbor(grpc::ServerContext*, const v1::ShutdownNeighborRequest* request,
+                                v1::ShutdownNeighborResponse*) override {
+    return Guarded("ShutdownNeighbor", [&] {
+      auto address = CanonicalNeighborAddress(request->address());
+      if (!address.ok()) return ToGrpcStatus(address.status());
+      if (absl::Status s = CheckShutdownMessage(request->message()); !s.ok()) return ToGrpcStatus(s);
+      return ToGrpcStatus(backend_->ShutdownNeighbor(*address, request->message()));
+    });
+  }
+
+  grpc::Status EnableNeighbor(grpc::ServerContext*, const v1::EnableNeighborRequest* request,
+                              v1::EnableNeighborResponse*) override {
+    return Guarded("EnableNeighbor", [&] {
+      auto address = CanonicalNeighborAddress(request->address());
+      if (!address.ok()) return ToGrpcStatus(address.status());
+      return ToGrpcStatus(backend_->EnableNeighbor(*address));
+    });
+  }
+
+ private:
+  ControlBackend* backend_;
+};
+
+// mkdir -p for the socket's directory; directories it creates get mode 0755.
+absl::Status EnsureParentDirectory(const std::string& socket_path) {
+  const size_t slash = socket_path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return absl::OkStatus();  // cwd or /
+  const std::string dir = socket_path.substr(0, slash);
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos != dir.size() && dir[pos] != '/') continue;
+    const std::string prefix = dir.substr(0, pos);
+    struct stat st;
+    if (::stat(prefix.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("cannot create the control socket ", socket_path, ": ", prefix, " is not a directory"));
+      }
+      continue;
+    }
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      return absl::FailedPreconditionError(absl::StrCat("cannot create directory ", prefix,
+                                                        " for the control socket: ", ErrnoText(errno)));
+    }
+    ::chmod(prefix.c_str(), 0755);  // mkdir's mode is filtered by the umask
+  }
+  return absl::OkStatus();
+}
+
+// gRPC itself unlinks whatever socket is at the path before it binds, which would silently
+// take the socket from a bagd that is still running. So look first.
+absl::Status RemoveStaleSocket(const std::string& socket_path) {
+  struct stat st;
+  if (::lstat(socket_path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot use the control socket ", socket_path, ": ", ErrnoText(errno)));
+  }
+  if (!S_ISSOCK(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot use ", socket_path, " as the control socket: it exists and is not a socket"));
+  }
+  const int probe = ProbeUnixSocket(socket_path);
+  if (probe == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "another process is listening on the control socket ", socket_path, " (is another bagd running?)"));
+  }
+  if (::unlink(socket_path.c_str()) != 0 && errno != ENOENT) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot remove the stale control socket ", socket_path, ": ", ErrnoText(errno)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+struct ControlServer::Impl {
+  explicit Impl(ControlBackend* backend) : service(backend) {}
+  std::string socket_path;
+  ControlService service;
+  std::mutex mu;  // guards server (Stop from any thread, any number of times)
+  std::unique_ptr<grpc::Server> server;
+};
+
+ControlServer::ControlServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ControlServer::~ControlServer() { Stop(); }
+
+const std::string& ControlServer::socket_path() const { return impl_->socket_path; }
+
+absl::StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const std::string& socket_path,
+                                                                    ControlBackend* backend) {
+  if (backend == nullptr) return absl::InvalidArgumentError("ControlServer::Start: no backend");
+  if (socket_path.empty()) return absl::InvalidArgumentError("the control socket path is empty");
+  if (socket_path.size() > kMaxUnixSocketPathLength) {
+    return absl::InvalidArgumentError(absl::StrCat("the control socket path ", socket_path, " is ",
+                                                   socket_path.size(), " characters; a Unix socket path has at most ",
+                                                   kMaxUnixSocketPathLength));
+  }
+  if (absl::Status s = EnsureParentDirectory(socket_path); !s.ok()) return s;
+  if (absl::Status s = RemoveStaleSocket(socket_path); !s.ok()) return s;
+
+  auto impl = std::make_unique<Impl>(backend);
+  impl->socket_path = socket_path;
+
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix:" + socket_path, grpc::InsecureServerCredentials());
+  builder.RegisterService(&impl->service);
+  builder.SetMaxReceiveMessageSize(64 * 1024);  // requests are a few hundred octets
+  // A handful of operators and scripts, not a server farm: keep gRPC's thread count small.
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
+
+  // The socket must never be reachable by others, not even between bind() and chmod():
+  // bind() creates it with mode 0777 & ~umask. umask is per process, so this relies on
+  // Start being called while the daemon starts up, before other threads create files.
+  const mode_t old_umask = ::umask(0177);
+  impl->server = builder.BuildAndStart();
+  ::umask(old_umask);
+  if (impl->server == nullptr) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on the control socket ", socket_path, " (gRPC could not bind it)"));
+  }
+  if (::chmod(socket_path.c_str(), 0600) != 0) {
+    const int err = errno;
+    impl->server->Shutdown();
+    ::unlink(socket_path.c_str());
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot make the control socket ", socket_path, " mode 0600: ", ErrnoText(err)));
+  }
+  return std::unique_ptr<ControlServer>(new ControlServer(std::move(impl)));
+}
+
+void ControlServer::Stop() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->server == nullptr) return;
+  impl_->server->Shutdown(std::chrono::system_clock::now() + kShutdownGrace);
+  impl_->server->Wait();
+  impl_->server.reset();
+  // gRPC unlinks the socket path itself when its listener closes; this covers the case it
+  // did not, so no stale socket is left for the next bagd or bagctl to stumble on.
+  ::unlink(impl_->socket_path.c_str());
+}
+
+}  // namespace bagd::control

@@ -1,0 +1,60 @@
+// The control API server: gRPC service bagd.control.v1.Control (control.proto) on a Unix
+// socket, answering from a ControlBackend the daemon implements. See docs/control-api.md.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "bgpd/control/control.pb.h"
+
+namespace bagd::control {
+
+// Implemented by the daemon. Called from gRPC threads (several at once); the daemon makes
+// it thread-safe, typically by posting to its own thread and waiting for the answer.
+// Calls must return promptly: ControlServer::Stop waits for calls in progress.
+//
+// The server has already checked the arguments: every `address` is the canonical text of
+// an IP address (CanonicalNeighborAddress), `message` is valid UTF-8 of at most 255 octets.
+// Return NotFound for an address that is not a configured neighbor; the message of any
+// error is shown to the operator as is, so make it one an engineer can act on.
+class ControlBackend {
+ public:
+  virtual ~ControlBackend() = default;
+  // Every configured neighbor, or only the one whose address is `address_filter` (empty:
+  // all). An empty answer to a filter becomes NOT_FOUND for the client.
+  virtual std::vector<v1::NeighborStatus> ListNeighbors(const std::string& address_filter) = 0;
+  // Cease / Administrative Shutdown (6/2) carrying `message` (RFC 9003; empty: none);
+  // the neighbor stays down until EnableNeighbor.
+  virtual absl::Status ShutdownNeighbor(const std::string& address, const std::string& message) = 0;
+  virtual absl::Status EnableNeighbor(const std::string& address) = 0;
+};
+
+class ControlServer {
+ public:
+  // Listens on unix:<socket_path>. Creates the parent directory (mode 0755) if missing,
+  // removes a stale socket (one nobody listens on), and makes the socket mode 0600.
+  // Fails (FailedPrecondition) rather than take over a socket another process listens on,
+  // or remove a path that is not a socket. `backend` must outlive the server.
+  static absl::StatusOr<std::unique_ptr<ControlServer>> Start(const std::string& socket_path,
+                                                              ControlBackend* backend);
+
+  // Stops accepting calls, waits for calls in progress (at most 5 s, then gRPC cancels
+  // them), removes the socket file. Idempotent.
+  void Stop();
+  ~ControlServer();
+
+  ControlServer(const ControlServer&) = delete;
+  ControlServer& operator=(const ControlServer&) = delete;
+
+  const std::string& socket_path() const;
+
+ private:
+  struct Impl;
+  explicit ControlServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace bagd::control

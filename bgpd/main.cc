@@ -1,0 +1,139 @@
+// bagd: the BGP daemon.
+//
+//   bagd --config FILE [--check] [--socket PATH] [--metrics-listen ADDR:PORT] [--log-level LEVEL]
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <prometheus/exposer.h>
+
+#include "absl/strings/match.h"
+#include "bgpd/control/control_server.h"
+#include "bgpd/session/control_adapter.h"
+#include "bgpd/session/log.h"
+#include "bgpd/session/metrics.h"
+#include "bgpd/session/speaker.h"
+#include "conf/config_loader.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: bagd --config FILE [options]
+
+  --config FILE            configuration (Protobuf text format, or JSON); see docs/config.md
+  --check                  validate the configuration, print file:line:col errors, exit
+  --socket PATH            control API socket (default /run/bagd/bagd.sock)
+  --metrics-listen A:P     serve Prometheus metrics on http://A:P/metrics (default: off)
+  --log-level LEVEL        error, warning, info (default), debug
+  --help
+)";
+
+struct Options {
+  std::string config;
+  bool check = false;
+  std::string socket = "/run/bagd/bagd.sock";
+  std::string metrics_listen;
+  std::string log_level;
+};
+
+std::optional<Options> ParseArgs(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](std::string& out) {
+      if (i + 1 >= argc) return false;
+      out = argv[++i];
+      return true;
+    };
+    if (a == "--config" && value(o.config)) continue;
+    if (a == "--check") {
+      o.check = true;
+      continue;
+    }
+    if (a == "--socket" && value(o.socket)) continue;
+    if (a == "--metrics-listen" && value(o.metrics_listen)) continue;
+    if (a == "--log-level" && value(o.log_level)) continue;
+    std::cerr << (a == "--help" || a == "-h" ? "" : "bagd: bad argument '" + a + "'\n") << kUsage;
+    return std::nullopt;
+  }
+  if (o.config.empty()) {
+    std::cerr << "bagd: --config is required\n" << kUsage;
+    return std::nullopt;
+  }
+  return o;
+}
+
+bagd::log::Level LevelFrom(const std::string& s, int config_level) {
+  if (s == "error") return bagd::log::Level::kError;
+  if (s == "warning") return bagd::log::Level::kWarning;
+  if (s == "debug") return bagd::log::Level::kDebug;
+  if (s == "trace") return bagd::log::Level::kTrace;
+  if (s.empty() && config_level >= 1 && config_level <= 5) return static_cast<bagd::log::Level>(config_level);
+  return bagd::log::Level::kInfo;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto opts = ParseArgs(argc, argv);
+  if (!opts) return 2;
+  if (opts->check) return bagd::conf::CheckConfig(opts->config, std::cout);
+
+  auto loaded = bagd::conf::LoadConfigFile(opts->config);
+  if (!loaded.ok()) {
+    for (const auto& e : loaded.errors) std::cerr << e.ToString() << "\n";
+    return 1;
+  }
+  bagd::log::SetLevel(LevelFrom(opts->log_level, loaded.config.router().log_level()));
+
+  boost::asio::io_context io;
+  auto registry = std::make_shared<prometheus::Registry>();
+  bagd::session::SessionMetrics metrics(registry);
+  std::unique_ptr<prometheus::Exposer> exposer;
+  if (!opts->metrics_listen.empty()) {
+    try {
+      exposer = std::make_unique<prometheus::Exposer>(opts->metrics_listen);
+      exposer->RegisterCollectable(registry);
+      bagd::log::Info("metrics on http://%s/metrics", opts->metrics_listen);
+    } catch (const std::exception& e) {
+      bagd::log::Error("cannot serve metrics on %s: %s", opts->metrics_listen, e.what());
+      return 1;
+    }
+  }
+
+  bagd::session::Speaker speaker(io, &metrics);
+  if (auto st = speaker.Configure(loaded.config); !st.ok()) {
+    bagd::log::Error("%s", st.ToString());
+    return 1;
+  }
+  bagd::session::ControlAdapter adapter(io, speaker);
+  auto control = bagd::control::ControlServer::Start(opts->socket, &adapter);
+  if (!control.ok()) {
+    bagd::log::Error("control API: %s", control.status().ToString());
+    return 1;
+  }
+  bagd::log::Info("bagd started: AS %d, router id %s, %d neighbors, control socket %s",
+                  loaded.config.router().asn(), loaded.config.router().router_id(), speaker.neighbor_count(),
+                  opts->socket);
+  speaker.Start();
+
+  boost::asio::signal_set signals(io, SIGTERM, SIGINT, SIGHUP);
+  std::function<void(const boost::system::error_code&, int)> on_signal;
+  on_signal = [&](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    if (sig == SIGHUP) {
+      bagd::log::Warning("SIGHUP: configuration reload is not supported yet; restart bagd to apply changes");
+      signals.async_wait(on_signal);
+      return;
+    }
+    bagd::log::Info("%s: sending Cease to every neighbor and exiting", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    speaker.Shutdown("bagd is shutting down", std::chrono::milliseconds(1000), [&] { io.stop(); });
+  };
+  signals.async_wait(on_signal);
+  io.run();
+  (*control)->Stop();
+  bagd::log::Info("bagd stopped");
+  return 0;
+}

@@ -1,0 +1,38 @@
+#include "bgpd/session/control_adapter.h"
+
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <future>
+
+namespace bagd::session {
+namespace {
+
+// Runs `fn` on the io_context thread and returns its result; gives up after 5 s so a
+// wedged daemon cannot hang its operator's CLI forever.
+template <class F, class R = std::invoke_result_t<F>>
+std::optional<R> OnIoThread(boost::asio::io_context& io, F fn) {
+  auto task = std::make_shared<std::packaged_task<R()>>(std::move(fn));
+  auto result = task->get_future();
+  boost::asio::post(io, [task] { (*task)(); });
+  if (result.wait_for(std::chrono::seconds(5)) != std::future_status::ready) return std::nullopt;
+  return result.get();
+}
+
+}  // namespace
+
+std::vector<control::v1::NeighborStatus> ControlAdapter::ListNeighbors(const std::string& filter) {
+  return OnIoThread(io_, [this, filter] { return speaker_.ListNeighbors(filter); })
+      .value_or(std::vector<control::v1::NeighborStatus>{});
+}
+
+absl::Status ControlAdapter::ShutdownNeighbor(const std::string& address, const std::string& message) {
+  return OnIoThread(io_, [this, address, message] { return speaker_.ShutdownNeighbor(address, message); })
+      .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
+}
+
+absl::Status ControlAdapter::EnableNeighbor(const std::string& address) {
+  return OnIoThread(io_, [this, address] { return speaker_.EnableNeighbor(address); })
+      .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
+}
+
+}  // namespace bagd::session

@@ -1,0 +1,24 @@
+// The control API's view of the speaker: gRPC threads post each call to the io_context
+// thread and wait for its answer, so the speaker never needs a lock.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+
+#include "bgpd/control/control_server.h"
+#include "bgpd/session/speaker.h"
+
+namespace bagd::session {
+
+class ControlAdapter : public control::ControlBackend {
+ public:
+  ControlAdapter(boost::asio::io_context& io, Speaker& speaker) : io_(io), speaker_(speaker) {}
+  std::vector<control::v1::NeighborStatus> ListNeighbors(const std::string& address_filter) override;
+  absl::Status ShutdownNeighbor(const std::string& address, const std::string& message) override;
+  absl::Status EnableNeighbor(const std::string& address) override;
+
+ private:
+  boost::asio::io_context& io_;
+  Speaker& speaker_;
+};
+
+}  // namespace bagd::session

@@ -1,0 +1,57 @@
+#include "bgpd/session/metrics.h"
+
+namespace bagd::session {
+
+SessionMetrics::SessionMetrics(std::shared_ptr<prometheus::Registry> registry)
+    : registry_(std::move(registry)),
+      state_(prometheus::BuildGauge()
+                 .Name("bagd_neighbor_state")
+                 .Help("BGP FSM state: 0 Idle, 1 Connect, 2 Active, 3 OpenSent, 4 OpenConfirm, 5 Established")
+                 .Register(*registry_)),
+      transitions_(prometheus::BuildCounter()
+                       .Name("bagd_neighbor_transitions_total")
+                       .Help("FSM state changes, by the state entered")
+                       .Register(*registry_)),
+      received_(prometheus::BuildCounter()
+                    .Name("bagd_messages_received_total")
+                    .Help("BGP messages received, by type")
+                    .Register(*registry_)),
+      sent_(prometheus::BuildCounter().Name("bagd_messages_sent_total").Help("BGP messages sent, by type").Register(*registry_)),
+      notif_sent_(prometheus::BuildCounter()
+                      .Name("bagd_notifications_sent_total")
+                      .Help("NOTIFICATIONs sent, by code and subcode")
+                      .Register(*registry_)),
+      notif_received_(prometheus::BuildCounter()
+                          .Name("bagd_notifications_received_total")
+                          .Help("NOTIFICATIONs received, by code and subcode")
+                          .Register(*registry_)),
+      bytes_in_(prometheus::BuildCounter().Name("bagd_bytes_received_total").Help("Octets received").Register(*registry_)),
+      bytes_out_(prometheus::BuildCounter().Name("bagd_bytes_sent_total").Help("Octets sent").Register(*registry_)),
+      prefixes_(prometheus::BuildGauge()
+                    .Name("bagd_prefixes_received")
+                    .Help("Prefixes (paths, with ADD-PATH) currently received, by family")
+                    .Register(*registry_)) {}
+
+prometheus::Gauge& SessionMetrics::State(const std::string& n) { return state_.Add({{"neighbor", n}}); }
+prometheus::Counter& SessionMetrics::Transition(const std::string& n, const std::string& to) {
+  return transitions_.Add({{"neighbor", n}, {"to", to}});
+}
+prometheus::Counter& SessionMetrics::Received(const std::string& n, const std::string& type) {
+  return received_.Add({{"neighbor", n}, {"type", type}});
+}
+prometheus::Counter& SessionMetrics::Sent(const std::string& n, const std::string& type) {
+  return sent_.Add({{"neighbor", n}, {"type", type}});
+}
+prometheus::Counter& SessionMetrics::NotificationSent(const std::string& n, int code, int subcode) {
+  return notif_sent_.Add({{"neighbor", n}, {"code", std::to_string(code)}, {"subcode", std::to_string(subcode)}});
+}
+prometheus::Counter& SessionMetrics::NotificationReceived(const std::string& n, int code, int subcode) {
+  return notif_received_.Add({{"neighbor", n}, {"code", std::to_string(code)}, {"subcode", std::to_string(subcode)}});
+}
+prometheus::Counter& SessionMetrics::BytesIn(const std::string& n) { return bytes_in_.Add({{"neighbor", n}}); }
+prometheus::Counter& SessionMetrics::BytesOut(const std::string& n) { return bytes_out_.Add({{"neighbor", n}}); }
+prometheus::Gauge& SessionMetrics::Prefixes(const std::string& n, const std::string& family) {
+  return prefixes_.Add({{"neighbor", n}, {"family", family}});
+}
+
+}  // namespace bagd::session

@@ -1,0 +1,49 @@
+// Prometheus metrics of the BGP sessions (prometheus-cpp). Names:
+//   bagd_neighbor_state{neighbor}                      gauge: 0 Idle .. 5 Established
+//   bagd_neighbor_transitions_total{neighbor,to}       counter
+//   bagd_messages_received_total{neighbor,type}        counter
+//   bagd_messages_sent_total{neighbor,type}            counter
+//   bagd_notifications_sent_total{neighbor,code,subcode}      counter
+//   bagd_notifications_received_total{neighbor,code,subcode}  counter
+//   bagd_bytes_received_total{neighbor}, bagd_bytes_sent_total{neighbor}  counter
+//   bagd_prefixes_received{neighbor,family}            gauge
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+
+namespace bagd::session {
+
+class SessionMetrics {
+ public:
+  explicit SessionMetrics(std::shared_ptr<prometheus::Registry> registry);
+  const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
+
+  prometheus::Gauge& State(const std::string& neighbor);
+  prometheus::Counter& Transition(const std::string& neighbor, const std::string& to);
+  prometheus::Counter& Received(const std::string& neighbor, const std::string& type);
+  prometheus::Counter& Sent(const std::string& neighbor, const std::string& type);
+  prometheus::Counter& NotificationSent(const std::string& neighbor, int code, int subcode);
+  prometheus::Counter& NotificationReceived(const std::string& neighbor, int code, int subcode);
+  prometheus::Counter& BytesIn(const std::string& neighbor);
+  prometheus::Counter& BytesOut(const std::string& neighbor);
+  prometheus::Gauge& Prefixes(const std::string& neighbor, const std::string& family);
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Gauge>& state_;
+  prometheus::Family<prometheus::Counter>& transitions_;
+  prometheus::Family<prometheus::Counter>& received_;
+  prometheus::Family<prometheus::Counter>& sent_;
+  prometheus::Family<prometheus::Counter>& notif_sent_;
+  prometheus::Family<prometheus::Counter>& notif_received_;
+  prometheus::Family<prometheus::Counter>& bytes_in_;
+  prometheus::Family<prometheus::Counter>& bytes_out_;
+  prometheus::Family<prometheus::Gauge>& prefixes_;
+};
+
+}  // namespace bagd::session

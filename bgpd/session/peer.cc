@@ -1,0 +1,559 @@
+#include "bgpd/session/peer.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "bgpd/session/log.h"
+#include "bgpd/session/socket_options.h"
+
+namespace bagd::session {
+
+using boost::asio::ip::tcp;
+using fsm::ActionType;
+using fsm::EventType;
+using fsm::State;
+
+namespace {
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+const char* TypeLabel(uint8_t t) {
+  switch (t) {
+    case 1: return "open";
+    case 2: return "update";
+    case 3: return "notification";
+    case 4: return "keepalive";
+    case 5: return "route_refresh";
+  }
+  return "unknown";
+}
+
+void Count(control::v1::MessageCounters& c, uint8_t type, size_t bytes) {
+  switch (type) {
+    case 1: c.set_open(c.open() + 1); break;
+    case 2: c.set_update(c.update() + 1); break;
+    case 3: c.set_notification(c.notification() + 1); break;
+    case 4: c.set_keepalive(c.keepalive() + 1); break;
+    case 5: c.set_route_refresh(c.route_refresh() + 1); break;
+  }
+  c.set_total(c.total() + 1);
+  c.set_bytes(c.bytes() + bytes);
+}
+
+control::v1::Notification ToProto(const wire::NotificationMessage& n) {
+  control::v1::Notification p;
+  p.set_code(n.code);
+  p.set_subcode(n.subcode);
+  p.set_code_name(wire::ErrorCodeName(n.code));
+  p.set_subcode_name(wire::ErrorSubcodeName(n.code, n.subcode));
+  p.set_data(std::string(n.data.begin(), n.data.end()));
+  if (auto msg = n.ShutdownCommunication()) p.set_shutdown_message(*msg);
+  p.set_time_unix_ms(WallMs());
+  return p;
+}
+
+std::string Describe(const wire::NotificationMessage& n) {
+  std::string s = wire::DescribeNotification(n.code, n.subcode);
+  if (auto msg = n.ShutdownCommunication()) absl::StrAppend(&s, " \"", *msg, "\"");
+  return s;
+}
+
+}  // namespace
+
+struct Peer::Slot {
+  Slot(boost::asio::io_context& io, uint64_t id, Direction dir)
+      : id(id), direction(dir), connect_retry(io), hold(io), keepalive(io), idle_hold(io) {}
+  ~Slot() {
+    if (connecting) {
+      boost::system::error_code ec;
+      connecting->close(ec);
+    }
+    if (conn) conn->Close();
+  }
+  uint64_t id;
+  Direction direction;
+  fsm::Fsm fsm;
+  std::shared_ptr<Connection> conn;
+  std::shared_ptr<tcp::socket> connecting;  // outbound connect in progress
+  uint64_t connect_generation = 0;
+  Timer connect_retry, hold, keepalive, idle_hold;
+};
+
+Peer::Peer(boost::asio::io_context& io, PeerConfig config, SessionMetrics* metrics)
+    : io_(io), config_(std::move(config)), metrics_(metrics) {
+  primary_ = std::make_unique<Slot>(io_, next_slot_id_++, Direction::kOutbound);
+  admin_down_ = config_.shutdown;
+  admin_down_message_ = config_.shutdown_message;
+  state_since_ms_ = WallMs();
+  if (metrics_) metrics_->State(config_.Name()).Set(0);
+}
+
+Peer::~Peer() = default;
+
+fsm::State Peer::state() const { return primary_->fsm.state; }
+
+Peer::Slot* Peer::Find(uint64_t id) {
+  if (primary_ && primary_->id == id) return primary_.get();
+  if (candidate_ && candidate_->id == id) return candidate_.get();
+  return nullptr;
+}
+
+void Peer::Start() {
+  if (admin_down_) {
+    log::Info("neighbor %s: administratively down%s", config_.Name(),
+              admin_down_message_.empty() ? "" : absl::StrCat(" (\"", admin_down_message_, "\")"));
+    return;
+  }
+  Dispatch(*primary_, fsm::Event::Of(EventType::kManualStart));
+}
+
+void Peer::Shutdown(const std::string& message) {
+  admin_down_ = true;
+  admin_down_message_ = message;
+  fsm::Event stop = fsm::Event::Of(EventType::kManualStop);
+  stop.notification = wire::NotificationMessage::Shutdown(wire::cease::kAdministrativeShutdown, message);
+  stop.reason = message.empty() ? "administrative shutdown" : absl::StrCat("administrative shutdown: ", message);
+  if (candidate_) Dispatch(*candidate_, stop);
+  candidate_.reset();
+  Dispatch(*primary_, stop);
+}
+
+void Peer::Enable() {
+  if (!admin_down_) return;
+  admin_down_ = false;
+  admin_down_message_.clear();
+  log::Info("neighbor %s: enabled", config_.Name());
+  Dispatch(*primary_, fsm::Event::Of(EventType::kManualStart));
+}
+
+void Peer::Stop(const wire::NotificationMessage& notification, const std::string& reason) {
+  admin_down_ = true;
+  fsm::Event stop = fsm::Event::Of(EventType::kManualStop);
+  stop.notification = notification;
+  stop.reason = reason;
+  if (candidate_) Dispatch(*candidate_, stop);
+  candidate_.reset();
+  Dispatch(*primary_, stop);
+}
+
+void Peer::Dispatch(Slot& slot, fsm::Event event) {
+  event.now_ms = SteadyMs();
+  event.jitter = std::uniform_real_distribution<double>(0.75, 1.0)(rng_);
+  const State before = slot.fsm.state;
+  fsm::StepResult r = fsm::Step(config_.fsm, slot.fsm, event);
+  slot.fsm = std::move(r.next);
+  const bool is_primary = &slot == primary_.get();
+  if (r.state_changed) {
+    log::Info("neighbor %s%s: %s -> %s: %s", config_.Name(), is_primary ? "" : " (inbound collision candidate)",
+              fsm::StateName(before), fsm::StateName(slot.fsm.state), r.reason);
+    if (is_primary) {
+      state_since_ms_ = WallMs();
+      if (metrics_) {
+        metrics_->State(config_.Name()).Set(static_cast<double>(slot.fsm.state));
+        metrics_->Transition(config_.Name(), fsm::StateName(slot.fsm.state)).Increment();
+      }
+      if (!slot.fsm.last_error.empty() && slot.fsm.state == State::kIdle) last_error_ = slot.fsm.last_error;
+    }
+  }
+  const uint64_t id = slot.id;
+  for (const auto& a : r.actions) {
+    // An action may replace the slot (collision); stop if it is gone.
+    Slot* s = Find(id);
+    if (s == nullptr) return;
+    Execute(*s, a);
+  }
+}
+
+void Peer::Execute(Slot& slot, const fsm::Action& a) {
+  const uint64_t id = slot.id;
+  switch (a.type) {
+    case ActionType::kConnect: return Connect(slot);
+    case ActionType::kDropConnection:
+      ++slot.connect_generation;
+      if (slot.connecting) {
+        boost::system::error_code ec;
+        slot.connecting->close(ec);
+        slot.connecting.reset();
+      }
+      if (slot.conn) {
+        slot.conn->CloseAfterFlush();
+        slot.conn.reset();
+      }
+      return;
+    case ActionType::kSendOpen: return SendMessage(slot, fsm::BuildOpen(config_.fsm.local));
+    case ActionType::kSendKeepalive: return SendMessage(slot, wire::KeepaliveMessage{});
+    case ActionType::kSendNotification:
+      log::Warning("neighbor %s: sending NOTIFICATION %s", config_.Name(), Describe(a.notification));
+      last_sent_ = ToProto(a.notification);
+      if (metrics_) metrics_->NotificationSent(config_.Name(), a.notification.code, a.notification.subcode).Increment();
+      return SendMessage(slot, a.notification);
+    case ActionType::kStartConnectRetryTimer:
+      return slot.connect_retry.Start(a.duration, [this, id] {
+        if (Slot* s = Find(id)) Dispatch(*s, fsm::Event::Of(EventType::kConnectRetryTimerExpires));
+      });
+    case ActionType::kStopConnectRetryTimer: return slot.connect_retry.Stop();
+    case ActionType::kStartHoldTimer:
+      return slot.hold.Start(a.duration, [this, id] {
+        if (Slot* s = Find(id)) Dispatch(*s, fsm::Event::Of(EventType::kHoldTimerExpires));
+      });
+    case ActionType::kStopHoldTimer: return slot.hold.Stop();
+    case ActionType::kStartKeepaliveTimer:
+      return slot.keepalive.Start(a.duration, [this, id] {
+        if (Slot* s = Find(id)) Dispatch(*s, fsm::Event::Of(EventType::kKeepaliveTimerExpires));
+      });
+    case ActionType::kStopKeepaliveTimer: return slot.keepalive.Stop();
+    case ActionType::kStartIdleHoldTimer:
+      if (&slot != primary_.get() || admin_down_) return;  // candidates never restart
+      log::Info("neighbor %s: restarting in %.1fs (failure %d)", config_.Name(), a.duration.count() / 1000.0,
+                slot.fsm.failures);
+      return slot.idle_hold.Start(a.duration, [this, id] {
+        if (Slot* s = Find(id)) Dispatch(*s, fsm::Event::Of(EventType::kIdleHoldTimerExpires));
+      });
+    case ActionType::kStopIdleHoldTimer: return slot.idle_hold.Stop();
+    case ActionType::kSessionEstablished: {
+      negotiated_ = slot.fsm.negotiated;
+      established_since_ms_ = WallMs();
+      ++established_transitions_;
+      const wire::CodecContext ctx = negotiated_->DecodeContext(config_.ebgp());
+      if (slot.conn) slot.conn->SetCodecContext(ctx);
+      // Nothing to advertise yet (the RIB comes next): say so with End-of-RIB (RFC 4724).
+      for (int f = 0; f < wire::kFamilyCount; ++f) {
+        if (negotiated_->families[f]) SendMessage(slot, wire::UpdateMessage::MakeEndOfRib(static_cast<wire::Family>(f)));
+      }
+      return;
+    }
+    case ActionType::kSessionDown:
+      log::Info("neighbor %s: session down, %d prefixes withdrawn", config_.Name(),
+                received_[0].size() + received_[1].size());
+      ClearReceived();
+      established_since_ms_ = 0;
+      return;
+  }
+}
+
+void Peer::ClearReceived() {
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    received_[f].clear();
+    if (metrics_) metrics_->Prefixes(config_.Name(), wire::FamilyName(static_cast<wire::Family>(f))).Set(0);
+  }
+}
+
+void Peer::ApplySocketOptions(int fd, bool ipv6) {
+  if (!config_.password.empty()) {
+    if (auto st = SetTcpMd5(fd, config_.address, config_.password); !st.ok())
+      log::Error("neighbor %s: TCP-MD5: %s", config_.Name(), st.ToString());
+  }
+  absl::Status st;
+  if (config_.ttl_security > 0) {
+    st = SetGtsm(fd, ipv6, config_.ttl_security);
+  } else if (config_.ebgp()) {
+    st = SetTtl(fd, ipv6, config_.ebgp_multihop > 0 ? config_.ebgp_multihop : 1);
+  } else {
+    st = SetTtl(fd, ipv6, 255);
+  }
+  if (!st.ok()) log::Error("neighbor %s: %s", config_.Name(), st.ToString());
+}
+
+void Peer::Connect(Slot& slot) {
+  const bool v6 = config_.address.is_v6();
+  auto sock = std::make_shared<tcp::socket>(io_);
+  boost::system::error_code ec;
+  sock->open(v6 ? tcp::v6() : tcp::v4(), ec);
+  if (ec) {
+    log::Error("neighbor %s: socket: %s", config_.Name(), ec.message());
+    return;
+  }
+  ApplySocketOptions(sock->native_handle(), v6);
+  if (config_.local_address) {
+    const auto local = boost::asio::ip::make_address(config_.local_address->ToString(), ec);
+    if (!ec) sock->bind(tcp::endpoint(local, 0), ec);
+    if (ec) log::Error("neighbor %s: cannot bind to %s: %s", config_.Name(), config_.local_address->ToString(), ec.message());
+  }
+  const tcp::endpoint remote(boost::asio::ip::make_address(config_.address.ToString()), config_.port);
+  slot.connecting = sock;
+  const uint64_t id = slot.id, gen = ++slot.connect_generation;
+  sock->async_connect(remote, [this, id, gen, sock](const boost::system::error_code& err) {
+    Slot* s = Find(id);
+    if (s == nullptr || s->connect_generation != gen) return;  // superseded
+    s->connecting.reset();
+    if (err) {
+      fsm::Event e = fsm::Event::Of(EventType::kTcpConnectionFails);
+      e.reason = absl::StrCat("connect to ", config_.Name(), " failed: ", err.message());
+      return Dispatch(*s, e);
+    }
+    Attach(*s, std::move(*sock));
+    Dispatch(*s, fsm::Event::Of(EventType::kTcpCrAcked));
+  });
+}
+
+void Peer::Attach(Slot& slot, tcp::socket socket) {
+  const uint64_t id = slot.id;
+  Connection::Handler h;
+  h.on_message = [this, id](wire::ByteSpan m) { return OnMessage(id, m); };
+  h.on_frame_error = [this, id](const wire::DecodeError& err) {
+    Slot* s = Find(id);
+    if (s == nullptr) return;
+    log::Warning("neighbor %s: bad message header: %s", config_.Name(), err.reason);
+    fsm::Event e = fsm::Event::Of(EventType::kBgpHeaderErr);
+    e.notification = err.notification;
+    e.reason = err.reason;
+    Dispatch(*s, e);
+  };
+  h.on_closed = [this, id](const std::string& reason) {
+    Slot* s = Find(id);
+    if (s == nullptr) return;
+    fsm::Event e = fsm::Event::Of(EventType::kTcpConnectionFails);
+    e.reason = reason;
+    Dispatch(*s, e);
+    if (s == candidate_.get() && s->fsm.state == State::kIdle) candidate_.reset();
+  };
+  slot.conn = std::make_shared<Connection>(std::move(socket), std::move(h));
+  slot.conn->Start();
+}
+
+void Peer::Accept(tcp::socket socket) {
+  boost::system::error_code ec;
+  const auto remote = socket.remote_endpoint(ec);
+  if (admin_down_) {
+    log::Info("neighbor %s: connection from %s refused: administratively down", config_.Name(),
+              remote.address().to_string());
+    socket.close(ec);
+    return;
+  }
+  ApplySocketOptions(socket.native_handle(), config_.address.is_v6());
+  Slot& p = *primary_;
+  switch (p.fsm.state) {
+    case State::kIdle:
+      // Waiting to restart: the peer is ready now, take its connection.
+      Dispatch(p, fsm::Event::Of(EventType::kAutomaticStartPassive));
+      [[fallthrough]];
+    case State::kConnect:
+    case State::kActive:
+      ++p.connect_generation;  // abandon our own attempt
+      if (p.connecting) {
+        p.connecting->close(ec);
+        p.connecting.reset();
+      }
+      Attach(p, std::move(socket));
+      Dispatch(p, fsm::Event::Of(EventType::kTcpConnectionConfirmed));
+      return;
+    case State::kOpenSent:
+    case State::kOpenConfirm: {
+      if (candidate_) {
+        log::Info("neighbor %s: third connection refused during a collision", config_.Name());
+        socket.close(ec);
+        return;
+      }
+      log::Info("neighbor %s: inbound connection during %s: collision candidate", config_.Name(),
+                fsm::StateName(p.fsm.state));
+      candidate_ = std::make_unique<Slot>(io_, next_slot_id_++, Direction::kInbound);
+      Slot& c = *candidate_;
+      Dispatch(c, fsm::Event::Of(EventType::kAutomaticStartPassive));
+      Attach(c, std::move(socket));
+      Dispatch(c, fsm::Event::Of(EventType::kTcpConnectionConfirmed));
+      return;
+    }
+    case State::kEstablished: {
+      // RFC 4271 §6.8: a new connection while Established is closed.
+      log::Info("neighbor %s: connection from %s refused: session already established", config_.Name(),
+                remote.address().to_string());
+      Connection::Handler none;
+      none.on_message = [](wire::ByteSpan) { return false; };
+      auto c = std::make_shared<Connection>(std::move(socket), std::move(none));
+      c->Send(*wire::EncodeMessage(
+          wire::NotificationMessage{6, wire::cease::kConnectionCollisionResolution, {}}, wire::CodecContext{}));
+      c->CloseAfterFlush();
+      return;
+    }
+  }
+}
+
+void Peer::SendMessage(Slot& slot, const wire::Message& message) {
+  if (!slot.conn) return;
+  const wire::CodecContext ctx = slot.fsm.negotiated ? slot.fsm.negotiated->EncodeContext(config_.ebgp()) : wire::CodecContext{};
+  auto bytes = wire::EncodeMessage(message, ctx);
+  if (!bytes.ok()) {
+    log::Error("neighbor %s: cannot encode %s: %s", config_.Name(),
+               wire::MessageTypeName(static_cast<uint8_t>(wire::TypeOf(message))), bytes.status().ToString());
+    return;
+  }
+  const uint8_t type = static_cast<uint8_t>(wire::TypeOf(message));
+  Count(out_, type, bytes->size());
+  if (metrics_) {
+    metrics_->Sent(config_.Name(), TypeLabel(type)).Increment();
+    metrics_->BytesOut(config_.Name()).Increment(static_cast<double>(bytes->size()));
+  }
+  slot.conn->Send(*std::move(bytes));
+}
+
+bool Peer::OnMessage(uint64_t slot_id, wire::ByteSpan bytes) {
+  Slot* s = Find(slot_id);
+  if (s == nullptr) return false;
+  const uint8_t type = bytes[18];
+  Count(in_, type, bytes.size());
+  if (metrics_) {
+    metrics_->Received(config_.Name(), TypeLabel(type)).Increment();
+    metrics_->BytesIn(config_.Name()).Increment(static_cast<double>(bytes.size()));
+  }
+  const wire::CodecContext ctx =
+      s->fsm.negotiated ? s->fsm.negotiated->DecodeContext(config_.ebgp()) : wire::CodecContext{};
+  auto decoded = wire::DecodeMessage(bytes, ctx);
+  if (!decoded.ok()) {
+    const auto& err = decoded.error();
+    log::Warning("neighbor %s: malformed %s: %s", config_.Name(), wire::MessageTypeName(type), err.reason);
+    fsm::Event e = fsm::Event::Of(type == 1 ? EventType::kBgpOpenMsgErr
+                                  : type == 2 ? EventType::kUpdateMsgErr
+                                              : EventType::kBgpHeaderErr);
+    e.notification = err.notification;
+    e.reason = err.reason;
+    Dispatch(*s, e);
+  } else {
+    wire::Message& m = decoded.value();
+    if (auto* open = std::get_if<wire::OpenMessage>(&m)) {
+      fsm::Event e = fsm::Event::Of(EventType::kBgpOpen);
+      e.open = open;
+      Dispatch(*s, e);
+      ResolveCollision();
+    } else if (auto* n = std::get_if<wire::NotificationMessage>(&m)) {
+      log::Warning("neighbor %s: received NOTIFICATION %s", config_.Name(), Describe(*n));
+      last_received_ = ToProto(*n);
+      if (metrics_) metrics_->NotificationReceived(config_.Name(), n->code, n->subcode).Increment();
+      fsm::Event e = fsm::Event::Of(EventType::kNotifMsg);
+      e.notification = *n;
+      Dispatch(*s, e);
+    } else if (std::holds_alternative<wire::KeepaliveMessage>(m)) {
+      Dispatch(*s, fsm::Event::Of(EventType::kKeepAliveMsg));
+    } else if (auto* u = std::get_if<wire::UpdateMessage>(&m)) {
+      if (s->fsm.state == State::kEstablished) OnUpdate(*s, *u);
+      if (u->action == wire::ErrorAction::kAfiSafiDisable) {
+        // bagd does not run a session with a family switched off: reset it (RFC 7606 allows
+        // session reset wherever AFI/SAFI disable is allowed).
+        fsm::Event e = fsm::Event::Of(EventType::kUpdateMsgErr);
+        e.notification = wire::NotificationMessage{3, wire::update_error::kOptionalAttributeError, {}};
+        e.reason = u->errors.empty() ? "MP attribute malformed" : u->errors.back().reason;
+        Dispatch(*s, e);
+      } else {
+        Dispatch(*s, fsm::Event::Of(EventType::kUpdateMsg));
+      }
+    } else if (std::holds_alternative<wire::RouteRefreshMessage>(m)) {
+      Dispatch(*s, fsm::Event::Of(EventType::kRouteRefreshMsg));
+    }
+  }
+  // A collision candidate that failed is gone for good.
+  if (candidate_ && candidate_->fsm.state == State::kIdle) candidate_.reset();
+  s = Find(slot_id);
+  return s != nullptr && s->conn != nullptr;
+}
+
+void Peer::OnUpdate(Slot& slot, const wire::UpdateMessage& u) {
+  (void)slot;
+  for (const auto& e : u.errors) {
+    log::Warning("neighbor %s: UPDATE: %s (%s)", config_.Name(), e.reason, wire::ErrorActionName(e.action));
+  }
+  const bool withdraw_all = u.action == wire::ErrorAction::kTreatAsWithdraw;
+  auto apply = [&](wire::Family f, const std::vector<wire::Nlri>& list, bool announce) {
+    auto& set = received_[static_cast<int>(f)];
+    for (const auto& n : list) {
+      if (announce) {
+        set.insert({n.prefix, n.path_id});
+      } else {
+        set.erase({n.prefix, n.path_id});
+      }
+    }
+  };
+  apply(wire::Family::kIpv4Unicast, u.withdrawn, false);
+  if (u.attrs.mp_unreach) apply(u.attrs.mp_unreach->family, u.attrs.mp_unreach->withdrawn, false);
+  apply(wire::Family::kIpv4Unicast, u.nlri, !withdraw_all);
+  if (u.attrs.mp_reach) apply(u.attrs.mp_reach->family, u.attrs.mp_reach->nlri, !withdraw_all);
+  if (metrics_) {
+    for (int f = 0; f < wire::kFamilyCount; ++f)
+      metrics_->Prefixes(config_.Name(), wire::FamilyName(static_cast<wire::Family>(f)))
+          .Set(static_cast<double>(received_[f].size()));
+  }
+}
+
+void Peer::ResolveCollision() {
+  if (!candidate_ || !primary_) return;
+  Slot& p = *primary_;
+  Slot& c = *candidate_;
+  // Decide once the peer's identifier is known on either connection (RFC 4271 §6.8).
+  const fsm::Negotiated* n = c.fsm.negotiated ? &*c.fsm.negotiated : (p.fsm.negotiated ? &*p.fsm.negotiated : nullptr);
+  if (n == nullptr) return;
+  const bool primary_is_outbound = p.direction == Direction::kOutbound;
+  const bool outbound_wins = fsm::OutboundWinsCollision(config_.fsm.local.router_id, n->peer_router_id);
+  const bool primary_wins = primary_is_outbound == outbound_wins;
+  log::Info("neighbor %s: connection collision: keeping the %s connection (local id %s, peer id %s)",
+            config_.Name(), outbound_wins ? "outbound" : "inbound",
+            wire::IpAddress::V4(config_.fsm.local.router_id).ToString(),
+            wire::IpAddress::V4(n->peer_router_id).ToString());
+  if (primary_wins) {
+    Dispatch(c, fsm::Event::Of(EventType::kOpenCollisionDump));
+    candidate_.reset();
+    return;
+  }
+  Dispatch(p, fsm::Event::Of(EventType::kOpenCollisionDump));
+  // The candidate becomes the neighbor's connection; keep the restart bookkeeping.
+  const uint32_t failures = p.fsm.failures;
+  candidate_->fsm.failures = failures;
+  primary_ = std::move(candidate_);
+  state_since_ms_ = WallMs();
+}
+
+control::v1::NeighborStatus Peer::Status() const {
+  control::v1::NeighborStatus s;
+  s.set_address(config_.Name());
+  s.set_remote_as(config_.fsm.local.remote_as);
+  s.set_local_as(config_.fsm.local.local_as);
+  s.set_description(config_.description);
+  s.set_state(fsm::StateName(primary_->fsm.state));
+  s.set_admin_down(admin_down_);
+  s.set_admin_down_message(admin_down_message_);
+  s.set_passive(config_.fsm.passive);
+  s.set_state_since_unix_ms(state_since_ms_);
+  if (primary_->fsm.state == State::kEstablished && established_since_ms_ > 0) {
+    s.set_uptime_seconds((WallMs() - established_since_ms_) / 1000);
+  }
+  if (primary_->conn) {
+    s.set_local_address(primary_->conn->local().address().to_string());
+    s.set_local_port(primary_->conn->local().port());
+    s.set_remote_port(primary_->conn->remote().port());
+  }
+  if (primary_->fsm.state == State::kEstablished && negotiated_) {
+    const auto& n = *negotiated_;
+    s.set_peer_router_id(wire::IpAddress::V4(n.peer_router_id).ToString());
+    auto* c = s.mutable_negotiated();
+    c->set_four_octet_as(n.four_octet_as);
+    c->set_route_refresh(n.route_refresh);
+    c->set_enhanced_route_refresh(n.enhanced_route_refresh);
+    c->set_extended_message(n.extended_message);
+    c->set_graceful_restart(n.graceful_restart);
+    c->set_hold_time(n.hold_time);
+    c->set_keepalive(n.keepalive);
+    c->set_peer_hostname(n.peer_hostname);
+    for (int f = 0; f < wire::kFamilyCount; ++f) {
+      const char* name = wire::FamilyName(static_cast<wire::Family>(f));
+      if (n.families[f]) c->add_families(name);
+      if (n.add_path_receive[f]) c->add_add_path_receive(name);
+      if (n.add_path_send[f]) c->add_add_path_send(name);
+      if (n.extended_nexthop[f]) c->add_extended_nexthop(name);
+    }
+  }
+  *s.mutable_messages_in() = in_;
+  *s.mutable_messages_out() = out_;
+  s.set_prefixes_received(received_[0].size() + received_[1].size());
+  s.set_prefixes_sent(0);
+  s.set_last_error(last_error_);
+  if (last_sent_) *s.mutable_last_notification_sent() = *last_sent_;
+  if (last_received_) *s.mutable_last_notification_received() = *last_received_;
+  s.set_established_transitions(established_transitions_);
+  return s;
+}
+
+}  // namespace bagd::session

@@ -1,0 +1,100 @@
+// One configured neighbor: its FSM(s), connection(s), timers and counters.
+//
+// The primary connection FSM represents the neighbor (it connects out, backs off, restarts).
+// An inbound connection that arrives while the primary is in OpenSent/OpenConfirm gets its own
+// FSM (a collision candidate); RFC 4271 §6.8 picks the survivor once the peer's BGP Identifier
+// is known. Everything runs on the io_context thread.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+#include "bgpd/control/control.pb.h"
+#include "bgpd/fsm/fsm.h"
+#include "bgpd/session/connection.h"
+#include "bgpd/session/metrics.h"
+#include "bgpd/session/timer.h"
+
+namespace bagd::session {
+
+struct PeerConfig {
+  wire::IpAddress address;
+  uint16_t port = 179;
+  std::optional<wire::IpAddress> local_address;
+  std::string description;
+  std::string password;   // TCP-MD5 key, empty = none
+  int ttl_security = 0;   // GTSM hops, 0 = off
+  int ebgp_multihop = 0;  // TTL for eBGP, 0 = directly connected (TTL 1)
+  bool shutdown = false;  // administratively down at start
+  std::string shutdown_message;
+  fsm::FsmConfig fsm;
+
+  bool ebgp() const { return !fsm.local.ibgp(); }
+  std::string Name() const { return address.ToString(); }
+};
+
+class Peer {
+ public:
+  Peer(boost::asio::io_context& io, PeerConfig config, SessionMetrics* metrics);
+  ~Peer();
+  Peer(const Peer&) = delete;
+  Peer& operator=(const Peer&) = delete;
+
+  void Start();
+  // Administrative shutdown with an RFC 9003 message; stays down until Enable().
+  void Shutdown(const std::string& message);
+  void Enable();
+  // Daemon exit: Cease with `notification` on every connection, no restart.
+  void Stop(const wire::NotificationMessage& notification, const std::string& reason);
+  // An inbound connection from this neighbor's address. Takes the socket either way.
+  void Accept(boost::asio::ip::tcp::socket socket);
+
+  control::v1::NeighborStatus Status() const;
+  const PeerConfig& config() const { return config_; }
+  fsm::State state() const;
+  bool admin_down() const { return admin_down_; }
+
+ private:
+  struct Slot;
+  enum class Direction { kOutbound, kInbound };
+
+  void Dispatch(Slot& slot, fsm::Event event);
+  void Execute(Slot& slot, const fsm::Action& action);
+  void Connect(Slot& slot);
+  void Attach(Slot& slot, boost::asio::ip::tcp::socket socket);
+  bool OnMessage(uint64_t slot_id, wire::ByteSpan bytes);
+  void OnUpdate(Slot& slot, const wire::UpdateMessage& update);
+  void ResolveCollision();
+  void SendMessage(Slot& slot, const wire::Message& message);
+  Slot* Find(uint64_t slot_id);
+  void ApplySocketOptions(int fd, bool ipv6);
+  void ClearReceived();
+
+  boost::asio::io_context& io_;
+  PeerConfig config_;
+  SessionMetrics* metrics_;
+  std::unique_ptr<Slot> primary_;
+  std::unique_ptr<Slot> candidate_;  // collision candidate (inbound)
+  uint64_t next_slot_id_ = 1;
+  std::mt19937 rng_{std::random_device{}()};
+  bool admin_down_ = false;
+  std::string admin_down_message_;
+
+  // Status, for bagctl and metrics.
+  int64_t state_since_ms_ = 0;  // wall clock
+  int64_t established_since_ms_ = 0;
+  uint64_t established_transitions_ = 0;
+  control::v1::MessageCounters in_, out_;
+  std::optional<control::v1::Notification> last_sent_, last_received_;
+  std::string last_error_;
+  std::optional<fsm::Negotiated> negotiated_;
+  // Until the RIB exists (next issue), what the peer announced, to count it.
+  absl::flat_hash_set<std::pair<wire::Prefix, uint32_t>> received_[wire::kFamilyCount];
+};
+
+}  // namespace bagd::session

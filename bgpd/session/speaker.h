@@ -1,0 +1,57 @@
+// The BGP speaker: every configured neighbor, the listening sockets, and the operations
+// the control API offers. Runs on one io_context thread; the public methods other than
+// the constructor must be called on that thread (ControlAdapter posts to it).
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "bgpd/control/control.pb.h"
+#include "bgpd/session/metrics.h"
+#include "bgpd/session/peer.h"
+#include "conf/bagd.pb.h"
+
+namespace bagd::session {
+
+// The config, turned into what the sessions need (defaults applied by conf/).
+absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& config);
+
+class Speaker {
+ public:
+  Speaker(boost::asio::io_context& io, SessionMetrics* metrics);
+  ~Speaker();
+
+  // Opens the listeners and creates the neighbors. Errors (a port in use, a bad address)
+  // are returned; nothing is started then.
+  absl::Status Configure(const config::v1::Config& config);
+  void Start();
+  // Cease / Administrative Shutdown to every neighbor, then `done` once the NOTIFICATIONs
+  // are flushed (or after `grace`).
+  void Shutdown(const std::string& message, std::chrono::milliseconds grace, std::function<void()> done);
+
+  std::vector<control::v1::NeighborStatus> ListNeighbors(const std::string& address_filter) const;
+  absl::Status ShutdownNeighbor(const std::string& address, const std::string& message);
+  absl::Status EnableNeighbor(const std::string& address);
+
+  size_t neighbor_count() const { return peers_.size(); }
+
+ private:
+  struct Listener;
+  void Accept(Listener& l);
+  Peer* FindPeer(const std::string& address) const;
+
+  boost::asio::io_context& io_;
+  SessionMetrics* metrics_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
+  std::vector<std::unique_ptr<Peer>> peers_;
+  absl::flat_hash_map<std::string, Peer*> by_address_;  // canonical address text
+  std::unique_ptr<boost::asio::steady_timer> shutdown_timer_;
+};
+
+}  // namespace bagd::session

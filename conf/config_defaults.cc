@@ -1,0 +1,85 @@
+#include "conf/config_defaults.h"
+
+#include <string>
+
+namespace bagd::conf {
+
+namespace v1 = bagd::config::v1;
+
+EffectiveTimers RouterTimers(const v1::Router& router) {
+  EffectiveTimers t;
+  t.hold_time = router.has_hold_time() ? router.hold_time() : kDefaultHoldTime;
+  // RFC 4271 §10: "suggested value for the KeepaliveTime is 1/3 of the HoldTime".
+  t.keepalive = router.has_keepalive() ? router.keepalive() : t.hold_time / 3;
+  t.connect_retry = router.connect_retry() != 0 ? router.connect_retry() : kDefaultConnectRetry;
+  return t;
+}
+
+EffectiveTimers NeighborTimers(const v1::Router& router, const v1::Neighbor& neighbor) {
+  const EffectiveTimers from_router = RouterTimers(router);
+  const v1::Timers& own = neighbor.timers();
+  EffectiveTimers t;
+  t.hold_time_inherited = !own.has_hold_time();
+  t.hold_time = own.has_hold_time() ? own.hold_time() : from_router.hold_time;
+  if (own.has_keepalive()) {
+    t.keepalive = own.keepalive();
+  } else if (own.has_hold_time()) {
+    t.keepalive = own.hold_time() / 3;
+  } else {
+    t.keepalive = from_router.keepalive;
+  }
+  t.connect_retry = own.connect_retry() != 0 ? own.connect_retry() : from_router.connect_retry;
+  return t;
+}
+
+namespace {
+
+bool LooksLikeIpv6(const std::string& address) { return address.find(':') != std::string::npos; }
+
+}  // namespace
+
+void ApplyDefaults(v1::Config& config) {
+  v1::Router& router = *config.mutable_router();
+  if (router.listen().empty()) {
+    for (const char* any : {"0.0.0.0", "::"}) {
+      v1::Listen& listen = *router.add_listen();
+      listen.set_address(any);
+      listen.set_port(kBgpPort);
+    }
+  }
+  for (v1::Listen& listen : *router.mutable_listen()) {
+    if (listen.port() == 0) listen.set_port(kBgpPort);
+  }
+  const EffectiveTimers router_timers = RouterTimers(router);
+  router.set_hold_time(router_timers.hold_time);
+  router.set_keepalive(router_timers.keepalive);
+  router.set_connect_retry(router_timers.connect_retry);
+  if (router.log_level() == v1::LOG_LEVEL_UNSPECIFIED) router.set_log_level(v1::LOG_LEVEL_INFO);
+
+  for (v1::Neighbor& neighbor : *config.mutable_neighbors()) {
+    if (neighbor.port() == 0) neighbor.set_port(kBgpPort);
+    // Computed before writing: NeighborTimers() looks at which fields the user set.
+    const EffectiveTimers t = NeighborTimers(router, neighbor);
+    v1::Timers& timers = *neighbor.mutable_timers();
+    timers.set_hold_time(t.hold_time);
+    timers.set_keepalive(t.keepalive);
+    timers.set_connect_retry(t.connect_retry);
+    if (neighbor.address_families().empty()) {
+      neighbor.add_address_families(LooksLikeIpv6(neighbor.address()) ? v1::IPV6_UNICAST
+                                                                      : v1::IPV4_UNICAST);
+    }
+  }
+
+  v1::LinkBandwidth& lb = *config.mutable_link_bandwidth();
+  if (lb.mode() == v1::LinkBandwidth::MODE_UNSPECIFIED)
+    lb.set_mode(v1::LinkBandwidth::MODE_WEIGHTED);
+  if (lb.missing() == v1::LinkBandwidth::MISSING_UNSPECIFIED) {
+    lb.set_missing(v1::LinkBandwidth::MISSING_EQUAL_COST);
+  }
+  v1::Fib& fib = *config.mutable_fib();
+  if (fib.backend() == v1::Fib::BACKEND_UNSPECIFIED) fib.set_backend(v1::Fib::BACKEND_NETLINK);
+  if (fib.kernel_table() == 0) fib.set_kernel_table(kDefaultKernelTable);
+  if (fib.appldb_socket().empty()) fib.set_appldb_socket(std::string(kDefaultAppldbSocket));
+}
+
+}  // namespace bagd::conf

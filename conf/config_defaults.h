@@ -1,0 +1,54 @@
+// The defaults of the configuration, applied once after validation so that the daemon
+// reads complete values and never needs to know a default (docs/config.md, "Defaults").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "conf/bagd.pb.h"
+
+namespace bagd::conf {
+
+inline constexpr uint32_t kBgpPort = 179;            // RFC 4271 §8.2.1
+inline constexpr uint32_t kDefaultHoldTime = 90;     // RFC 4271 §10 suggests 90 s
+inline constexpr uint32_t kDefaultConnectRetry = 5;  // short: peers are one hop away in a fabric
+inline constexpr uint32_t kMaxHoldTime = 65535;      // a 2-octet field in OPEN
+inline constexpr uint32_t kMaxPort = 65535;
+inline constexpr std::size_t kMaxMd5KeyLength = 80;            // Linux TCP_MD5SIG_MAXKEYLEN
+inline constexpr std::size_t kMaxShutdownMessageLength = 255;  // RFC 9003 §2
+inline constexpr uint32_t kDefaultKernelTable = 254;           // RT_TABLE_MAIN
+inline constexpr std::string_view kDefaultAppldbSocket = "/var/run/redis/redis.sock";
+
+// The timers a neighbor runs with after defaults: its own values, else the router's.
+struct EffectiveTimers {
+  uint32_t hold_time = 0;
+  uint32_t keepalive = 0;
+  uint32_t connect_retry = 0;
+  bool hold_time_inherited = false;  // true: taken from router (for error messages)
+};
+
+// Router-level timers after defaults (hold 90, keepalive hold/3, connect retry 5).
+EffectiveTimers RouterTimers(const bagd::config::v1::Router& router);
+
+// A neighbor's timers after defaults: each absent one from `router` (itself defaulted); a
+// neighbor that sets only hold_time gets keepalive hold_time/3.
+EffectiveTimers NeighborTimers(const bagd::config::v1::Router& router,
+                               const bagd::config::v1::Neighbor& neighbor);
+
+// Fills in every default (see bagd.proto and docs/config.md):
+//   router.listen        empty -> 0.0.0.0 port 179 and :: port 179; each port 0 -> 179
+//   router.hold_time     absent -> 90; router.keepalive absent -> hold_time/3
+//   router.connect_retry 0 -> 5; router.log_level unspecified -> LOG_LEVEL_INFO
+//   neighbor.port        0 -> 179
+//   neighbor.timers      each absent/0 field -> NeighborTimers()
+//   neighbor.address_families empty -> IPV6_UNICAST for an IPv6 address, else IPV4_UNICAST
+//   link_bandwidth       mode -> MODE_WEIGHTED, missing -> MISSING_EQUAL_COST
+//   fib                  backend -> BACKEND_NETLINK, kernel_table -> 254,
+//                        appldb_socket -> /var/run/redis/redis.sock
+// Multipath and Damping have no defaults yet (issues 4 and 5 decide them).
+// Idempotent. Meant for a validated config; on an invalid one it still terminates but the
+// result is unspecified.
+void ApplyDefaults(bagd::config::v1::Config& config);
+
+}  // namespace bagd::conf

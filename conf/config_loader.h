@@ -1,0 +1,43 @@
+// Loading and checking bagd's configuration file (schema: conf/bagd.proto; for users:
+// docs/config.md).
+//
+//   text format (conf/examples/*.textproto)  -> TextFormat::Parser, unknown fields are errors
+//   JSON (first non-space character is '{')  -> protobuf's JSON mapping
+//   then: semantic checks (conf/config_validator.h), each error at its field's line:column;
+//   then, when there is no error: ApplyDefaults (conf/config_defaults.h).
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "conf/bagd.pb.h"
+#include "conf/config_defaults.h"
+#include "conf/config_error.h"
+
+namespace bagd::conf {
+
+struct LoadedConfig {
+  // Complete (defaults applied) when ok(); otherwise whatever was parsed, not for use.
+  bagd::config::v1::Config config;
+  // Sorted by line and column. A syntax error stops parsing, so it is the only error; a
+  // file that parses gets every semantic error, not just the first.
+  std::vector<ConfigError> errors;
+  bool ok() const { return errors.empty(); }
+};
+
+// Parses `text` (JSON when its first non-space character is '{', else text format),
+// validates and applies defaults. `file_name` names the source in errors, and its
+// directory is where relative password_file paths are resolved from.
+LoadedConfig ParseConfig(std::string_view text, std::string_view file_name);
+
+// Reads `path` and ParseConfig()s it. A file that cannot be read gives one error with
+// line 0 ("path: cannot read configuration: No such file or directory").
+LoadedConfig LoadConfigFile(const std::string& path);
+
+// `bagd --config FILE --check`: prints every error as "file:line:col: message", one per
+// line, and returns 1; or prints "FILE: configuration OK (N neighbors)" and returns 0.
+int CheckConfig(const std::string& path, std::ostream& out);
+
+}  // namespace bagd::conf

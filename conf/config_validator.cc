@@ -1,0 +1,425 @@
+#include "conf/config_validator.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "conf/config_defaults.h"
+#include "conf/ip_address_text.h"
+#include "conf/md5_key.h"
+
+namespace bagd::conf {
+
+namespace {
+
+namespace v1 = bagd::config::v1;
+namespace pb = google::protobuf;
+
+constexpr uint32_t kAsTrans = 23456;  // RFC 6793 §9
+
+const pb::FieldDescriptor* Field(const pb::Descriptor* message, const char* name) {
+  const pb::FieldDescriptor* field = message->FindFieldByName(name);
+  // The names below are this file's contract with bagd.proto.
+  if (field == nullptr) std::abort();
+  return field;
+}
+
+absl::string_view View(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+FieldPath Child(FieldPath path, const pb::FieldDescriptor* field, int index = -1) {
+  path.emplace_back(field, index);
+  return path;
+}
+
+class Validator {
+ public:
+  Validator(const v1::Config& config, std::string_view file_name, const FieldLocator* locator)
+      : config_(config), file_name_(file_name), locator_(locator) {}
+
+  std::vector<ConfigError> Run() {
+    CheckRouter();
+    CheckNeighbors();
+    CheckDamping();
+    std::stable_sort(errors_.begin(), errors_.end(),
+                     [](const ConfigError& a, const ConfigError& b) {
+                       return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+                     });
+    return std::move(errors_);
+  }
+
+ private:
+  // --- where and how to report -----------------------------------------------------------
+
+  void Error(const FieldPath& path, std::string message) {
+    const SourceLocation at = locator_ != nullptr ? locator_->Locate(path) : SourceLocation{};
+    // Messages quote what the user wrote (addresses, paths): keep them on one line.
+    errors_.push_back(ConfigError{std::string(file_name_), at.line, at.column, Printable(message)});
+  }
+
+  // Written in the file (as opposed to absent, which proto3 cannot tell from 0/"" itself).
+  bool Written(const FieldPath& path) const {
+    return locator_ != nullptr && locator_->Find(path).has_value();
+  }
+
+  std::optional<SourceLocation> Where(const FieldPath& path) const {
+    return locator_ != nullptr ? locator_->Find(path) : std::nullopt;
+  }
+
+  // Of two conflicting fields, the one written later: that is the one that made the
+  // config wrong. `b` when unknown.
+  FieldPath Later(const FieldPath& a, const FieldPath& b) const {
+    const auto la = Where(a), lb = Where(b);
+    if (la && lb && std::tie(la->line, la->column) > std::tie(lb->line, lb->column)) return a;
+    return b;
+  }
+
+  // " at line N" when the field was written, for "already configured" messages.
+  std::string AtLine(const FieldPath& path) const {
+    const auto at = Where(path);
+    return at ? absl::StrCat(" at line ", at->line) : std::string();
+  }
+
+  // --- shared checks ---------------------------------------------------------------------
+
+  // `what` is "asn" or "remote_as"; `owner` is "your" or "the neighbor's".
+  void CheckAs(const FieldPath& path, uint32_t as, std::string_view prefix, const char* what,
+               const char* owner, const char* missing_hint) {
+    if (as == 0) {
+      if (Written(path)) {
+        Error(path, absl::StrCat(View(prefix), what, " 0 is reserved (RFC 7607): use ", owner,
+                                 " AS number, 1..4294967295"));
+      } else {
+        Error(path, absl::StrCat(View(prefix), what, " is required (", missing_hint, ")"));
+      }
+    } else if (as == kAsTrans) {
+      Error(path, absl::StrCat(View(prefix), what,
+                               " 23456 is AS_TRANS (RFC 6793), a placeholder on 2-octet sessions: "
+                               "use ",
+                               owner, " real AS number"));
+    }
+  }
+
+  void CheckHoldTime(const FieldPath& path, uint32_t hold, std::string_view prefix) {
+    if (hold == 1 || hold == 2) {
+      Error(path,
+            absl::StrCat(View(prefix), "hold_time ", hold,
+                         " is not allowed: use 0 (no keepalives) or 3..65535 (RFC 4271 §4.2)"));
+    } else if (hold > kMaxHoldTime) {
+      Error(path,
+            absl::StrCat(View(prefix), "hold_time ", hold,
+                         " is out of range: use 0 (no keepalives) or 3..65535 (RFC 4271 §4.2)"));
+    }
+  }
+
+  static bool ValidHoldTime(uint32_t hold) {
+    return hold == 0 || (hold >= 3 && hold <= kMaxHoldTime);
+  }
+
+  void CheckKeepalive(const FieldPath& path, uint32_t keepalive, uint32_t hold,
+                      std::string_view prefix, std::string_view hold_origin) {
+    if (!ValidHoldTime(hold)) return;  // reported at the hold time
+    if (hold == 0) {
+      if (keepalive != 0) {
+        Error(path,
+              absl::StrCat(View(prefix), "keepalive ", keepalive, " with hold_time 0",
+                           View(hold_origin),
+                           ": no KEEPALIVEs are sent when the hold time is 0 (RFC 4271 §4.4); "
+                           "remove keepalive or set it to 0"));
+      }
+      return;
+    }
+    if (keepalive == 0) {
+      Error(path, absl::StrCat(View(prefix), "keepalive 0 with hold_time ", hold, View(hold_origin),
+                               " would let the neighbor's hold timer expire: use 1..", hold / 3,
+                               " (at most a third of the hold time, RFC 4271 §10)"));
+    } else if (keepalive > hold / 3) {
+      Error(path, absl::StrCat(View(prefix), "keepalive ", keepalive,
+                               " is more than a third of hold_time ", hold, View(hold_origin),
+                               ": use 1..", hold / 3, " (RFC 4271 §10)"));
+    }
+  }
+
+  void CheckConnectRetry(const FieldPath& path, uint32_t seconds, std::string_view prefix) {
+    if (seconds > 65535) {
+      Error(path,
+            absl::StrCat(View(prefix), "connect_retry ", seconds,
+                         " is out of range: use 1..65535 seconds (0 or absent means the default)"));
+    }
+  }
+
+  void CheckPort(const FieldPath& path, uint32_t port, std::string_view prefix) {
+    if (port > kMaxPort) {
+      Error(path, absl::StrCat(View(prefix), "port ", port,
+                               " is out of range: use 1..65535 (0 or absent means 179)"));
+    }
+  }
+
+  // --- router ------------------------------------------------------------------------------
+
+  void CheckRouter() {
+    const pb::Descriptor* d = v1::Router::descriptor();
+    const FieldPath router = {{Field(v1::Config::descriptor(), "router"), -1}};
+    const v1::Router& r = config_.router();
+    if (!config_.has_router()) {
+      Error(router,
+            "router { asn: ... router_id: \"...\" } is required: the local AS number and "
+            "BGP identifier");
+      return;
+    }
+    CheckAs(Child(router, Field(d, "asn")), r.asn(), "router: ", "asn", "your",
+            "your AS number, 1..4294967295");
+
+    const FieldPath id_path = Child(router, Field(d, "router_id"));
+    if (r.router_id().empty()) {
+      Error(id_path,
+            "router: router_id is required (a dotted quad unique in your AS, e.g. the "
+            "loopback address \"192.0.2.1\")");
+    } else {
+      const auto id = ParseIpAddressText(r.router_id());
+      if (!id || id->v6) {
+        Error(id_path,
+              absl::StrCat("router_id \"", r.router_id(),
+                           "\" is not a dotted quad: write an IPv4-style identifier such as "
+                           "\"192.0.2.1\" (RFC 6286)"));
+      } else if (id->bytes[0] == 0 && id->bytes[1] == 0 && id->bytes[2] == 0 && id->bytes[3] == 0) {
+        Error(id_path,
+              "router_id 0.0.0.0 is not allowed (RFC 6286): use a non-zero identifier "
+              "unique in your AS");
+      }
+    }
+
+    std::map<std::pair<IpAddressText, uint32_t>, int> seen_listen;
+    for (int i = 0; i < r.listen_size(); ++i) {
+      const v1::Listen& listen = r.listen(i);
+      const FieldPath listen_path = Child(router, Field(d, "listen"), i);
+      const FieldPath address_path = Child(listen_path, Field(v1::Listen::descriptor(), "address"));
+      CheckPort(Child(listen_path, Field(v1::Listen::descriptor(), "port")), listen.port(),
+                "listen: ");
+      if (listen.address().empty()) {
+        Error(address_path,
+              "listen: address is required: use \"0.0.0.0\" or \"::\" for every "
+              "address of the router");
+        continue;
+      }
+      const auto address = ParseIpAddressText(listen.address());
+      if (!address) {
+        Error(address_path, absl::StrCat("listen address \"", listen.address(), "\" ",
+                                         SyntaxProblem(listen.address())));
+        continue;
+      }
+      if (const std::string problem = EndpointProblem(*address, /*allow_unspecified=*/true);
+          !problem.empty()) {
+        Error(address_path, absl::StrCat("listen address ", listen.address(), " ", problem));
+        continue;
+      }
+      const uint32_t port = listen.port() == 0 ? kBgpPort : listen.port();
+      const auto [it, inserted] = seen_listen.emplace(std::pair(*address, port), i);
+      if (!inserted) {
+        Error(address_path,
+              absl::StrCat("listen ", listen.address(), " port ", port, " is already configured",
+                           AtLine(Child(Child(router, Field(d, "listen"), it->second),
+                                        Field(v1::Listen::descriptor(), "address")))));
+      }
+    }
+
+    const FieldPath hold_path = Child(router, Field(d, "hold_time"));
+    const EffectiveTimers timers = RouterTimers(r);
+    if (r.has_hold_time()) CheckHoldTime(hold_path, r.hold_time(), "router: ");
+    if (r.has_keepalive()) {
+      CheckKeepalive(Child(router, Field(d, "keepalive")), r.keepalive(), timers.hold_time,
+                     "router: ", "");
+    }
+    CheckConnectRetry(Child(router, Field(d, "connect_retry")), r.connect_retry(), "router: ");
+    if (!v1::LogLevel_IsValid(r.log_level())) {
+      Error(Child(router, Field(d, "log_level")),
+            absl::StrCat("router: log_level ", r.log_level(),
+                         " is not a level: use LOG_LEVEL_ERROR, LOG_LEVEL_WARNING, LOG_LEVEL_INFO, "
+                         "LOG_LEVEL_DEBUG or LOG_LEVEL_TRACE"));
+    }
+  }
+
+  // --- neighbors ---------------------------------------------------------------------------
+
+  void CheckNeighbors() {
+    const pb::Descriptor* d = v1::Neighbor::descriptor();
+    const pb::FieldDescriptor* neighbors_field = Field(v1::Config::descriptor(), "neighbors");
+    std::map<IpAddressText, int> seen;
+    for (int i = 0; i < config_.neighbors_size(); ++i) {
+      const v1::Neighbor& n = config_.neighbors(i);
+      const FieldPath base = {{neighbors_field, i}};
+      auto path = [&](const char* name) { return Child(base, Field(d, name)); };
+      const std::string prefix = n.address().empty() ? absl::StrCat("neighbor #", i + 1, ": ")
+                                                     : absl::StrCat("neighbor ", n.address(), ": ");
+
+      // Address: required, a unicast literal, unique.
+      std::optional<IpAddressText> address;
+      if (n.address().empty()) {
+        Error(path("address"), absl::StrCat(prefix,
+                                            "address is required (the neighbor's IPv4 or "
+                                            "IPv6 address)"));
+      } else if (address = ParseIpAddressText(n.address()); !address) {
+        Error(path("address"),
+              absl::StrCat("neighbor address \"", n.address(), "\" ", SyntaxProblem(n.address())));
+      } else if (const std::string problem = EndpointProblem(*address, false); !problem.empty()) {
+        Error(path("address"), absl::StrCat("neighbor address ", n.address(), " ", problem));
+        address.reset();
+      } else if (const auto [it, inserted] = seen.emplace(*address, i); !inserted) {
+        Error(path("address"),
+              absl::StrCat("neighbor ", n.address(), " is already configured",
+                           AtLine(Child({{neighbors_field, it->second}}, Field(d, "address"))),
+                           ": each neighbor address may appear only once"));
+      }
+
+      const bool ibgp = n.remote_as() != 0 && n.remote_as() == config_.router().asn();
+      CheckAs(path("remote_as"), n.remote_as(), prefix, "remote_as", "the neighbor's",
+              "the neighbor's AS number; equal to router asn for iBGP");
+      CheckPort(path("port"), n.port(), prefix);
+
+      if (!n.local_address().empty()) {
+        const auto local = ParseIpAddressText(n.local_address());
+        if (!local) {
+          Error(path("local_address"), absl::StrCat(prefix, "local_address \"", n.local_address(),
+                                                    "\" ", SyntaxProblem(n.local_address())));
+        } else if (const std::string problem = EndpointProblem(*local, false); !problem.empty()) {
+          Error(path("local_address"),
+                absl::StrCat(prefix, "local_address ", n.local_address(), " ", problem));
+        } else if (address && local->v6 != address->v6) {
+          Error(path("local_address"),
+                absl::StrCat(prefix, "local_address ", n.local_address(), " is ",
+                             local->v6 ? "IPv6" : "IPv4", " but the neighbor address is ",
+                             address->v6 ? "IPv6" : "IPv4", ": use an ",
+                             address->v6 ? "IPv6" : "IPv4", " address of this router"));
+        }
+      }
+
+      CheckNeighborTimers(base, n, prefix);
+      CheckMd5(path("password"), path("password_file"), n, prefix);
+
+      // TTL: GTSM (RFC 5082) or eBGP multihop, not both.
+      if (n.ttl_security() > 254) {
+        Error(path("ttl_security"),
+              absl::StrCat(prefix, "ttl_security ", n.ttl_security(),
+                           " is out of range: use 1..254 hops (RFC 5082), 1 for a directly "
+                           "connected neighbor"));
+      }
+      if (n.ebgp_multihop() > 255) {
+        Error(path("ebgp_multihop"), absl::StrCat(prefix, "ebgp_multihop ", n.ebgp_multihop(),
+                                                  " is out of range: use a TTL of 1..255"));
+      }
+      if (n.ttl_security() != 0 && n.ebgp_multihop() != 0) {
+        Error(Later(path("ttl_security"), path("ebgp_multihop")),
+              absl::StrCat(prefix,
+                           "ttl_security and ebgp_multihop cannot both be set: GTSM (RFC 5082) "
+                           "always sends with TTL 255; for a neighbor N hops away use "
+                           "ttl_security: N alone"));
+      } else if (n.ebgp_multihop() != 0 && ibgp) {
+        Error(path("ebgp_multihop"),
+              absl::StrCat(prefix,
+                           "ebgp_multihop applies to eBGP only: this neighbor is iBGP "
+                           "(remote_as ",
+                           n.remote_as(), " equals router asn), which is sent with TTL 255"));
+      }
+
+      CheckFamilies(base, n, prefix);
+
+      if (n.shutdown_message().size() > kMaxShutdownMessageLength) {
+        Error(path("shutdown_message"),
+              absl::StrCat(prefix, "shutdown_message is ", n.shutdown_message().size(),
+                           " octets; RFC 9003 allows at most ", kMaxShutdownMessageLength));
+      }
+    }
+  }
+
+  void CheckNeighborTimers(const FieldPath& base, const v1::Neighbor& n,
+                           const std::string& prefix) {
+    const pb::Descriptor* d = v1::Timers::descriptor();
+    const FieldPath timers = Child(base, Field(v1::Neighbor::descriptor(), "timers"));
+    const EffectiveTimers effective = NeighborTimers(config_.router(), n);
+    if (n.timers().has_hold_time()) {
+      CheckHoldTime(Child(timers, Field(d, "hold_time")), n.timers().hold_time(), prefix);
+    }
+    if (n.timers().has_keepalive()) {
+      // A neighbor that sets only keepalive is checked against the router's hold time, which
+      // must then be valid itself (else that is the error reported).
+      const bool router_hold_ok =
+          !config_.router().has_hold_time() || ValidHoldTime(config_.router().hold_time());
+      if (!effective.hold_time_inherited || router_hold_ok) {
+        CheckKeepalive(Child(timers, Field(d, "keepalive")), n.timers().keepalive(),
+                       effective.hold_time, prefix,
+                       effective.hold_time_inherited ? " (inherited from router)" : "");
+      }
+    }
+    CheckConnectRetry(Child(timers, Field(d, "connect_retry")), n.timers().connect_retry(), prefix);
+  }
+
+  void CheckMd5(const FieldPath& password_path, const FieldPath& file_path, const v1::Neighbor& n,
+                const std::string& prefix) {
+    if (!n.password().empty() && !n.password_file().empty()) {
+      Error(Later(password_path, file_path),
+            absl::StrCat(prefix,
+                         "password and password_file are both set: keep one (they are two "
+                         "ways to give the same TCP MD5 key, RFC 2385)"));
+      return;
+    }
+    if (n.password().size() > kMaxMd5KeyLength) {
+      Error(password_path, absl::StrCat(prefix, "password is ", n.password().size(),
+                                        " octets; TCP MD5 keys are at most ", kMaxMd5KeyLength,
+                                        " octets (Linux TCP_MD5SIG_MAXKEYLEN)"));
+    }
+    if (!n.password_file().empty()) {
+      if (const auto key = ReadMd5KeyFile(n.password_file()); !key.ok()) {
+        Error(file_path, absl::StrCat(prefix, key.status().message()));
+      }
+    }
+  }
+
+  void CheckFamilies(const FieldPath& base, const v1::Neighbor& n, const std::string& prefix) {
+    const pb::FieldDescriptor* field = Field(v1::Neighbor::descriptor(), "address_families");
+    std::map<int, int> seen;
+    for (int i = 0; i < n.address_families_size(); ++i) {
+      const int family = n.address_families(i);
+      const FieldPath path = Child(base, field, i);
+      if (family == v1::ADDRESS_FAMILY_UNSPECIFIED || !v1::AddressFamily_IsValid(family)) {
+        Error(path,
+              absl::StrCat(
+                  prefix, "address family ",
+                  family == 0 ? std::string("ADDRESS_FAMILY_UNSPECIFIED") : absl::StrCat(family),
+                  " is not a family bagd supports: use IPV4_UNICAST or IPV6_UNICAST"));
+      } else if (!seen.emplace(family, i).second) {
+        Error(path, absl::StrCat(prefix, "address family ",
+                                 v1::AddressFamily_Name(static_cast<v1::AddressFamily>(family)),
+                                 " is listed twice"));
+      }
+    }
+  }
+
+  // --- sections used by later issues ---------------------------------------------------------
+
+  void CheckDamping() {
+    const v1::Damping& damping = config_.damping();
+    if (damping.min_change_percent() > 100) {
+      Error({{Field(v1::Config::descriptor(), "damping"), -1},
+             {Field(v1::Damping::descriptor(), "min_change_percent"), -1}},
+            absl::StrCat("damping: min_change_percent ", damping.min_change_percent(),
+                         " is out of range: use 0..100"));
+    }
+  }
+
+  const v1::Config& config_;
+  std::string_view file_name_;
+  const FieldLocator* locator_;
+  std::vector<ConfigError> errors_;
+};
+
+}  // namespace
+
+std::vector<ConfigError> ValidateConfig(const v1::Config& config, std::string_view file_name,
+                                        const FieldLocator* locator) {
+  return Validator(config, file_name, locator).Run();
+}
+
+}  // namespace bagd::conf

@@ -1,0 +1,94 @@
+// conf/examples/: every example loads cleanly, and the JSON example is the text one.
+#include <catch2/catch.hpp>
+#include <sstream>
+
+#include "conf/config_loader.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "tests/conf/conf_test_support.h"
+
+using namespace bagd::conf;
+using namespace bagd::conf::testing;
+namespace v1 = bagd::config::v1;
+
+TEST_CASE("every example config loads with no errors", "[conf][examples]") {
+  std::vector<std::string> examples = FilesIn(SourcePath("conf/examples"), ".textproto");
+  const std::vector<std::string> json = FilesIn(SourcePath("conf/examples"), ".json");
+  examples.insert(examples.end(), json.begin(), json.end());
+  REQUIRE(examples.size() >= 3);
+  for (const std::string& file : examples) {
+    INFO(file);
+    const LoadedConfig loaded = LoadConfigFile(file);
+    for (const ConfigError& e : loaded.errors) UNSCOPED_INFO(e.ToString());
+    CHECK(loaded.ok());
+    CHECK(loaded.config.neighbors_size() > 0);
+  }
+}
+
+TEST_CASE("minimal example: one eBGP neighbor with every default", "[conf][examples]") {
+  const LoadedConfig loaded = LoadConfigFile(SourcePath("conf/examples/minimal.textproto"));
+  REQUIRE(loaded.ok());
+  const v1::Config& c = loaded.config;
+  CHECK(c.router().asn() == 65001);
+  CHECK(c.router().router_id() == "192.0.2.1");
+  REQUIRE(c.router().listen_size() == 2);
+  CHECK(c.router().listen(0).address() == "0.0.0.0");
+  CHECK(c.router().listen(1).address() == "::");
+  CHECK(c.router().hold_time() == 90);
+  REQUIRE(c.neighbors_size() == 1);
+  const v1::Neighbor& n = c.neighbors(0);
+  CHECK(n.remote_as() == 65002);
+  CHECK(n.remote_as() != c.router().asn());  // eBGP
+  CHECK(n.port() == 179);
+  CHECK(n.timers().hold_time() == 90);
+  CHECK(n.timers().keepalive() == 30);
+  CHECK(n.timers().connect_retry() == kDefaultConnectRetry);
+  REQUIRE(n.address_families_size() == 1);
+  CHECK(n.address_families(0) == v1::IPV4_UNICAST);
+}
+
+TEST_CASE("bag-router example: IPv4 and IPv6 eBGP, MD5, GTSM, both families", "[conf][examples]") {
+  const LoadedConfig loaded = LoadConfigFile(SourcePath("conf/examples/bag-router.textproto"));
+  REQUIRE(loaded.ok());
+  const v1::Config& c = loaded.config;
+  int v4 = 0, v6 = 0, md5 = 0, gtsm = 0, both_families = 0;
+  for (const v1::Neighbor& n : c.neighbors()) {
+    (n.address().find(':') == std::string::npos ? v4 : v6)++;
+    if (!n.password().empty() || !n.password_file().empty()) ++md5;
+    if (n.ttl_security() != 0) ++gtsm;
+    if (n.address_families_size() == 2) ++both_families;
+    CHECK(n.remote_as() != c.router().asn());
+    CHECK_FALSE(n.description().empty());
+  }
+  CHECK(v4 >= 3);
+  CHECK(v6 >= 3);
+  CHECK(md5 >= 2);
+  CHECK(gtsm >= 2);
+  CHECK(both_families >= 1);
+  // Router timers are inherited by neighbors without their own.
+  CHECK(c.neighbors(0).timers().hold_time() == 9);
+  CHECK(c.neighbors(0).timers().keepalive() == 3);
+}
+
+TEST_CASE("bag-router.json and bag-router.textproto give equal protos", "[conf][examples][json]") {
+  const LoadedConfig text = LoadConfigFile(SourcePath("conf/examples/bag-router.textproto"));
+  const LoadedConfig json = LoadConfigFile(SourcePath("conf/examples/bag-router.json"));
+  REQUIRE(text.ok());
+  REQUIRE(json.ok());
+  google::protobuf::util::MessageDifferencer differ;
+  std::string differences;
+  differ.ReportDifferencesToString(&differences);
+  INFO(differences);
+  CHECK(differ.Compare(text.config, json.config));
+}
+
+TEST_CASE("CheckConfig on the examples: OK line and exit code 0", "[conf][examples][check]") {
+  const std::string file = SourcePath("conf/examples/bag-router.textproto");
+  std::ostringstream out;
+  CHECK(CheckConfig(file, out) == 0);
+  CHECK(out.str() == file + ": configuration OK (8 neighbors)\n");
+
+  const std::string minimal = SourcePath("conf/examples/minimal.textproto");
+  std::ostringstream one;
+  CHECK(CheckConfig(minimal, one) == 0);
+  CHECK(one.str() == minimal + ": configuration OK (1 neighbor)\n");
+}

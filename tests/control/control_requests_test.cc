@@ -1,0 +1,106 @@
+// The pure parts of the control API: request checks, UTF-8, status mapping, NOTIFICATIONs.
+#include <catch2/catch.hpp>
+
+#include "bgpd/control/control_requests.h"
+#include "bgpd/control/grpc_status.h"
+#include "bgpd/control/notification_proto.h"
+#include "bgpd/control/utf8.h"
+
+using namespace bagd;
+using namespace bagd::control;
+
+TEST_CASE("control requests: neighbor addresses", "[control][requests]") {
+  CHECK(*CanonicalNeighborAddress("192.0.2.1") == "192.0.2.1");
+  CHECK(*CanonicalNeighborAddress("2001:DB8:0:0:0:0:0:1") == "2001:db8::1");
+  CHECK(*CanonicalNeighborAddress("::ffff:192.0.2.1") == "::ffff:192.0.2.1");
+  for (const char* bad : {"", "192.0.2", "192.0.2.256", "spine-1", "192.0.2.1/32", "fe80::1%eth0", " 192.0.2.1"}) {
+    INFO(bad);
+    auto a = CanonicalNeighborAddress(bad);
+    CHECK(a.status().code() == absl::StatusCode::kInvalidArgument);
+  }
+  CHECK(CanonicalNeighborAddress(std::string(100, 'x')).status().message() ==
+        "'" + std::string(64, 'x') +
+            "...' is not a neighbor address: expected an IPv4 or IPv6 address such as 192.0.2.1 or 2001:db8::1");
+}
+
+TEST_CASE("control requests: RFC 9003 shutdown messages", "[control][requests]") {
+  CHECK(CheckShutdownMessage("").ok());
+  CHECK(CheckShutdownMessage(std::string(255, 'a')).ok());
+  // 255 octets of three-octet characters (85 x U+2713) is the limit, 86 of them is not.
+  std::string checks;
+  for (int i = 0; i < 85; ++i) checks += "\xe2\x9c\x93";
+  CHECK(CheckShutdownMessage(checks).ok());
+  CHECK(CheckShutdownMessage(checks + "\xe2\x9c\x93").code() == absl::StatusCode::kInvalidArgument);
+  CHECK(CheckShutdownMessage(std::string(256, 'a')).message() ==
+        "the shutdown message is 256 octets of UTF-8; RFC 9003 allows at most 255");
+  CHECK(CheckShutdownMessage("\xff").message() == "the shutdown message is not valid UTF-8 (RFC 9003 requires UTF-8)");
+}
+
+TEST_CASE("control requests: UTF-8 well-formedness (RFC 3629)", "[control][utf8]") {
+  for (const char* good : {"", "ascii", "\xc3\xbc", "\xe2\x9c\x93", "\xf0\x9f\x98\x80", "\xef\xbf\xbd",
+                           "\xed\x9f\xbf", "\xf4\x8f\xbf\xbf"}) {
+    INFO(good);
+    CHECK(IsValidUtf8(good));
+    CHECK(ToValidUtf8(good) == good);
+  }
+  for (const char* bad : {"\x80", "\xbf", "\xc0\xaf", "\xc1\xbf", "\xc3", "\xe2\x9c", "\xe0\x80\xaf",
+                          "\xed\xa0\x80" /* surrogate */, "\xf4\x90\x80\x80" /* > U+10FFFF */, "\xf5\x80\x80\x80",
+                          "\xff", "ok\xc3("}) {
+    INFO(bad);
+    CHECK_FALSE(IsValidUtf8(bad));
+    CHECK(IsValidUtf8(ToValidUtf8(bad)));
+  }
+  CHECK(ToValidUtf8("a\xffz") == "a\xef\xbf\xbdz");
+  CHECK(ToValidUtf8("\xe2\x9c") == "\xef\xbf\xbd\xef\xbf\xbd");
+  CHECK(IsValidUtf8(std::string("nul\0inside", 10)));
+}
+
+TEST_CASE("control requests: scrubbing a whole message", "[control][utf8]") {
+  v1::ListNeighborsResponse response;
+  auto* n = response.add_neighbors();
+  n->set_address("192.0.2.2");
+  n->set_description("bad\xff");
+  n->mutable_negotiated()->add_families("ipv4-unicast");
+  n->mutable_negotiated()->add_families("x\xc0");
+  n->mutable_last_notification_sent()->set_data("\xff\xfe");  // bytes: left alone
+  CHECK(ScrubInvalidUtf8(response) == 2);
+  CHECK(n->description() == "bad\xef\xbf\xbd");
+  CHECK(n->negotiated().families(0) == "ipv4-unicast");
+  CHECK(n->negotiated().families(1) == "x\xef\xbf\xbd");
+  CHECK(n->last_notification_sent().data() == "\xff\xfe");
+  CHECK_FALSE(n->has_last_notification_received());  // absent messages stay absent
+  CHECK(ScrubInvalidUtf8(response) == 0);
+}
+
+TEST_CASE("control requests: absl and gRPC status codes map one to one", "[control][status]") {
+  for (int c = 0; c <= 16; ++c) {
+    const absl::Status s(static_cast<absl::StatusCode>(c), c == 0 ? "" : "why");
+    const grpc::Status g = ToGrpcStatus(s);
+    CHECK(static_cast<int>(g.error_code()) == c);
+    CHECK(FromGrpcStatus(g) == s);
+  }
+  CHECK(ToGrpcStatus(absl::NotFoundError("no neighbor 192.0.2.9 is configured")).error_code() ==
+        grpc::StatusCode::NOT_FOUND);
+  CHECK(ToGrpcStatus(absl::InvalidArgumentError("x")).error_message() == "x");
+}
+
+TEST_CASE("control requests: NOTIFICATIONs for the API", "[control][notification]") {
+  const auto shutdown = wire::NotificationMessage::Shutdown(wire::cease::kAdministrativeShutdown, "maintenance");
+  const v1::Notification n = NotificationToProto(shutdown, 1714564800000);
+  CHECK(n.code() == 6);
+  CHECK(n.subcode() == 2);
+  CHECK(n.code_name() == "Cease");
+  CHECK(n.subcode_name() == "Administrative Shutdown");
+  CHECK(n.data() == std::string("\x0bmaintenance", 12));
+  CHECK(n.shutdown_message() == "maintenance");
+  CHECK(n.time_unix_ms() == 1714564800000);
+
+  wire::NotificationMessage hold{4, 0, {}};
+  const v1::Notification h = NotificationToProto(hold, 0);
+  CHECK(h.code_name() == "Hold Timer Expired");
+  CHECK(h.subcode_name() == "Unspecific");
+  CHECK(h.shutdown_message().empty());
+
+  wire::NotificationMessage garbage{6, 2, {2, 0xff, 0xfe}};  // a peer's broken RFC 9003 text
+  CHECK(NotificationToProto(garbage, 0).shutdown_message() == "\xef\xbf\xbd\xef\xbf\xbd");
+}

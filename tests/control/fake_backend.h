@@ -1,0 +1,64 @@
+// A ControlBackend with canned neighbors that records what it is asked, and a temporary
+// directory for the control socket. Shared by the control tests.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "bgpd/control/control_server.h"
+
+namespace bagd::control::testing {
+
+// 192.0.2.2: Established for 1:02:03, two families, counters, a NOTIFICATION received.
+v1::NeighborStatus SampleEstablished();
+// 2001:db8::3: Active, never established.
+v1::NeighborStatus SampleActive();
+// 192.0.2.4: administratively down with an RFC 9003 message, was up before.
+v1::NeighborStatus SampleAdminDown();
+
+// The fixed "now" the render goldens use: 2024-05-01 12:00:00 UTC.
+inline constexpr int64_t kNowUnixMs = 1714564800000;
+
+class FakeBackend : public ControlBackend {
+ public:
+  struct Call {
+    std::string rpc;
+    std::string address;
+    std::string message;
+    friend bool operator==(const Call&, const Call&) = default;
+  };
+
+  FakeBackend();  // starts with the three samples
+  std::vector<v1::NeighborStatus> ListNeighbors(const std::string& address_filter) override;
+  absl::Status ShutdownNeighbor(const std::string& address, const std::string& message) override;
+  absl::Status EnableNeighbor(const std::string& address) override;
+
+  std::vector<Call> calls();
+  void SetNeighbors(std::vector<v1::NeighborStatus> neighbors);
+  void ThrowOnNextCall() { std::lock_guard lock(mu_); throw_next_ = true; }
+
+ private:
+  v1::NeighborStatus* Find(const std::string& address);  // mu_ held
+  std::mutex mu_;
+  std::vector<v1::NeighborStatus> neighbors_;
+  std::vector<Call> calls_;
+  bool throw_next_ = false;
+};
+
+// A fresh directory under /tmp, removed with everything in it at destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  // A socket path inside a subdirectory that does not exist yet.
+  std::string SocketPath() const { return path_ + "/run/bagd.sock"; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace bagd::control::testing

@@ -1,0 +1,216 @@
+"""A small lab of network namespaces for interop tests: bagd in one namespace, real FRR
+(bgpd) or GoBGP (gobgpd) in another, joined by a veth pair. Everything a test creates is
+removed by Lab.close(), also when the test fails (use it as a context manager).
+
+Addresses (only inside the namespaces): 10.0.<n>.1/24 + fd00:<n>::1/64 on the bagd side,
+10.0.<n>.2/24 + fd00:<n>::2/64 on the peer side, for link n."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("BAGD_BUILD", os.path.join(ROOT, "build"))
+BAGD = os.path.join(BUILD, "bgpd", "bagd")
+BAGCTL = os.path.join(BUILD, "tools", "bagctl")
+FRR_BGPD = "/usr/lib/frr/bgpd"
+
+
+def run(cmd, check=True, **kw):
+    return subprocess.run(cmd, check=check, capture_output=True, text=True, **kw)
+
+
+def wait_until(fn, timeout, what, interval=0.1):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = fn()
+            if last:
+                return last
+        except Exception as e:  # the daemon may not be ready yet
+            last = e
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+class Lab:
+    def __init__(self, name):
+        self.tag = f"bg{os.getpid() % 100000}{name[:6]}"
+        self.dir = tempfile.mkdtemp(prefix=f"bagd-{name}-")
+        os.chmod(self.dir, 0o755)
+        self.namespaces = []
+        self.procs = []  # (name, Popen)
+        self.links = 0
+
+    # -- topology -----------------------------------------------------------------
+    def netns(self, role):
+        ns = f"{self.tag}{role}"
+        run(["ip", "netns", "add", ns])
+        self.namespaces.append(ns)
+        run(["ip", "-n", ns, "link", "set", "lo", "up"])
+        return ns
+
+    def link(self, ns_a, ns_b):
+        """veth between two namespaces; returns (a_v4, b_v4, a_v6, b_v6, a_if, b_if)."""
+        self.links += 1
+        n = self.links
+        a_if, b_if = f"va{n}", f"vb{n}"
+        tmp_a, tmp_b = f"{self.tag}a{n}"[:15], f"{self.tag}b{n}"[:15]
+        run(["ip", "link", "add", tmp_a, "type", "veth", "peer", "name", tmp_b])
+        run(["ip", "link", "set", tmp_a, "netns", ns_a, "name", a_if])
+        run(["ip", "link", "set", tmp_b, "netns", ns_b, "name", b_if])
+        a4, b4, a6, b6 = f"10.0.{n}.1", f"10.0.{n}.2", f"fd00:{n}::1", f"fd00:{n}::2"
+        for ns, ifn, v4, v6 in ((ns_a, a_if, a4, a6), (ns_b, b_if, b4, b6)):
+            run(["ip", "-n", ns, "addr", "add", f"{v4}/24", "dev", ifn])
+            run(["ip", "-n", ns, "addr", "add", f"{v6}/64", "dev", ifn, "nodad"])
+            run(["ip", "-n", ns, "link", "set", ifn, "up"])
+        return a4, b4, a6, b6, a_if, b_if
+
+    # -- processes ----------------------------------------------------------------
+    def spawn(self, name, ns, cmd, log):
+        out = open(os.path.join(self.dir, log), "a")
+        p = subprocess.Popen(["ip", "netns", "exec", ns] + cmd, stdout=out, stderr=subprocess.STDOUT,
+                             start_new_session=True)
+        out.close()  # the child has its own copy
+        self.procs.append((name, p))
+        return p
+
+    def stop(self, p, sig=signal.SIGTERM, timeout=10):
+        if p.poll() is None:
+            p.send_signal(sig)
+            try:
+                p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def close(self):
+        for _, p in reversed(self.procs):
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+                self.stop(p, signal.SIGTERM, timeout=5)
+        for ns in self.namespaces:
+            run(["ip", "netns", "pids", ns], check=False)
+            pids = run(["ip", "netns", "pids", ns], check=False).stdout.split()
+            for pid in pids:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
+                    pass
+            run(["ip", "netns", "del", ns], check=False)
+        if os.environ.get("BAGD_KEEP_LAB"):
+            print(f"lab files kept in {self.dir}")
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def log(self, name):
+        path = os.path.join(self.dir, name)
+        return open(path).read() if os.path.exists(path) else ""
+
+    # -- bagd ---------------------------------------------------------------------
+    def start_bagd(self, ns, config, name="bagd", extra=()):
+        conf = os.path.join(self.dir, f"{name}.textproto")
+        with open(conf, "w") as f:
+            f.write(config)
+        sock = os.path.join(self.dir, f"{name}.sock")
+        p = self.spawn(name, ns, [BAGD, "--config", conf, "--socket", sock, *extra], f"{name}.log")
+        wait_until(lambda: os.path.exists(sock) or p.poll() is not None, 10, "bagd control socket")
+        if p.poll() is not None:
+            raise AssertionError(f"bagd exited: {self.log(name + '.log')}")
+        return Bagd(self, ns, sock, p, name)
+
+    # -- FRR ----------------------------------------------------------------------
+    def start_frr(self, ns, config, listen_addr, name="frr"):
+        d = os.path.join(self.dir, name)
+        os.makedirs(d, exist_ok=True)
+        shutil.chown(d, "frr", "frr")
+        conf = os.path.join(d, "bgpd.conf")
+        with open(conf, "w") as f:
+            f.write(config)
+        cmd = [FRR_BGPD, "-S", "-Z", "-f", conf, "-i", os.path.join(d, "bgpd.pid"), "--vty_socket", d,
+               "-z", os.path.join(d, "zserv.api"), "-P", "0", "-l", listen_addr,
+               "--log", f"file:{d}/bgpd.log", "--log-level", "informational"]
+        p = self.spawn(name, ns, cmd, f"{name}.out")
+        frr = Frr(self, ns, d, p)
+        wait_until(lambda: os.path.exists(os.path.join(d, "bgpd.vty")) or p.poll() is not None, 10, "FRR vty")
+        return frr
+
+    # -- GoBGP --------------------------------------------------------------------
+    def start_gobgp(self, ns, toml, name="gobgp"):
+        d = os.path.join(self.dir, name)
+        os.makedirs(d, exist_ok=True)
+        conf = os.path.join(d, "gobgpd.toml")
+        with open(conf, "w") as f:
+            f.write(toml)
+        sock = f"unix://{d}/gobgp.sock"
+        p = self.spawn(name, ns, ["gobgpd", "-f", conf, "--api-hosts", sock, "--pprof-disable", "-p"], f"{name}.log")
+        wait_until(lambda: os.path.exists(f"{d}/gobgp.sock") or p.poll() is not None, 10, "gobgpd socket")
+        return Gobgp(self, ns, sock, p)
+
+
+class Bagd:
+    def __init__(self, lab, ns, sock, proc, name):
+        self.lab, self.ns, self.sock, self.proc, self.name = lab, ns, sock, proc, name
+
+    def ctl(self, *args, check=True):
+        return run([BAGCTL, "--socket", self.sock, *args], check=check)
+
+    def neighbors(self):
+        out = self.ctl("show", "neighbors", "--json").stdout
+        return {n["address"]: n for n in json.loads(out).get("neighbors", [])}
+
+    def neighbor(self, addr):
+        return self.neighbors().get(addr, {})
+
+    def wait_state(self, addr, state, timeout=30):
+        return wait_until(lambda: self.neighbor(addr).get("state") == state and self.neighbor(addr), timeout,
+                          f"bagd neighbor {addr} {state}")
+
+    def log(self):
+        return self.lab.log(f"{self.name}.log")
+
+
+class Frr:
+    def __init__(self, lab, ns, d, proc):
+        self.lab, self.ns, self.dir, self.proc = lab, ns, d, proc
+
+    def vtysh(self, *cmds):
+        args = ["ip", "netns", "exec", self.ns, "vtysh", "--vty_socket", self.dir, "-d", "bgpd"]
+        for c in cmds:
+            args += ["-c", c]
+        return run(args).stdout
+
+    def json(self, cmd):
+        return json.loads(self.vtysh(cmd))
+
+    def neighbor(self, addr):
+        return self.json(f"show bgp neighbors {addr} json").get(addr, {})
+
+    def wait_established(self, addr, timeout=30):
+        return wait_until(lambda: self.neighbor(addr).get("bgpState") == "Established", timeout,
+                          f"FRR neighbor {addr} Established")
+
+
+class Gobgp:
+    def __init__(self, lab, ns, sock, proc):
+        self.lab, self.ns, self.sock, self.proc = lab, ns, sock, proc
+
+    def cli(self, *args):
+        return run(["ip", "netns", "exec", self.ns, "gobgp", "--target", self.sock, *args]).stdout
+
+    def neighbor_state(self, addr):
+        out = json.loads(self.cli("neighbor", addr, "-j"))
+        return out.get("state", {}).get("session_state")

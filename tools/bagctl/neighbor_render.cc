@@ -1,0 +1,267 @@
+#include "tools/bagctl/neighbor_render.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <array>
+#include <ctime>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace bagd::bagctl {
+namespace {
+
+using control::v1::MessageCounters;
+using control::v1::Notification;
+
+constexpr const char* kEstablished = "Established";
+
+std::string YesNo(bool b) { return b ? "yes" : "no"; }
+
+std::string JoinOrNone(const google::protobuf::RepeatedPtrField<std::string>& items) {
+  if (items.empty()) return "none";
+  std::vector<std::string> shown;
+  shown.reserve(items.size());
+  for (const std::string& s : items) shown.push_back(Printable(s));
+  return absl::StrJoin(shown, ", ");
+}
+
+// "192.0.2.1:179", "[2001:db8::1]:179".
+std::string AddressPort(const std::string& address, uint32_t port) {
+  if (address.find(':') != std::string::npos) return absl::StrCat("[", Printable(address), "]:", port);
+  return absl::StrCat(Printable(address), ":", port);
+}
+
+std::string Quote(std::string_view text) { return absl::StrCat("\"", Printable(text), "\""); }
+
+// One table column: its header, whether it is right-aligned, and its minimum width
+// (FRR's, so the numbers line up the same way operators are used to).
+struct Column {
+  const char* header;
+  bool right;
+  size_t min_width;
+};
+
+constexpr Column kColumns[] = {
+    {"Neighbor", false, 15}, {"V", true, 1},       {"AS", true, 10},         {"MsgRcvd", true, 9}, {"MsgSent", true, 9},
+    {"Up/Down", true, 8},    {"State/PfxRcd", true, 12}, {"PfxSnt", true, 8}, {"Desc", false, 0},
+};
+constexpr size_t kColumnCount = sizeof kColumns / sizeof kColumns[0];
+
+std::string NotificationLine(const Notification& n) {
+  std::string what;
+  if (!n.code_name().empty()) {
+    what = absl::StrCat(Printable(n.code_name()), " / ", Printable(n.subcode_name()), " (", n.code(), "/", n.subcode(),
+                        ")");
+  } else {
+    what = absl::StrCat("code ", n.code(), ", subcode ", n.subcode());
+  }
+  if (n.time_unix_ms() > 0) absl::StrAppend(&what, " at ", FormatUnixMs(n.time_unix_ms()));
+  return what;
+}
+
+void AppendNotification(std::string& out, const char* label, bool present, const Notification& n) {
+  if (!present) {
+    absl::StrAppend(&out, "  ", label, ": none\n");
+    return;
+  }
+  absl::StrAppend(&out, "  ", label, ": ", NotificationLine(n), "\n");
+  if (!n.shutdown_message().empty()) {
+    absl::StrAppend(&out, "    Shutdown message: ", Quote(n.shutdown_message()), "\n");
+  } else if (!n.data().empty()) {
+    constexpr size_t kMaxShown = 32;
+    std::string hex;
+    for (size_t i = 0; i < n.data().size() && i < kMaxShown; ++i) {
+      absl::StrAppend(&hex, i ? " " : "", absl::Hex(static_cast<unsigned char>(n.data()[i]), absl::kZeroPad2));
+    }
+    if (n.data().size() > kMaxShown) absl::StrAppend(&hex, " ... (", n.data().size(), " octets)");
+    absl::StrAppend(&out, "    Data: ", hex, "\n");
+  }
+}
+
+void AppendCounterRow(std::string& out, const char* label, uint64_t sent, uint64_t received) {
+  absl::StrAppend(&out, absl::StrFormat("    %-16s%10d %10d\n", label, sent, received));
+}
+
+}  // namespace
+
+std::string FormatHms(int64_t seconds) {
+  if (seconds < 0) seconds = 0;
+  return absl::StrFormat("%d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60);
+}
+
+std::string FormatUnixMs(int64_t unix_ms) {
+  const std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  if (gmtime_r(&t, &tm) == nullptr) return absl::StrCat(unix_ms, " ms");
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+std::string Printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      absl::StrAppend(&out, "\\x", absl::Hex(u, absl::kZeroPad2));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string UpDownColumn(const NeighborStatus& n, int64_t now_unix_ms) {
+  if (n.state() == kEstablished) return FormatHms(n.uptime_seconds());
+  if (n.established_transitions() == 0) return "never";
+  if (n.state_since_unix_ms() <= 0) return "-";
+  return FormatHms((now_unix_ms - n.state_since_unix_ms()) / 1000);
+}
+
+std::string StateColumn(const NeighborStatus& n) {
+  if (n.state() == kEstablished) return absl::StrCat(n.prefixes_received());
+  const std::string state = n.state().empty() ? "Idle" : Printable(n.state());
+  return n.admin_down() ? absl::StrCat(state, " (Admin)") : state;
+}
+
+std::string RenderNeighborTable(const std::vector<NeighborStatus>& neighbors, int64_t now_unix_ms) {
+  std::vector<std::array<std::string, kColumnCount>> rows;
+  rows.reserve(neighbors.size() + 1);
+  rows.push_back({});
+  for (size_t c = 0; c < kColumnCount; ++c) rows[0][c] = kColumns[c].header;
+  for (const NeighborStatus& n : neighbors) {
+    rows.push_back({
+        Printable(n.address()),
+        "4",
+        absl::StrCat(n.remote_as()),
+        absl::StrCat(n.has_messages_in() ? n.messages_in().total() : 0),
+        absl::StrCat(n.has_messages_out() ? n.messages_out().total() : 0),
+        UpDownColumn(n, now_unix_ms),
+        StateColumn(n),
+        absl::StrCat(n.prefixes_sent()),
+        n.description().empty() ? "N/A" : Printable(n.description()),
+    });
+  }
+  std::array<size_t, kColumnCount> width{};
+  for (size_t c = 0; c < kColumnCount; ++c) {
+    width[c] = kColumns[c].min_width;
+    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < kColumnCount; ++c) {
+      if (c > 0) line += ' ';
+      const size_t pad = width[c] - row[c].size();
+      if (c + 1 == kColumnCount) {
+        line += row[c];  // the last column is not padded: no trailing blanks
+      } else if (kColumns[c].right) {
+        line.append(pad, ' ').append(row[c]);
+      } else {
+        line.append(row[c]).append(pad, ' ');
+      }
+    }
+    absl::StrAppend(&out, line, "\n");
+  }
+  absl::StrAppend(&out, "\nTotal number of neighbors ", neighbors.size(), "\n");
+  return out;
+}
+
+std::string RenderNeighborDetail(const NeighborStatus& n, int64_t now_unix_ms) {
+  std::string out;
+  const bool established = n.state() == kEstablished;
+  absl::StrAppend(&out, "BGP neighbor is ", Printable(n.address()), ", remote AS ", n.remote_as(), ", local AS ",
+                  n.local_as(), ", ", n.remote_as() == n.local_as() ? "internal" : "external", " link\n");
+  if (!n.description().empty()) absl::StrAppend(&out, "  Description: ", Printable(n.description()), "\n");
+
+  // State, and since when.
+  std::string state_line = absl::StrCat("  BGP state = ", n.state().empty() ? "Idle" : Printable(n.state()));
+  if (established) {
+    absl::StrAppend(&state_line, ", up for ", FormatHms(n.uptime_seconds()));
+    if (n.state_since_unix_ms() > 0) absl::StrAppend(&state_line, " (since ", FormatUnixMs(n.state_since_unix_ms()), ")");
+  } else if (n.state_since_unix_ms() > 0) {
+    absl::StrAppend(&state_line, ", for ", FormatHms((now_unix_ms - n.state_since_unix_ms()) / 1000), " (since ",
+                    FormatUnixMs(n.state_since_unix_ms()), ")");
+  }
+  absl::StrAppend(&out, state_line, "\n");
+  if (n.admin_down()) {
+    if (n.admin_down_message().empty()) {
+      absl::StrAppend(&out, "  Administratively shut down (no message)\n");
+    } else {
+      absl::StrAppend(&out, "  Administratively shut down, message: ", Quote(n.admin_down_message()), "\n");
+    }
+  }
+  if (n.passive()) absl::StrAppend(&out, "  Passive: waits for the peer to connect\n");
+  if (n.established_transitions() == 0) {
+    absl::StrAppend(&out, "  Never established\n");
+  } else {
+    absl::StrAppend(&out, "  Established ", n.established_transitions(),
+                    n.established_transitions() == 1 ? " time\n" : " times\n");
+  }
+
+  // Transport and identity.
+  if (n.local_address().empty()) {
+    absl::StrAppend(&out, "  No TCP connection\n");
+  } else {
+    absl::StrAppend(&out, "  Local address ", AddressPort(n.local_address(), n.local_port()), ", remote address ",
+                    AddressPort(n.address(), n.remote_port()), "\n");
+  }
+  if (!n.peer_router_id().empty()) absl::StrAppend(&out, "  Peer router ID ", Printable(n.peer_router_id()), "\n");
+
+  // What the OPENs agreed on.
+  if (n.has_negotiated()) {
+    const auto& c = n.negotiated();
+    absl::StrAppend(&out, "  Hold time ", c.hold_time(), " s, keepalive interval ", c.keepalive(), " s\n");
+    absl::StrAppend(&out, "  Negotiated capabilities:\n");
+    absl::StrAppend(&out, "    Address families: ", JoinOrNone(c.families()), "\n");
+    absl::StrAppend(&out, "    4-octet AS: ", YesNo(c.four_octet_as()), "\n");
+    absl::StrAppend(&out, "    Route refresh: ", YesNo(c.route_refresh()), "\n");
+    absl::StrAppend(&out, "    Enhanced route refresh: ", YesNo(c.enhanced_route_refresh()), "\n");
+    absl::StrAppend(&out, "    Extended message: ", YesNo(c.extended_message()), "\n");
+    absl::StrAppend(&out, "    Graceful restart: ", YesNo(c.graceful_restart()), "\n");
+    absl::StrAppend(&out, "    ADD-PATH receive: ", JoinOrNone(c.add_path_receive()), "\n");
+    absl::StrAppend(&out, "    ADD-PATH send: ", JoinOrNone(c.add_path_send()), "\n");
+    absl::StrAppend(&out, "    Extended next hop: ", JoinOrNone(c.extended_nexthop()), "\n");
+    if (!c.peer_hostname().empty()) absl::StrAppend(&out, "    Hostname: ", Printable(c.peer_hostname()), "\n");
+  }
+
+  // Messages, both ways.
+  const MessageCounters& in = n.messages_in();  // default instance (all zero) when absent
+  const MessageCounters& sent = n.messages_out();
+  absl::StrAppend(&out, "  Message statistics:\n");
+  absl::StrAppend(&out, absl::StrFormat("    %-16s%10s %10s\n", "", "Sent", "Rcvd"));
+  AppendCounterRow(out, "Opens:", sent.open(), in.open());
+  AppendCounterRow(out, "Notifications:", sent.notification(), in.notification());
+  AppendCounterRow(out, "Updates:", sent.update(), in.update());
+  AppendCounterRow(out, "Keepalives:", sent.keepalive(), in.keepalive());
+  AppendCounterRow(out, "Route refresh:", sent.route_refresh(), in.route_refresh());
+  AppendCounterRow(out, "Total:", sent.total(), in.total());
+  AppendCounterRow(out, "Bytes:", sent.bytes(), in.bytes());
+  absl::StrAppend(&out, "  Prefixes received ", n.prefixes_received(), ", sent ", n.prefixes_sent(), "\n");
+
+  // Why it is (or was) down.
+  absl::StrAppend(&out, "  Last error: ", n.last_error().empty() ? "none" : Printable(n.last_error()), "\n");
+  AppendNotification(out, "Last NOTIFICATION sent", n.has_last_notification_sent(), n.last_notification_sent());
+  AppendNotification(out, "Last NOTIFICATION received", n.has_last_notification_received(),
+                     n.last_notification_received());
+  return out;
+}
+
+absl::StatusOr<std::string> RenderNeighborsJson(const ListNeighborsResponse& response) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  options.add_whitespace = true;
+  std::string json;
+  const auto status = google::protobuf::util::MessageToJsonString(response, &json, options);
+  if (!status.ok()) {
+    return absl::InternalError(absl::StrCat("cannot print the answer as JSON: ", status.ToString()));
+  }
+  return json;
+}
+
+}  // namespace bagd::bagctl
