@@ -5,6 +5,7 @@
 #   make test-asan the same with ASan + UBSan, in build-asan/
 #   make bench     Google Benchmark programs in bench/ (not pass/fail)
 #   make fuzz      libFuzzer targets with clang; FUZZ_SECONDS per target (default 60)
+#   make demo      bagd with FRR and GoBGP peers in network namespaces (root)
 
 JOBS        ?= 2
 BUILD       ?= build
@@ -21,7 +22,7 @@ DEPS := cmake g++ make ninja-build ccache pkg-config \
         libgrpc++-dev protobuf-compiler-grpc libboost-dev \
         iproute2 python3 frr gobgpd
 
-.PHONY: all deps build test test-asan bench fuzz clean
+.PHONY: all deps build test test-asan bench fuzz demo clean
 
 all: build
 
@@ -53,13 +54,17 @@ test-asan: deps
 
 bench: deps
 	cmake -S . -B $(BENCH_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DBAGD_BENCH=ON -DBUILD_TESTING=OFF
-	cmake --build $(BENCH_BUILD) -j $(JOBS)
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target wire_decode_bench
 	$(BENCH_BUILD)/bench/wire_decode_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 
 fuzz: deps
 	CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBAGD_FUZZ=ON -DBUILD_TESTING=OFF
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	tests/fuzz/run_fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+demo: deps
+	$(MAKE) build
+	python3 tools/demo/demo.py
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(BENCH_BUILD) $(FUZZ_BUILD)
