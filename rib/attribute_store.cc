@@ -1,0 +1,62 @@
+#include "rib/attribute_store.h"
+
+#include "absl/hash/hash.h"
+
+namespace bagd::rib {
+
+void AttrRef::Release() {
+  if (p_ && --p_->refs == 0) p_->store->Erase(p_);
+  p_ = nullptr;
+}
+
+AttributeStore::~AttributeStore() {
+  // Paths must be gone first; whatever is left is a leak in the RIB, not here.
+  for (InternedAttributes* p : set_) delete p;
+}
+
+AttrRef AttributeStore::Intern(wire::PathAttributes attrs) {
+  if (attrs.mp_reach) attrs.mp_reach->nlri.clear();
+  attrs.mp_unreach.reset();
+  auto entry = std::make_unique<InternedAttributes>();
+  wire::CodecContext ctx;
+  ctx.four_octet_as = true;
+  wire::EncodePathAttributes(attrs, ctx, entry->key);
+  entry->hash = absl::HashOf(std::string_view(reinterpret_cast<const char*>(entry->key.data()), entry->key.size()));
+  if (auto it = set_.find(entry.get()); it != set_.end()) return AttrRef(*it);
+
+  InternedAttributes& e = *entry;
+  e.store = this;
+  e.attrs = std::move(attrs);
+  const auto& a = e.attrs;
+  e.local_pref = a.local_pref.value_or(100);
+  e.has_med = a.med.has_value();
+  e.med = a.med.value_or(0);
+  e.origin = static_cast<uint8_t>(a.origin.value_or(wire::Origin::kIncomplete));
+  if (a.as_path) {
+    e.as_path_length = static_cast<uint32_t>(a.as_path->Length());
+    e.neighbor_as = a.as_path->FirstAs();
+  }
+  e.cluster_list_length = static_cast<uint32_t>(a.cluster_list.size());
+  e.originator_id = a.originator_id;
+  if (a.mp_reach) {
+    e.next_hop = a.mp_reach->next_hop;
+    e.link_local_next_hop = a.mp_reach->link_local;
+  } else if (a.next_hop) {
+    e.next_hop = *a.next_hop;
+  }
+  e.link_bandwidth = a.SelectedLinkBandwidth();
+  bytes_ += sizeof(InternedAttributes) + e.key.capacity() * 2;
+  InternedAttributes* raw = entry.release();
+  set_.insert(raw);
+  return AttrRef(raw);
+}
+
+void AttributeStore::Erase(InternedAttributes* p) {
+  bytes_ -= sizeof(InternedAttributes) + p->key.capacity() * 2;
+  set_.erase(p);
+  delete p;
+}
+
+size_t AttributeStore::memory_bytes() const { return bytes_ + set_.capacity() * (sizeof(void*) + 1); }
+
+}  // namespace bagd::rib

@@ -1,0 +1,202 @@
+#include <catch2/catch.hpp>
+
+#include "tests/rib/rib_test_support.h"
+
+using namespace bagd;
+using namespace bagd::rib;
+using namespace bagd::rib::test;
+
+namespace {
+
+std::vector<std::string> Names(const Rib& rib, const std::vector<Path>& paths) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) out.push_back(rib.peer(p.peer).name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Attribute interning shares one copy and frees it with the last path", "[rib][intern]") {
+  AttributeStore store;
+  {
+    const AttrRef a = AttrsBuilder().Med(5).In(store);
+    const AttrRef b = AttrsBuilder().Med(5).In(store);
+    const AttrRef c = AttrsBuilder().Med(6).In(store);
+    CHECK(a == b);
+    CHECK_FALSE(a == c);
+    CHECK(store.size() == 2);
+    CHECK(a->refs == 2);
+    CHECK(a->med == 5);
+    CHECK(a->as_path_length == 1);
+    CHECK(a->neighbor_as == 65001);
+    CHECK(a->next_hop.ToString() == "10.0.0.1");
+  }
+  CHECK(store.size() == 0);
+}
+
+TEST_CASE("RIB: best path, withdraw, and a change set with old and new", "[rib]") {
+  AttributeStore store;
+  Rib rib(65000, DecisionConfig{});
+  const PeerIndex p1 = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
+  const PeerIndex p2 = rib.AddPeer(Peer("10.0.0.2", 2, 65002));
+  const wire::Nlri n[] = {N("192.0.2.0/24")};
+  rib.Announce(p1, n, AttrsBuilder().Path({65001, 65010}).In(store));
+  rib.Announce(p2, n, AttrsBuilder().Path({65002}).NextHop("10.0.0.2").In(store));
+  auto changes = rib.TakeChanges();
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].old_multipath.empty());
+  CHECK(Names(rib, changes[0].new_multipath) == std::vector<std::string>{"10.0.0.2"});  // shorter path
+  const Destination* d = rib.Find(*wire::Prefix::Parse("192.0.2.0/24"));
+  REQUIRE(d != nullptr);
+  CHECK(d->paths.size() == 2);
+  CHECK(rib.LostAt(*d, d->best == 0 ? 1 : 0) == DecisionStep::kAsPathLength);
+
+  const wire::Nlri w[] = {N("192.0.2.0/24")};
+  rib.Withdraw(p2, w);
+  changes = rib.TakeChanges();
+  REQUIRE(changes.size() == 1);
+  CHECK(Names(rib, changes[0].old_multipath) == std::vector<std::string>{"10.0.0.2"});
+  CHECK(Names(rib, changes[0].new_multipath) == std::vector<std::string>{"10.0.0.1"});
+  rib.Withdraw(p1, w);
+  changes = rib.TakeChanges();
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].new_multipath.empty());
+  CHECK(rib.prefix_count() == 0);
+  CHECK(rib.path_count() == 0);
+}
+
+TEST_CASE("RIB: changes coalesce, and a change undone is no change", "[rib]") {
+  AttributeStore store;
+  Rib rib(65000, DecisionConfig{});
+  const PeerIndex p1 = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
+  const wire::Nlri n[] = {N("192.0.2.0/24")};
+  const AttrRef a = AttrsBuilder().In(store);
+  rib.Announce(p1, n, a);
+  rib.TakeChanges();
+  rib.Announce(p1, n, AttrsBuilder().Med(7).In(store));
+  rib.Announce(p1, n, a);
+  CHECK(rib.TakeChanges().empty());
+  rib.Announce(p1, n, a);  // identical re-announcement
+  CHECK(rib.TakeChanges().empty());
+}
+
+TEST_CASE("RIB: eBGP multipath needs the same neighbor AS unless multipath-relax", "[rib][multipath]") {
+  AttributeStore store;
+  DecisionConfig cfg;
+  cfg.maximum_paths_ebgp = 4;
+  Rib rib(65000, cfg);
+  std::vector<PeerIndex> peers;
+  for (int i = 1; i <= 4; ++i) {
+    const std::string addr = "10.0.0." + std::to_string(i);
+    peers.push_back(rib.AddPeer(Peer(addr.c_str(), static_cast<uint32_t>(i), 65000 + i)));
+  }
+  const wire::Nlri n[] = {N("10.100.0.0/24")};
+  for (int i = 0; i < 4; ++i) {
+    // Same AS_PATH length, different neighbor ASes (a Clos/BAG fabric).
+    const std::string nh = "10.0.0." + std::to_string(i + 1);
+    rib.Announce(peers[i], n, AttrsBuilder().Path({65001u + i, 65100}).NextHop(nh.c_str()).In(store));
+  }
+  auto changes = rib.TakeChanges();
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].new_multipath.size() == 1);  // different neighbor AS: no multipath
+
+  cfg.as_path_multipath_relax = true;
+  rib.SetDecisionConfig(cfg);
+  changes = rib.TakeChanges();
+  REQUIRE(changes.size() == 1);
+  CHECK(Names(rib, changes[0].new_multipath) ==
+        std::vector<std::string>{"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"});  // best first, then by decision
+
+  cfg.maximum_paths_ebgp = 2;
+  rib.SetDecisionConfig(cfg);
+  changes = rib.TakeChanges();
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].new_multipath.size() == 2);
+}
+
+TEST_CASE("RIB: multipath requires equal local-pref, AS path length, origin and MED", "[rib][multipath]") {
+  AttributeStore store;
+  DecisionConfig cfg;
+  cfg.maximum_paths_ebgp = 8;
+  Rib rib(65000, cfg);
+  const PeerIndex a = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
+  const PeerIndex b = rib.AddPeer(Peer("10.0.0.2", 2, 65001));
+  const PeerIndex c = rib.AddPeer(Peer("10.0.0.3", 3, 65001, /*ebgp=*/false));
+  const wire::Nlri n[] = {N("10.100.0.0/24")};
+  rib.Announce(a, n, AttrsBuilder().Med(5).In(store));
+  rib.Announce(b, n, AttrsBuilder().Med(6).NextHop("10.0.0.2").In(store));
+  rib.Announce(c, n, AttrsBuilder().Med(5).NextHop("10.0.0.3").In(store));
+  const Destination* d = rib.Find(*wire::Prefix::Parse("10.100.0.0/24"));
+  REQUIRE(d != nullptr);
+  CHECK(__builtin_popcountll(d->multipath) == 1);  // b: higher MED; c: iBGP
+  rib.Announce(b, n, AttrsBuilder().Med(5).NextHop("10.0.0.2").In(store));
+  CHECK(__builtin_popcountll(rib.Find(*wire::Prefix::Parse("10.100.0.0/24"))->multipath) == 2);
+}
+
+TEST_CASE("RIB: AS-path loop detection and next-hop validation", "[rib]") {
+  AttributeStore store;
+  Rib rib(65000, DecisionConfig{});
+  const PeerIndex p = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
+  const wire::Nlri n[] = {N("192.0.2.0/24")};
+  rib.Announce(p, n, AttrsBuilder().In(store));
+  rib.TakeChanges();
+  // Our own AS in the path: the new path is rejected and the old one is withdrawn.
+  rib.Announce(p, n, AttrsBuilder().Path({65001, 65000, 65010}).In(store));
+  CHECK(rib.stats(p).rejected_as_loop == 1);
+  CHECK(rib.prefix_count() == 0);
+  CHECK(rib.TakeChanges().size() == 1);
+  wire::PathAttributes no_nh = AttrsBuilder().a;
+  no_nh.next_hop.reset();
+  rib.Announce(p, n, store.Intern(no_nh));
+  CHECK(rib.stats(p).rejected_next_hop == 1);
+  CHECK(rib.prefix_count() == 0);
+}
+
+TEST_CASE("RIB: a session going down withdraws everything it sent", "[rib]") {
+  AttributeStore store;
+  DecisionConfig cfg;
+  cfg.maximum_paths_ebgp = 4;
+  cfg.as_path_multipath_relax = true;
+  Rib rib(65000, cfg);
+  const PeerIndex p1 = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
+  const PeerIndex p2 = rib.AddPeer(Peer("10.0.0.2", 2, 65002));
+  std::vector<wire::Nlri> nlri;
+  for (int i = 0; i < 1000; ++i) {
+    const uint8_t b[4] = {10, static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i), 0};
+    nlri.push_back(wire::Nlri{wire::Prefix::Make(wire::Afi::kIpv4, b, 24), 0});
+  }
+  rib.Announce(p1, nlri, AttrsBuilder().In(store));
+  rib.Announce(p2, nlri, AttrsBuilder().Path({65002}).NextHop("10.0.0.2").In(store));
+  rib.TakeChanges();
+  CHECK(rib.path_count() == 2000);
+  CHECK(rib.paths_of(p1) == 1000);
+  CHECK(store.size() == 2);
+  rib.PeerDown(p1);
+  CHECK(rib.path_count() == 1000);
+  CHECK(rib.paths_of(p1) == 0);
+  auto changes = rib.TakeChanges();
+  CHECK(changes.size() == 1000);
+  CHECK(changes[0].old_multipath.size() == 2);
+  CHECK(Names(rib, changes[0].new_multipath) == std::vector<std::string>{"10.0.0.2"});
+  CHECK(store.size() == 2);  // the change set still refers to p1's old paths
+  changes.clear();
+  CHECK(store.size() == 1);  // p1's attribute set is gone with its last reference
+}
+
+TEST_CASE("RIB: ADD-PATH keeps several paths from one peer apart", "[rib]") {
+  AttributeStore store;
+  Rib rib(65000, DecisionConfig{});
+  const PeerIndex p = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
+  const wire::Nlri n[] = {N("192.0.2.0/24", 1), N("192.0.2.0/24", 2)};
+  rib.Announce(p, n, AttrsBuilder().In(store));
+  CHECK(rib.path_count() == 2);
+  const wire::Nlri w[] = {N("192.0.2.0/24", 1)};
+  rib.Withdraw(p, w);
+  CHECK(rib.path_count() == 1);
+  CHECK(rib.Find(*wire::Prefix::Parse("192.0.2.0/24"))->paths[0].path_id == 2);
+}
+
+TEST_CASE("RIB: a path is small", "[rib][memory]") {
+  STATIC_REQUIRE(sizeof(Path) == 16);
+  STATIC_REQUIRE(sizeof(Destination) <= 40);
+}
