@@ -61,6 +61,8 @@ class Rib {
 
   PeerIndex AddPeer(PeerInfo info);
   const PeerInfo& peer(PeerIndex p) const { return peers_[p]; }
+  // The session learned the peer's BGP identifier (at Established).
+  void UpdatePeerSource(PeerIndex p, const PathSource& source) { peers_[p].source = source; }
   void SetDecisionConfig(const DecisionConfig& c);  // re-runs the decision everywhere
 
   // The NLRI of one UPDATE from `peer`. Paths that fail loop detection (our AS in the

@@ -86,8 +86,8 @@ struct Peer::Slot {
   Timer connect_retry, hold, keepalive, idle_hold;
 };
 
-Peer::Peer(boost::asio::io_context& io, PeerConfig config, SessionMetrics* metrics)
-    : io_(io), config_(std::move(config)), metrics_(metrics) {
+Peer::Peer(boost::asio::io_context& io, PeerConfig config, SessionMetrics* metrics, RouteSink* sink)
+    : io_(io), config_(std::move(config)), metrics_(metrics), sink_(sink) {
   primary_ = std::make_unique<Slot>(io_, next_slot_id_++, Direction::kOutbound);
   admin_down_ = config_.shutdown;
   admin_down_message_ = config_.shutdown_message;
@@ -98,6 +98,7 @@ Peer::Peer(boost::asio::io_context& io, PeerConfig config, SessionMetrics* metri
 Peer::~Peer() = default;
 
 fsm::State Peer::state() const { return primary_->fsm.state; }
+bool Peer::established() const { return primary_->fsm.state == State::kEstablished; }
 
 Peer::Slot* Peer::Find(uint64_t id) {
   if (primary_ && primary_->id == id) return primary_.get();
@@ -223,25 +224,21 @@ void Peer::Execute(Slot& slot, const fsm::Action& a) {
       ++established_transitions_;
       const wire::CodecContext ctx = negotiated_->DecodeContext(config_.ebgp());
       if (slot.conn) slot.conn->SetCodecContext(ctx);
-      // Nothing to advertise yet (the RIB comes next): say so with End-of-RIB (RFC 4724).
+      prefixes_sent = 0;
+      if (sink_) {
+        // The initial table, then End-of-RIB (RFC 4724) for each family.
+        sink_->OnSessionUp(*this);
+      }
       for (int f = 0; f < wire::kFamilyCount; ++f) {
         if (negotiated_->families[f]) SendMessage(slot, wire::UpdateMessage::MakeEndOfRib(static_cast<wire::Family>(f)));
       }
       return;
     }
     case ActionType::kSessionDown:
-      log::Info("neighbor %s: session down, %d prefixes withdrawn", config_.Name(),
-                received_[0].size() + received_[1].size());
-      ClearReceived();
+      log::Info("neighbor %s: session down, %d paths withdrawn", config_.Name(), prefixes_received);
+      if (sink_) sink_->OnSessionDown(*this);
       established_since_ms_ = 0;
       return;
-  }
-}
-
-void Peer::ClearReceived() {
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
-    received_[f].clear();
-    if (metrics_) metrics_->Prefixes(config_.Name(), wire::FamilyName(static_cast<wire::Family>(f))).Set(0);
   }
 }
 
@@ -457,25 +454,30 @@ void Peer::OnUpdate(Slot& slot, const wire::UpdateMessage& u) {
   for (const auto& e : u.errors) {
     log::Warning("neighbor %s: UPDATE: %s (%s)", config_.Name(), e.reason, wire::ErrorActionName(e.action));
   }
-  const bool withdraw_all = u.action == wire::ErrorAction::kTreatAsWithdraw;
-  auto apply = [&](wire::Family f, const std::vector<wire::Nlri>& list, bool announce) {
-    auto& set = received_[static_cast<int>(f)];
-    for (const auto& n : list) {
-      if (announce) {
-        set.insert({n.prefix, n.path_id});
-      } else {
-        set.erase({n.prefix, n.path_id});
-      }
+  if (sink_) sink_->OnUpdate(*this, u);
+}
+
+std::optional<wire::IpAddress> Peer::LocalAddress() const {
+  if (!primary_->conn) return std::nullopt;
+  auto a = wire::IpAddress::Parse(primary_->conn->local().address().to_string());
+  if (!a.ok()) return std::nullopt;
+  return *a;
+}
+
+wire::CodecContext Peer::EncodeContext() const {
+  return negotiated_ ? negotiated_->EncodeContext(config_.ebgp()) : wire::CodecContext{};
+}
+
+void Peer::SendUpdates(std::vector<wire::Bytes> messages) {
+  Slot& slot = *primary_;
+  if (!slot.conn || slot.fsm.state != State::kEstablished) return;
+  for (auto& m : messages) {
+    Count(out_, 2, m.size());
+    if (metrics_) {
+      metrics_->Sent(config_.Name(), "update").Increment();
+      metrics_->BytesOut(config_.Name()).Increment(static_cast<double>(m.size()));
     }
-  };
-  apply(wire::Family::kIpv4Unicast, u.withdrawn, false);
-  if (u.attrs.mp_unreach) apply(u.attrs.mp_unreach->family, u.attrs.mp_unreach->withdrawn, false);
-  apply(wire::Family::kIpv4Unicast, u.nlri, !withdraw_all);
-  if (u.attrs.mp_reach) apply(u.attrs.mp_reach->family, u.attrs.mp_reach->nlri, !withdraw_all);
-  if (metrics_) {
-    for (int f = 0; f < wire::kFamilyCount; ++f)
-      metrics_->Prefixes(config_.Name(), wire::FamilyName(static_cast<wire::Family>(f)))
-          .Set(static_cast<double>(received_[f].size()));
+    slot.conn->Send(std::move(m));
   }
 }
 
@@ -547,8 +549,8 @@ control::v1::NeighborStatus Peer::Status() const {
   }
   *s.mutable_messages_in() = in_;
   *s.mutable_messages_out() = out_;
-  s.set_prefixes_received(received_[0].size() + received_[1].size());
-  s.set_prefixes_sent(0);
+  s.set_prefixes_received(prefixes_received);
+  s.set_prefixes_sent(prefixes_sent);
   s.set_last_error(last_error_);
   if (last_sent_) *s.mutable_last_notification_sent() = *last_sent_;
   if (last_received_) *s.mutable_last_notification_received() = *last_received_;

@@ -13,7 +13,6 @@
 #include <random>
 #include <string>
 
-#include "absl/container/flat_hash_set.h"
 #include "bgpd/control/control.pb.h"
 #include "bgpd/fsm/fsm.h"
 #include "bgpd/session/connection.h"
@@ -38,9 +37,20 @@ struct PeerConfig {
   std::string Name() const { return address.ToString(); }
 };
 
+class Peer;
+
+// Where a peer's routes go (the speaker, which owns the RIB). Called on the io thread.
+class RouteSink {
+ public:
+  virtual ~RouteSink() = default;
+  virtual void OnSessionUp(Peer& peer) = 0;      // Established: send the initial table
+  virtual void OnSessionDown(Peer& peer) = 0;    // withdraw what the peer sent
+  virtual void OnUpdate(Peer& peer, const wire::UpdateMessage& update) = 0;
+};
+
 class Peer {
  public:
-  Peer(boost::asio::io_context& io, PeerConfig config, SessionMetrics* metrics);
+  Peer(boost::asio::io_context& io, PeerConfig config, SessionMetrics* metrics, RouteSink* sink = nullptr);
   ~Peer();
   Peer(const Peer&) = delete;
   Peer& operator=(const Peer&) = delete;
@@ -56,6 +66,16 @@ class Peer {
 
   control::v1::NeighborStatus Status() const;
   const PeerConfig& config() const { return config_; }
+  // Established only: what was negotiated, the local address of the session, and sending.
+  const std::optional<fsm::Negotiated>& negotiated() const { return negotiated_; }
+  std::optional<wire::IpAddress> LocalAddress() const;
+  bool established() const;
+  // Pre-encoded UPDATEs (already packed for this session's encode context).
+  void SendUpdates(std::vector<wire::Bytes> messages);
+  wire::CodecContext EncodeContext() const;
+  uint32_t rib_index = 0;  // the speaker's handle for this peer in the RIB
+  uint64_t prefixes_received = 0;  // set by the speaker from the RIB
+  uint64_t prefixes_sent = 0;
   fsm::State state() const;
   bool admin_down() const { return admin_down_; }
 
@@ -73,11 +93,11 @@ class Peer {
   void SendMessage(Slot& slot, const wire::Message& message);
   Slot* Find(uint64_t slot_id);
   void ApplySocketOptions(int fd, bool ipv6);
-  void ClearReceived();
 
   boost::asio::io_context& io_;
   PeerConfig config_;
   SessionMetrics* metrics_;
+  RouteSink* sink_;
   std::unique_ptr<Slot> primary_;
   std::unique_ptr<Slot> candidate_;  // collision candidate (inbound)
   uint64_t next_slot_id_ = 1;
@@ -93,8 +113,6 @@ class Peer {
   std::optional<control::v1::Notification> last_sent_, last_received_;
   std::string last_error_;
   std::optional<fsm::Negotiated> negotiated_;
-  // Until the RIB exists (next issue), what the peer announced, to count it.
-  absl::flat_hash_set<std::pair<wire::Prefix, uint32_t>> received_[wire::kFamilyCount];
 };
 
 }  // namespace bagd::session

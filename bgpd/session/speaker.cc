@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "bgpd/session/log.h"
 #include "bgpd/session/socket_options.h"
+#include "bgpd/wire/update_packer.h"
 
 namespace bagd::session {
 
@@ -93,6 +94,12 @@ Speaker::~Speaker() = default;
 absl::Status Speaker::Configure(const config::v1::Config& config) {
   auto peers = PeerConfigs(config);
   if (!peers.ok()) return peers.status();
+  local_as_ = config.router().asn();
+  rib::DecisionConfig decision;
+  decision.maximum_paths_ebgp = std::max<uint32_t>(1, config.multipath().maximum_paths_ebgp());
+  decision.maximum_paths_ibgp = std::max<uint32_t>(1, config.multipath().maximum_paths_ibgp());
+  decision.as_path_multipath_relax = config.multipath().as_path_relax();
+  rib_ = std::make_unique<rib::Rib>(local_as_, decision);
   std::vector<std::pair<std::string, uint16_t>> listen;
   for (const auto& l : config.router().listen()) {
     listen.emplace_back(l.address(), static_cast<uint16_t>(l.port() ? l.port() : 179));
@@ -124,7 +131,14 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
         }
       }
     }
-    auto peer = std::make_unique<Peer>(io_, std::move(pc), metrics_);
+    auto peer = std::make_unique<Peer>(io_, std::move(pc), metrics_, this);
+    rib::PeerInfo info;
+    info.source.ebgp = peer->config().ebgp();
+    info.source.address = peer->config().address;
+    info.asn = peer->config().fsm.local.remote_as;
+    info.name = peer->config().Name();
+    peer->rib_index = rib_->AddPeer(std::move(info));
+    adj_out_.emplace_back();
     by_address_[peer->config().Name()] = peer.get();
     peers_.push_back(std::move(peer));
   }
@@ -206,6 +220,161 @@ absl::Status Speaker::EnableNeighbor(const std::string& address) {
   if (p == nullptr) return absl::NotFoundError(absl::StrCat("no neighbor ", address, " is configured"));
   p->Enable();
   return absl::OkStatus();
+}
+
+}  // namespace bagd::session
+
+namespace bagd::session {
+
+void Speaker::RefreshCounts(Peer& p) {
+  p.prefixes_received = rib_->paths_of(p.rib_index);
+  p.prefixes_sent = adj_out_[p.rib_index].size();
+}
+
+std::optional<wire::PathAttributes> Speaker::ExportAttributes(const Peer& to, const rib::Path& best,
+                                                              wire::Family family) const {
+  if (best.peer == to.rib_index) return std::nullopt;  // never back to where it came from
+  const rib::PeerInfo& from = rib_->peer(best.peer);
+  const bool to_ebgp = to.config().ebgp();
+  if (!from.source.ebgp && !to_ebgp) return std::nullopt;  // RFC 4271 §9.1.3: no iBGP to iBGP
+  const auto& n = to.negotiated();
+  if (!n || !n->families[static_cast<int>(family)]) return std::nullopt;
+  wire::PathAttributes a = best.attrs->attrs;
+  a.mp_unreach.reset();
+  if (to_ebgp) {
+    // Our AS in front (RFC 4271 §5.1.2), next hop self (§5.1.3), MED not passed to another
+    // AS (§5.1.4), LOCAL_PREF and route-reflection attributes internal only.
+    wire::AsPath path = a.as_path.value_or(wire::AsPath{});
+    if (!path.segments.empty() && path.segments.front().type == wire::AsSegmentType::kSequence &&
+        path.segments.front().asns.size() < 255) {
+      path.segments.front().asns.insert(path.segments.front().asns.begin(), local_as_);
+    } else {
+      path.segments.insert(path.segments.begin(), wire::AsPathSegment{wire::AsSegmentType::kSequence, {local_as_}});
+    }
+    a.as_path = std::move(path);
+    a.med.reset();
+    a.local_pref.reset();
+    a.originator_id.reset();
+    a.cluster_list.clear();
+    std::erase_if(a.extended_communities, [](const wire::ExtendedCommunity& ec) { return !ec.transitive(); });
+    std::erase_if(a.unknown, [](const wire::UnknownAttribute& u) { return !(u.flags & wire::attr_flag::kTransitive); });
+    const auto local = to.LocalAddress();
+    if (!local) return std::nullopt;
+    if (family == wire::Family::kIpv4Unicast) {
+      if (!local->is_v4()) return std::nullopt;  // an IPv4 next hop is needed (no RFC 8950 export yet)
+      a.next_hop = *local;
+      a.mp_reach.reset();
+    } else {
+      if (!local->is_v6()) return std::nullopt;
+      a.next_hop.reset();
+      a.mp_reach = wire::MpReach{family, *local, std::nullopt, {}};
+    }
+  } else {
+    // eBGP-learned to iBGP: next hop unchanged, LOCAL_PREF present (RFC 4271 §5.1.5).
+    if (!a.local_pref) a.local_pref = 100;
+    std::erase_if(a.unknown, [](const wire::UnknownAttribute& u) { return !(u.flags & wire::attr_flag::kTransitive); });
+  }
+  return a;
+}
+
+void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) {
+  if (!to.established()) return;
+  auto& out = adj_out_[to.rib_index];
+  // Announcements grouped by exported attribute set, in first-seen order.
+  std::vector<std::pair<rib::AttrRef, std::vector<wire::Nlri>>> groups;
+  absl::flat_hash_map<const rib::InternedAttributes*, size_t> group_of;
+  std::vector<wire::Nlri> withdraw[wire::kFamilyCount];
+  for (const auto& c : changes) {
+    const wire::Family family = c.prefix.family();
+    std::optional<wire::PathAttributes> exported;
+    if (!c.new_multipath.empty()) exported = ExportAttributes(to, c.new_multipath.front(), family);
+    if (exported) {
+      rib::AttrRef ref = store_.Intern(*std::move(exported));
+      auto [it, inserted] = out.try_emplace(c.prefix, ref);
+      if (!inserted) {
+        if (it->second == ref) continue;
+        it->second = ref;
+      }
+      auto [g, fresh] = group_of.try_emplace(ref.get(), groups.size());
+      if (fresh) groups.emplace_back(ref, std::vector<wire::Nlri>{});
+      groups[g->second].second.push_back(wire::Nlri{c.prefix, 0});
+    } else if (out.erase(c.prefix) > 0) {
+      withdraw[static_cast<int>(family)].push_back(wire::Nlri{c.prefix, 0});
+    }
+  }
+  const wire::CodecContext ctx = to.EncodeContext();
+  std::vector<wire::Bytes> messages;
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    if (withdraw[f].empty()) continue;
+    auto packed = wire::PackWithdrawals(static_cast<wire::Family>(f), withdraw[f], ctx);
+    if (packed.ok()) std::move(packed->begin(), packed->end(), std::back_inserter(messages));
+  }
+  for (auto& [ref, nlri] : groups) {
+    auto packed = wire::PackAnnouncements(ref->attrs, nlri.front().prefix.family(), nlri, ctx);
+    if (!packed.ok()) {
+      log::Error("neighbor %s: cannot advertise %d prefixes: %s", to.config().Name(), nlri.size(),
+                 packed.status().ToString());
+      continue;
+    }
+    std::move(packed->begin(), packed->end(), std::back_inserter(messages));
+  }
+  to.SendUpdates(std::move(messages));
+  RefreshCounts(to);
+}
+
+void Speaker::Propagate(const std::vector<rib::RouteChange>& changes) {
+  if (changes.empty()) return;
+  for (auto& p : peers_) Advertise(*p, changes);
+}
+
+void Speaker::OnSessionUp(Peer& peer) {
+  rib::PathSource src = rib_->peer(peer.rib_index).source;
+  if (peer.negotiated()) src.router_id = peer.negotiated()->peer_router_id;
+  rib_->UpdatePeerSource(peer.rib_index, src);
+  adj_out_[peer.rib_index].clear();
+  // The initial dump: every best path, as a change from nothing.
+  std::vector<rib::RouteChange> all;
+  all.reserve(rib_->prefix_count());
+  for (const auto& [prefix, d] : rib_->table()) {
+    if (d.best < 0) continue;
+    all.push_back(rib::RouteChange{prefix, {}, {d.paths[d.best]}});
+  }
+  Advertise(peer, all);
+  log::Info("neighbor %s: initial advertisement: %d prefixes", peer.config().Name(), adj_out_[peer.rib_index].size());
+}
+
+void Speaker::OnSessionDown(Peer& peer) {
+  rib_->PeerDown(peer.rib_index);
+  adj_out_[peer.rib_index].clear();
+  RefreshCounts(peer);
+  Propagate(rib_->TakeChanges());
+  if (metrics_) {
+    for (int f = 0; f < wire::kFamilyCount; ++f)
+      metrics_->Prefixes(peer.config().Name(), wire::FamilyName(static_cast<wire::Family>(f))).Set(0);
+  }
+}
+
+void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
+  const rib::PeerIndex idx = peer.rib_index;
+  rib_->Withdraw(idx, u.withdrawn);
+  if (u.attrs.mp_unreach) rib_->Withdraw(idx, u.attrs.mp_unreach->withdrawn);
+  const bool announces = !u.nlri.empty() || (u.attrs.mp_reach && !u.attrs.mp_reach->nlri.empty());
+  if (announces) {
+    if (u.action == wire::ErrorAction::kTreatAsWithdraw) {
+      // RFC 7606: the UPDATE's routes are withdrawn.
+      rib_->Withdraw(idx, u.nlri);
+      if (u.attrs.mp_reach) rib_->Withdraw(idx, u.attrs.mp_reach->nlri);
+    } else {
+      const rib::AttrRef attrs = store_.Intern(u.attrs);
+      if (!u.nlri.empty()) rib_->Announce(idx, u.nlri, attrs);
+      if (u.attrs.mp_reach && !u.attrs.mp_reach->nlri.empty()) rib_->Announce(idx, u.attrs.mp_reach->nlri, attrs);
+    }
+  }
+  RefreshCounts(peer);
+  if (metrics_) {
+    metrics_->Prefixes(peer.config().Name(), "all").Set(static_cast<double>(peer.prefixes_received));
+  }
+  Propagate(rib_->TakeChanges());
 }
 
 }  // namespace bagd::session

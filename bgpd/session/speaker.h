@@ -16,13 +16,14 @@
 #include "bgpd/session/metrics.h"
 #include "bgpd/session/peer.h"
 #include "conf/bagd.pb.h"
+#include "rib/rib.h"
 
 namespace bagd::session {
 
 // The config, turned into what the sessions need (defaults applied by conf/).
 absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& config);
 
-class Speaker {
+class Speaker : public RouteSink {
  public:
   Speaker(boost::asio::io_context& io, SessionMetrics* metrics);
   ~Speaker();
@@ -40,8 +41,25 @@ class Speaker {
   absl::Status EnableNeighbor(const std::string& address);
 
   size_t neighbor_count() const { return peers_.size(); }
+  const rib::Rib& rib() const { return *rib_; }
+  const rib::AttributeStore& attribute_store() const { return store_; }
+
+  // RouteSink: the routes of every session flow through here.
+  void OnSessionUp(Peer& peer) override;
+  void OnSessionDown(Peer& peer) override;
+  void OnUpdate(Peer& peer, const wire::UpdateMessage& update) override;
+
+  // What `to` gets for a best path learned from `from` (RFC 4271 §9.1.3, §5.1): nothing
+  // back to its source, nothing iBGP to iBGP; to eBGP: own AS prepended, next hop self,
+  // MED/LOCAL_PREF/non-transitive attributes removed.
+  std::optional<wire::PathAttributes> ExportAttributes(const Peer& to, const rib::Path& best,
+                                                       wire::Family family) const;
 
  private:
+  // Sends `to` what changed, packing every prefix of one attribute set together.
+  void Advertise(Peer& to, const std::vector<rib::RouteChange>& changes);
+  void Propagate(const std::vector<rib::RouteChange>& changes);
+  void RefreshCounts(Peer& p);
   struct Listener;
   void Accept(Listener& l);
   Peer* FindPeer(const std::string& address) const;
@@ -52,6 +70,11 @@ class Speaker {
   std::vector<std::unique_ptr<Peer>> peers_;
   absl::flat_hash_map<std::string, Peer*> by_address_;  // canonical address text
   std::unique_ptr<boost::asio::steady_timer> shutdown_timer_;
+  uint32_t local_as_ = 0;
+  rib::AttributeStore store_;  // declared before the RIB and Adj-RIB-Out that hold references
+  std::unique_ptr<rib::Rib> rib_;
+  // Adj-RIB-Out: per peer (by rib index), what we advertised for each prefix.
+  std::vector<absl::flat_hash_map<wire::Prefix, rib::AttrRef>> adj_out_;
 };
 
 }  // namespace bagd::session

@@ -193,6 +193,59 @@ class GobgpSessions(unittest.TestCase):
         bagd.wait_state(b4, "Established")
 
 
+class Readvertisement(unittest.TestCase):
+    """FRR and GoBGP each advertise to bagd; bagd re-advertises to the other with its own AS
+    prepended and itself as next hop; a withdraw at the source withdraws everywhere."""
+
+    def test_frr_and_gobgp_through_bagd(self):
+        lab = Lab("readv")
+        self.addCleanup(lab.close)
+        b, f, g = lab.netns("b"), lab.netns("f"), lab.netns("g")
+        bf4, f4, *_ = lab.link(b, f)
+        bg4, g4, *_ = lab.link(b, g)
+        bagd = lab.start_bagd(b, f"""
+router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" }}
+neighbors {{ address: "{f4}" remote_as: 65001 timers {{ connect_retry: 1 }} }}
+neighbors {{ address: "{g4}" remote_as: 65002 timers {{ connect_retry: 1 }} }}
+""")
+        frr = lab.start_frr(f, frr_config(bf4, prefixes=("192.0.2.0/24", "192.0.3.0/24")), f4)
+        gobgp = lab.start_gobgp(g, gobgp_toml(bg4, g4))
+        bagd.wait_state(f4, "Established")
+        bagd.wait_state(g4, "Established")
+        gobgp.cli("global", "rib", "add", "198.51.100.0/24", "-a", "ipv4")
+
+        def gobgp_route(prefix):
+            import json as _json
+            rib = _json.loads(gobgp.cli("global", "rib", "-a", "ipv4", "-j") or "{}")
+            return rib.get(prefix)
+
+        def frr_route(prefix):
+            routes = frr.json("show bgp ipv4 unicast json").get("routes", {})
+            return routes.get(prefix)
+
+        # FRR's prefix reaches GoBGP through bagd: AS path bagd FRR, next hop bagd.
+        paths = wait_until(lambda: gobgp_route("192.0.2.0/24"), 20, "192.0.2.0/24 at GoBGP")
+        attrs = {a["type"]: a for a in paths[0]["attrs"]}
+        self.assertEqual(attrs[2]["as_paths"][0]["asns"], [LOCAL_AS, 65001])
+        self.assertEqual(attrs[3]["nexthop"], bg4)
+        # GoBGP's prefix reaches FRR: AS path bagd GoBGP, next hop bagd.
+        route = wait_until(lambda: frr_route("198.51.100.0/24"), 20, "198.51.100.0/24 at FRR")
+        self.assertEqual(route[0]["path"], f"{LOCAL_AS} 65002")
+        self.assertEqual(route[0]["nexthops"][0]["ip"], bf4)
+        # Nothing is sent back to where it came from: FRR has only its own path.
+        own = frr_route("192.0.2.0/24")
+        self.assertEqual(len(own), 1)
+        self.assertNotIn(bf4, str(own[0].get("nexthops")))
+        self.assertEqual(bagd.neighbor(f4)["prefixes_sent"], "1")
+        self.assertEqual(bagd.neighbor(g4)["prefixes_sent"], "2")
+        # A withdraw at the source withdraws everywhere.
+        frr.vtysh("configure terminal", "router bgp 65001", "address-family ipv4 unicast", "no network 192.0.2.0/24")
+        wait_until(lambda: gobgp_route("192.0.2.0/24") is None, 20, "192.0.2.0/24 withdrawn at GoBGP")
+        self.assertIsNotNone(gobgp_route("192.0.3.0/24"))
+        lab.stop(gobgp.proc)
+        wait_until(lambda: frr_route("198.51.100.0/24") is None, 20, "198.51.100.0/24 withdrawn at FRR")
+
+
 if __name__ == "__main__":
     if os.geteuid() != 0:
         print("interop tests need root (network namespaces); skipped")
