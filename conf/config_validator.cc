@@ -44,6 +44,7 @@ class Validator {
     CheckRouter();
     CheckNeighbors();
     CheckDamping();
+    CheckNetworks();
     std::stable_sort(errors_.begin(), errors_.end(),
                      [](const ConfigError& a, const ConfigError& b) {
                        return std::tie(a.line, a.column) < std::tie(b.line, b.column);
@@ -406,6 +407,42 @@ class Validator {
              {Field(v1::Damping::descriptor(), "min_change_percent"), -1}},
             absl::StrCat("damping: min_change_percent ", damping.min_change_percent(),
                          " is out of range: use 0..100"));
+    }
+  }
+
+  void CheckNetworks() {
+    std::vector<std::pair<std::string, int>> seen;  // canonical prefix, index
+    for (int i = 0; i < config_.networks_size(); ++i) {
+      const std::string& text = config_.networks(i).prefix();
+      const FieldPath at = {{Field(v1::Config::descriptor(), "networks"), i},
+                            {Field(v1::Network::descriptor(), "prefix"), -1}};
+      const size_t slash = text.find('/');
+      const auto addr = ParseIpAddressText(text.substr(0, slash));
+      int len = -1;
+      if (slash != std::string::npos) {
+        const std::string l = text.substr(slash + 1);
+        if (!l.empty() && l.size() <= 3 && l.find_first_not_of("0123456789") == std::string::npos) len = std::stoi(l);
+      }
+      const int max = addr && addr->v6 ? 128 : 32;
+      if (!addr || len < 0 || len > max) {
+        Error(at, absl::StrCat("network \"", text, "\" is not a prefix such as 10.100.0.0/24 or 2001:db8::/48"));
+        continue;
+      }
+      bool host_bits = false;
+      for (int bit = len; bit < max; ++bit) host_bits |= (addr->bytes[bit / 8] >> (7 - bit % 8)) & 1;
+      if (host_bits) {
+        Error(at, absl::StrCat("network ", text, " has host bits set: write the prefix itself"));
+        continue;
+      }
+      std::string canonical(reinterpret_cast<const char*>(addr->bytes.data()), 16);
+      canonical += static_cast<char>(len);
+      canonical += addr->v6 ? '6' : '4';
+      for (const auto& [c, j] : seen) {
+        if (c == canonical) {
+          Error(at, absl::StrCat("network ", text, " is listed twice (also entry ", j + 1, ")"));
+        }
+      }
+      seen.emplace_back(canonical, i);
     }
   }
 

@@ -25,9 +25,9 @@ void Rib::Announce(PeerIndex peer, std::span<const wire::Nlri> nlri, const AttrR
   ImportStats& st = peer_stats_[peer];
   const bool loop = attrs->attrs.as_path && attrs->attrs.as_path->Contains(local_as_);
   // Next-hop validation: a path needs a next hop (NEXT_HOP or MP_REACH), and not 0.0.0.0 / ::.
-  const bool bad_nh = (!attrs->attrs.next_hop && !attrs->attrs.mp_reach) ||
+  const bool bad_nh = !peers_[peer].local && ((!attrs->attrs.next_hop && !attrs->attrs.mp_reach) ||
                       attrs->next_hop == wire::IpAddress{} ||
-                      (attrs->next_hop.is_v6() && attrs->next_hop == wire::IpAddress::V6Bytes(kZero16));
+                      (attrs->next_hop.is_v6() && attrs->next_hop == wire::IpAddress::V6Bytes(kZero16)));
   if (loop || bad_nh) {
     // The new path is unusable; an older one from the same peer is replaced by nothing.
     (loop ? st.rejected_as_loop : st.rejected_next_hop) += nlri.size();

@@ -46,6 +46,7 @@ struct PeerInfo {
   PathSource source;
   uint32_t asn = 0;
   std::string name;
+  bool local = false;  // this router's own routes (config `networks`): no next hop to check
 };
 
 struct ImportStats {

@@ -100,6 +100,20 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
   decision.maximum_paths_ibgp = std::max<uint32_t>(1, config.multipath().maximum_paths_ibgp());
   decision.as_path_multipath_relax = config.multipath().as_path_relax();
   rib_ = std::make_unique<rib::Rib>(local_as_, decision);
+  {
+    rib::PeerInfo local;
+    local.local = true;
+    local.name = "local";
+    local.asn = local_as_;
+    local.source.ebgp = false;
+    local_index_ = rib_->AddPeer(std::move(local));
+    adj_out_.emplace_back();  // keeps adj_out_ indexed by rib index
+  }
+  for (const auto& n : config.networks()) {
+    auto p = wire::Prefix::Parse(n.prefix());
+    if (!p.ok()) return absl::InvalidArgumentError(absl::StrCat("network '", n.prefix(), "': ", p.status().message()));
+    networks_.push_back(wire::Nlri{*p, 0});
+  }
   std::vector<std::pair<std::string, uint16_t>> listen;
   for (const auto& l : config.router().listen()) {
     listen.emplace_back(l.address(), static_cast<uint16_t>(l.port() ? l.port() : 179));
@@ -146,6 +160,16 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
 }
 
 void Speaker::Start() {
+  if (!networks_.empty()) {
+    // Our own routes: ORIGIN IGP, empty AS_PATH; the next hop is set per peer on export.
+    wire::PathAttributes a;
+    a.origin = wire::Origin::kIgp;
+    a.as_path = wire::AsPath{};
+    a.local_pref = 100;
+    rib_->Announce(local_index_, networks_, store_.Intern(a));
+    rib_->TakeChanges();  // nobody is Established yet; the initial dumps carry them
+    log::Info("originating %d prefixes", networks_.size());
+  }
   for (auto& l : listeners_) {
     log::Info("listening on %s", absl::StrCat("[", l->endpoint.address().to_string(), "]:", l->endpoint.port()));
     Accept(*l);
@@ -236,7 +260,7 @@ std::optional<wire::PathAttributes> Speaker::ExportAttributes(const Peer& to, co
   if (best.peer == to.rib_index) return std::nullopt;  // never back to where it came from
   const rib::PeerInfo& from = rib_->peer(best.peer);
   const bool to_ebgp = to.config().ebgp();
-  if (!from.source.ebgp && !to_ebgp) return std::nullopt;  // RFC 4271 §9.1.3: no iBGP to iBGP
+  if (!from.local && !from.source.ebgp && !to_ebgp) return std::nullopt;  // RFC 4271 §9.1.3: no iBGP to iBGP
   const auto& n = to.negotiated();
   if (!n || !n->families[static_cast<int>(family)]) return std::nullopt;
   wire::PathAttributes a = best.attrs->attrs;
@@ -266,6 +290,17 @@ std::optional<wire::PathAttributes> Speaker::ExportAttributes(const Peer& to, co
       a.mp_reach.reset();
     } else {
       if (!local->is_v6()) return std::nullopt;
+      a.next_hop.reset();
+      a.mp_reach = wire::MpReach{family, *local, std::nullopt, {}};
+    }
+  } else if (from.local) {
+    // Our own route to an iBGP peer: next hop self.
+    const auto local = to.LocalAddress();
+    if (!local || local->is_v4() != (family == wire::Family::kIpv4Unicast)) return std::nullopt;
+    if (family == wire::Family::kIpv4Unicast) {
+      a.next_hop = *local;
+      a.mp_reach.reset();
+    } else {
       a.next_hop.reset();
       a.mp_reach = wire::MpReach{family, *local, std::nullopt, {}};
     }

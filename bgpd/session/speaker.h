@@ -75,6 +75,8 @@ class Speaker : public RouteSink {
   std::unique_ptr<rib::Rib> rib_;
   // Adj-RIB-Out: per peer (by rib index), what we advertised for each prefix.
   std::vector<absl::flat_hash_map<wire::Prefix, rib::AttrRef>> adj_out_;
+  rib::PeerIndex local_index_ = 0;  // this router's own routes (config networks)
+  std::vector<wire::Nlri> networks_;
 };
 
 }  // namespace bagd::session

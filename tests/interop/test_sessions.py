@@ -207,6 +207,7 @@ class Readvertisement(unittest.TestCase):
 router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" }}
 neighbors {{ address: "{f4}" remote_as: 65001 timers {{ connect_retry: 1 }} }}
 neighbors {{ address: "{g4}" remote_as: 65002 timers {{ connect_retry: 1 }} }}
+networks {{ prefix: "10.100.0.0/24" }}
 """)
         frr = lab.start_frr(f, frr_config(bf4, prefixes=("192.0.2.0/24", "192.0.3.0/24")), f4)
         gobgp = lab.start_gobgp(g, gobgp_toml(bg4, g4))
@@ -232,12 +233,17 @@ neighbors {{ address: "{g4}" remote_as: 65002 timers {{ connect_retry: 1 }} }}
         route = wait_until(lambda: frr_route("198.51.100.0/24"), 20, "198.51.100.0/24 at FRR")
         self.assertEqual(route[0]["path"], f"{LOCAL_AS} 65002")
         self.assertEqual(route[0]["nexthops"][0]["ip"], bf4)
+        # bagd's own network: AS path just bagd, next hop bagd, to both peers.
+        own_net = wait_until(lambda: frr_route("10.100.0.0/24"), 20, "10.100.0.0/24 at FRR")
+        self.assertEqual(own_net[0]["path"], f"{LOCAL_AS}")
+        self.assertEqual(own_net[0]["nexthops"][0]["ip"], bf4)
+        self.assertIsNotNone(gobgp_route("10.100.0.0/24"))
         # Nothing is sent back to where it came from: FRR has only its own path.
         own = frr_route("192.0.2.0/24")
         self.assertEqual(len(own), 1)
         self.assertNotIn(bf4, str(own[0].get("nexthops")))
-        self.assertEqual(bagd.neighbor(f4)["prefixes_sent"], "1")
-        self.assertEqual(bagd.neighbor(g4)["prefixes_sent"], "2")
+        self.assertEqual(bagd.neighbor(f4)["prefixes_sent"], "2")  # GoBGP's + bagd's own
+        self.assertEqual(bagd.neighbor(g4)["prefixes_sent"], "3")  # FRR's two + bagd's own
         # A withdraw at the source withdraws everywhere.
         frr.vtysh("configure terminal", "router bgp 65001", "address-family ipv4 unicast", "no network 192.0.2.0/24")
         wait_until(lambda: gobgp_route("192.0.2.0/24") is None, 20, "192.0.2.0/24 withdrawn at GoBGP")
