@@ -9,7 +9,7 @@ constexpr uint8_t kZero16[16] = {};
 
 PeerIndex Rib::AddPeer(PeerInfo info) {
   peers_.push_back(std::move(info));
-  per_peer_.push_back(0);
+  per_peer_.push_back({0, 0});
   peer_stats_.emplace_back();
   return static_cast<PeerIndex>(peers_.size() - 1);
 }
@@ -36,6 +36,7 @@ void Rib::Announce(PeerIndex peer, std::span<const wire::Nlri> nlri, const AttrR
   }
   for (const wire::Nlri& n : nlri) {
     auto [it, inserted] = table_.try_emplace(n.prefix);
+    if (inserted) ++prefixes_[static_cast<int>(n.prefix.family())];
     Destination& d = it->second;
     auto same = std::find_if(d.paths.begin(), d.paths.end(),
                              [&](const Path& p) { return p.peer == peer && p.path_id == n.path_id; });
@@ -47,7 +48,7 @@ void Rib::Announce(PeerIndex peer, std::span<const wire::Nlri> nlri, const AttrR
       if (!pending_.contains(n.prefix)) pending_.emplace(n.prefix, MultipathOf(d));
       d.paths.push_back(Path{peer, n.path_id, attrs});
       ++path_count_;
-      ++per_peer_[peer];
+      ++per_peer_[peer][static_cast<int>(n.prefix.family())];
     }
     ++st.accepted;
     Select(n.prefix, d, false);
@@ -63,7 +64,10 @@ void Rib::Withdraw(PeerIndex peer, std::span<const wire::Nlri> nlri) {
       if (d.paths[i].peer == peer && d.paths[i].path_id == n.path_id) {
         ++peer_stats_[peer].withdrawn;
         Remove(n.prefix, d, i);
-        if (d.paths.empty()) table_.erase(it);
+        if (d.paths.empty()) {
+          --prefixes_[static_cast<int>(n.prefix.family())];
+          table_.erase(it);
+        }
         break;
       }
     }
@@ -79,12 +83,15 @@ void Rib::PeerDown(PeerIndex peer) {
     }
     if (d.paths.empty()) empty.push_back(prefix);
   }
-  for (const auto& p : empty) table_.erase(p);
+  for (const auto& p : empty) {
+    --prefixes_[static_cast<int>(p.family())];
+    table_.erase(p);
+  }
 }
 
 void Rib::Remove(const wire::Prefix& prefix, Destination& d, size_t index) {
   if (!pending_.contains(prefix)) pending_.emplace(prefix, MultipathOf(d));
-  --per_peer_[d.paths[index].peer];
+  --per_peer_[d.paths[index].peer][static_cast<int>(prefix.family())];
   --path_count_;
   d.paths.erase(d.paths.begin() + static_cast<ptrdiff_t>(index));
   Select(prefix, d, false);
@@ -102,6 +109,7 @@ std::vector<Path> Rib::MultipathOf(const Destination& d) const {
 
 void Rib::Select(const wire::Prefix& prefix, Destination& d, bool record) {
   if (record && !pending_.contains(prefix)) pending_.emplace(prefix, MultipathOf(d));
+  ++decision_runs_;
   d.best = -1;
   d.multipath = 0;
   if (d.paths.empty()) return;

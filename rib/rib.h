@@ -6,6 +6,7 @@
 // when there is one, a path is 16 bytes (peer index, path id, interned attribute reference).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -82,8 +83,16 @@ class Rib {
   Candidate CandidateOf(const Path& p) const;
 
   size_t prefix_count() const { return table_.size(); }
+  size_t prefix_count(wire::Family f) const { return prefixes_[static_cast<int>(f)]; }
   size_t path_count() const { return path_count_; }
-  size_t paths_of(PeerIndex p) const { return p < per_peer_.size() ? per_peer_[p] : 0; }
+  size_t paths_of(PeerIndex p) const {
+    return p < per_peer_.size() ? per_peer_[p][0] + per_peer_[p][1] : 0;
+  }
+  size_t paths_of(PeerIndex p, wire::Family f) const {
+    return p < per_peer_.size() ? per_peer_[p][static_cast<int>(f)] : 0;
+  }
+  size_t peer_count() const { return peers_.size(); }
+  uint64_t decision_runs() const { return decision_runs_; }
   const ImportStats& stats(PeerIndex p) const { return peer_stats_[p]; }
   size_t memory_bytes() const;
   const absl::flat_hash_map<wire::Prefix, Destination>& table() const { return table_; }
@@ -96,7 +105,9 @@ class Rib {
   uint32_t local_as_;
   DecisionConfig config_;
   std::vector<PeerInfo> peers_;
-  std::vector<size_t> per_peer_;
+  std::vector<std::array<size_t, wire::kFamilyCount>> per_peer_;
+  size_t prefixes_[wire::kFamilyCount] = {};
+  uint64_t decision_runs_ = 0;
   std::vector<ImportStats> peer_stats_;
   absl::flat_hash_map<wire::Prefix, Destination> table_;
   size_t path_count_ = 0;

@@ -29,8 +29,23 @@ SessionMetrics::SessionMetrics(std::shared_ptr<prometheus::Registry> registry)
       bytes_out_(prometheus::BuildCounter().Name("bagd_bytes_sent_total").Help("Octets sent").Register(*registry_)),
       prefixes_(prometheus::BuildGauge()
                     .Name("bagd_prefixes_received")
-                    .Help("Prefixes (paths, with ADD-PATH) currently received, by family")
-                    .Register(*registry_)) {}
+                    .Help("Paths in the RIB received from the neighbor, by family")
+                    .Register(*registry_)),
+      prefixes_sent_(prometheus::BuildGauge().Name("bagd_prefixes_sent").Help("Prefixes advertised to the neighbor").Register(*registry_)),
+      rib_prefixes_(prometheus::BuildGauge().Name("bagd_rib_prefixes").Help("Prefixes in the RIB").Register(*registry_)),
+      rib_paths_(prometheus::BuildGauge().Name("bagd_rib_paths").Help("Paths in the RIB").Register(*registry_)),
+      attribute_sets_(prometheus::BuildGauge()
+                          .Name("bagd_rib_attribute_sets")
+                          .Help("Distinct interned path attribute sets")
+                          .Register(*registry_)),
+      decision_runs_(prometheus::BuildCounter()
+                         .Name("bagd_decision_runs_total")
+                         .Help("Best-path and multipath selections run")
+                         .Register(*registry_)),
+      updates_packed_(prometheus::BuildCounter()
+                          .Name("bagd_updates_packed_total")
+                          .Help("UPDATE messages built for the neighbor")
+                          .Register(*registry_)) {}
 
 prometheus::Gauge& SessionMetrics::State(const std::string& n) { return state_.Add({{"neighbor", n}}); }
 prometheus::Counter& SessionMetrics::Transition(const std::string& n, const std::string& to) {
@@ -53,5 +68,12 @@ prometheus::Counter& SessionMetrics::BytesOut(const std::string& n) { return byt
 prometheus::Gauge& SessionMetrics::Prefixes(const std::string& n, const std::string& family) {
   return prefixes_.Add({{"neighbor", n}, {"family", family}});
 }
+
+prometheus::Gauge& SessionMetrics::PrefixesSent(const std::string& n) { return prefixes_sent_.Add({{"neighbor", n}}); }
+prometheus::Gauge& SessionMetrics::RibPrefixes(const std::string& f) { return rib_prefixes_.Add({{"family", f}}); }
+prometheus::Gauge& SessionMetrics::RibPaths(const std::string& f) { return rib_paths_.Add({{"family", f}}); }
+prometheus::Gauge& SessionMetrics::AttributeSets() { return attribute_sets_.Add({}); }
+prometheus::Counter& SessionMetrics::DecisionRuns() { return decision_runs_.Add({}); }
+prometheus::Counter& SessionMetrics::UpdatesPacked(const std::string& n) { return updates_packed_.Add({{"neighbor", n}}); }
 
 }  // namespace bagd::session

@@ -6,7 +6,12 @@
 //   bagd_notifications_sent_total{neighbor,code,subcode}      counter
 //   bagd_notifications_received_total{neighbor,code,subcode}  counter
 //   bagd_bytes_received_total{neighbor}, bagd_bytes_sent_total{neighbor}  counter
-//   bagd_prefixes_received{neighbor,family}            gauge
+//   bagd_prefixes_received{neighbor,family}            gauge: paths in the RIB from the neighbor
+//   bagd_prefixes_sent{neighbor}                       gauge: prefixes in its Adj-RIB-Out
+//   bagd_rib_prefixes{family}, bagd_rib_paths{family}  gauge
+//   bagd_rib_attribute_sets                            gauge: distinct interned attribute sets
+//   bagd_decision_runs_total                           counter: best-path selections
+//   bagd_updates_packed_total{neighbor}                counter: UPDATEs built for the neighbor
 #pragma once
 
 #include <memory>
@@ -32,6 +37,12 @@ class SessionMetrics {
   prometheus::Counter& BytesIn(const std::string& neighbor);
   prometheus::Counter& BytesOut(const std::string& neighbor);
   prometheus::Gauge& Prefixes(const std::string& neighbor, const std::string& family);
+  prometheus::Gauge& PrefixesSent(const std::string& neighbor);
+  prometheus::Gauge& RibPrefixes(const std::string& family);
+  prometheus::Gauge& RibPaths(const std::string& family);
+  prometheus::Gauge& AttributeSets();
+  prometheus::Counter& DecisionRuns();
+  prometheus::Counter& UpdatesPacked(const std::string& neighbor);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -44,6 +55,12 @@ class SessionMetrics {
   prometheus::Family<prometheus::Counter>& bytes_in_;
   prometheus::Family<prometheus::Counter>& bytes_out_;
   prometheus::Family<prometheus::Gauge>& prefixes_;
+  prometheus::Family<prometheus::Gauge>& prefixes_sent_;
+  prometheus::Family<prometheus::Gauge>& rib_prefixes_;
+  prometheus::Family<prometheus::Gauge>& rib_paths_;
+  prometheus::Family<prometheus::Gauge>& attribute_sets_;
+  prometheus::Family<prometheus::Counter>& decision_runs_;
+  prometheus::Family<prometheus::Counter>& updates_packed_;
 };
 
 }  // namespace bagd::session

@@ -253,6 +253,26 @@ namespace bagd::session {
 void Speaker::RefreshCounts(Peer& p) {
   p.prefixes_received = rib_->paths_of(p.rib_index);
   p.prefixes_sent = adj_out_[p.rib_index].size();
+  if (!metrics_) return;
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    const auto fam = static_cast<wire::Family>(f);
+    metrics_->Prefixes(p.config().Name(), wire::FamilyName(fam)).Set(static_cast<double>(rib_->paths_of(p.rib_index, fam)));
+  }
+  metrics_->PrefixesSent(p.config().Name()).Set(static_cast<double>(p.prefixes_sent));
+}
+
+void Speaker::RefreshRibMetrics() {
+  if (!metrics_) return;
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    const auto fam = static_cast<wire::Family>(f);
+    metrics_->RibPrefixes(wire::FamilyName(fam)).Set(static_cast<double>(rib_->prefix_count(fam)));
+    size_t paths = 0;
+    for (rib::PeerIndex i = 0; i < rib_->peer_count(); ++i) paths += rib_->paths_of(i, fam);
+    metrics_->RibPaths(wire::FamilyName(fam)).Set(static_cast<double>(paths));
+  }
+  metrics_->AttributeSets().Set(static_cast<double>(store_.size()));
+  auto& runs = metrics_->DecisionRuns();
+  runs.Increment(static_cast<double>(rib_->decision_runs()) - runs.Value());
 }
 
 std::optional<wire::PathAttributes> Speaker::ExportAttributes(const Peer& to, const rib::Path& best,
@@ -353,6 +373,7 @@ void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) 
     }
     std::move(packed->begin(), packed->end(), std::back_inserter(messages));
   }
+  if (metrics_ && !messages.empty()) metrics_->UpdatesPacked(to.config().Name()).Increment(static_cast<double>(messages.size()));
   to.SendUpdates(std::move(messages));
   RefreshCounts(to);
 }
@@ -383,10 +404,7 @@ void Speaker::OnSessionDown(Peer& peer) {
   adj_out_[peer.rib_index].clear();
   RefreshCounts(peer);
   Propagate(rib_->TakeChanges());
-  if (metrics_) {
-    for (int f = 0; f < wire::kFamilyCount; ++f)
-      metrics_->Prefixes(peer.config().Name(), wire::FamilyName(static_cast<wire::Family>(f))).Set(0);
-  }
+  RefreshRibMetrics();
 }
 
 void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
@@ -406,10 +424,8 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
     }
   }
   RefreshCounts(peer);
-  if (metrics_) {
-    metrics_->Prefixes(peer.config().Name(), "all").Set(static_cast<double>(peer.prefixes_received));
-  }
   Propagate(rib_->TakeChanges());
+  RefreshRibMetrics();
 }
 
 }  // namespace bagd::session

@@ -60,6 +60,7 @@ class Speaker : public RouteSink {
   void Advertise(Peer& to, const std::vector<rib::RouteChange>& changes);
   void Propagate(const std::vector<rib::RouteChange>& changes);
   void RefreshCounts(Peer& p);
+  void RefreshRibMetrics();
   struct Listener;
   void Accept(Listener& l);
   Peer* FindPeer(const std::string& address) const;

@@ -144,6 +144,10 @@ class Garbage(unittest.TestCase):
         self.assertRegex(body, r'bagd_messages_received_total\{neighbor="127.0.0.11",type="open"\} [1-9]')
         self.assertRegex(body, r'bagd_neighbor_transitions_total\{neighbor="127.0.0.11",to="Established"\} [1-9]')
         self.assertRegex(body, r'bagd_bytes_sent_total\{neighbor="127.0.0.11"\} [1-9]')
+        # The RIB: the treat-as-withdraw case announced one prefix and then withdrew it.
+        self.assertRegex(body, r'bagd_decision_runs_total [1-9]')
+        self.assertIn('bagd_rib_prefixes{family="ipv4-unicast"} 0', body)
+        self.assertIn('bagd_rib_paths{family="ipv4-unicast"} 0', body)
 
     def test_unknown_address_closed_without_a_word(self):
         p = RawPeer("127.0.0.99", ("127.0.0.1", self.port))
