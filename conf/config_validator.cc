@@ -300,6 +300,12 @@ class Validator {
       CheckNeighborTimers(base, n, prefix);
       CheckMd5(path("password"), path("password_file"), n, prefix);
 
+      if (n.advertisement_interval() > 600) {
+        Error(path("advertisement_interval"),
+              absl::StrCat(prefix, "advertisement_interval ", n.advertisement_interval(),
+                           " is out of range: use 0..600 seconds"));
+      }
+
       // TTL: GTSM (RFC 5082) or eBGP multihop, not both.
       if (n.ttl_security() > 254) {
         Error(path("ttl_security"),

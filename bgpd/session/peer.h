@@ -30,6 +30,7 @@ struct PeerConfig {
   int ttl_security = 0;   // GTSM hops, 0 = off
   int ebgp_multihop = 0;  // TTL for eBGP, 0 = directly connected (TTL 1)
   bool shutdown = false;  // administratively down at start
+  uint32_t advertisement_interval_s = 0;  // MRAI (RFC 4271 §9.2.1.1)
   std::string shutdown_message;
   fsm::FsmConfig fsm;
 

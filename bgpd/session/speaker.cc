@@ -62,6 +62,7 @@ absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& co
     p.ttl_security = static_cast<int>(n.ttl_security());
     p.ebgp_multihop = static_cast<int>(n.ebgp_multihop());
     p.shutdown = n.shutdown();
+    p.advertisement_interval_s = n.advertisement_interval();
     p.shutdown_message = n.shutdown_message();
     auto& f = p.fsm;
     f.passive = n.passive();
@@ -380,7 +381,42 @@ void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) 
 
 void Speaker::Propagate(const std::vector<rib::RouteChange>& changes) {
   if (changes.empty()) return;
-  for (auto& p : peers_) Advertise(*p, changes);
+  for (auto& p : peers_) AdvertisePaced(*p, changes);
+}
+
+void Speaker::AdvertisePaced(Peer& to, const std::vector<rib::RouteChange>& changes) {
+  const uint32_t mrai = to.config().advertisement_interval_s;
+  if (mrai == 0 || !to.established()) return Advertise(to, changes);
+  if (pacing_.size() < adj_out_.size()) pacing_.resize(adj_out_.size());
+  Pacing& p = pacing_[to.rib_index];
+  if (!p.running) {
+    // Nothing sent within the interval: send now and start it.
+    Advertise(to, changes);
+  } else {
+    for (const auto& c : changes) p.pending.insert(c.prefix);
+    return;
+  }
+  if (!p.timer) p.timer = std::make_unique<boost::asio::steady_timer>(io_);
+  p.running = true;
+  p.timer->expires_after(std::chrono::seconds(mrai));
+  p.timer->async_wait([this, peer = &to](const boost::system::error_code& ec) {
+    if (!ec) FlushPaced(*peer);
+  });
+}
+
+void Speaker::FlushPaced(Peer& to) {
+  Pacing& p = pacing_[to.rib_index];
+  p.running = false;
+  if (p.pending.empty()) return;
+  // Each waiting prefix once, in its state now.
+  std::vector<rib::RouteChange> now;
+  for (const auto& prefix : p.pending) {
+    rib::RouteChange c{prefix, {}, {}};
+    if (const rib::Destination* d = rib_->Find(prefix); d && d->best >= 0) c.new_multipath.push_back(d->paths[d->best]);
+    now.push_back(std::move(c));
+  }
+  p.pending.clear();
+  AdvertisePaced(to, now);
 }
 
 void Speaker::OnSessionUp(Peer& peer) {
@@ -402,6 +438,12 @@ void Speaker::OnSessionUp(Peer& peer) {
 void Speaker::OnSessionDown(Peer& peer) {
   rib_->PeerDown(peer.rib_index);
   adj_out_[peer.rib_index].clear();
+  if (peer.rib_index < pacing_.size()) {
+    Pacing& p = pacing_[peer.rib_index];
+    p.pending.clear();
+    p.running = false;
+    if (p.timer) p.timer->cancel();
+  }
   RefreshCounts(peer);
   Propagate(rib_->TakeChanges());
   RefreshRibMetrics();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "bgpd/control/control.pb.h"
 #include "bgpd/session/metrics.h"
@@ -58,6 +59,9 @@ class Speaker : public RouteSink {
  private:
   // Sends `to` what changed, packing every prefix of one attribute set together.
   void Advertise(Peer& to, const std::vector<rib::RouteChange>& changes);
+  // Advertise now, or collect until the peer's advertisement interval ends.
+  void AdvertisePaced(Peer& to, const std::vector<rib::RouteChange>& changes);
+  void FlushPaced(Peer& to);
   void Propagate(const std::vector<rib::RouteChange>& changes);
   void RefreshCounts(Peer& p);
   void RefreshRibMetrics();
@@ -76,6 +80,13 @@ class Speaker : public RouteSink {
   std::unique_ptr<rib::Rib> rib_;
   // Adj-RIB-Out: per peer (by rib index), what we advertised for each prefix.
   std::vector<absl::flat_hash_map<wire::Prefix, rib::AttrRef>> adj_out_;
+  // MRAI: per peer (by rib index), prefixes waiting for the interval to end, and its timer.
+  struct Pacing {
+    absl::flat_hash_set<wire::Prefix> pending;
+    std::unique_ptr<boost::asio::steady_timer> timer;
+    bool running = false;
+  };
+  std::vector<Pacing> pacing_;
   rib::PeerIndex local_index_ = 0;  // this router's own routes (config networks)
   std::vector<wire::Nlri> networks_;
 };

@@ -81,3 +81,42 @@ class RawPeer:
 
     def close(self):
         self.sock.close()
+
+
+def parse_update(body):
+    """(withdrawn prefixes, {type: value bytes}, announced prefixes) of an UPDATE body (IPv4)."""
+    def prefixes(data):
+        out, i = [], 0
+        while i < len(data):
+            n = data[i]
+            nb = (n + 7) // 8
+            addr = data[i + 1:i + 1 + nb] + b"\x00" * (4 - nb)
+            out.append(f"{socket.inet_ntoa(addr)}/{n}")
+            i += 1 + nb
+        return out
+    wlen = struct.unpack("!H", body[:2])[0]
+    withdrawn = prefixes(body[2:2 + wlen])
+    alen = struct.unpack("!H", body[2 + wlen:4 + wlen])[0]
+    attrs_raw = body[4 + wlen:4 + wlen + alen]
+    attrs, i = {}, 0
+    while i < len(attrs_raw):
+        flags, t = attrs_raw[i], attrs_raw[i + 1]
+        if flags & 0x10:
+            ln = struct.unpack("!H", attrs_raw[i + 2:i + 4])[0]
+            i += 4
+        else:
+            ln = attrs_raw[i + 2]
+            i += 3
+        attrs[t] = attrs_raw[i:i + ln]
+        i += ln
+    return withdrawn, attrs, prefixes(body[4 + wlen + alen:])
+
+
+def as_path(value):
+    """ASNs of a 4-octet AS_PATH attribute value (segments flattened)."""
+    out, i = [], 0
+    while i < len(value):
+        n = value[i + 1]
+        out += list(struct.unpack(f"!{n}I", value[i + 2:i + 2 + 4 * n]))
+        i += 2 + 4 * n
+    return out
