@@ -71,6 +71,7 @@ class Peer {
   const std::optional<fsm::Negotiated>& negotiated() const { return negotiated_; }
   std::optional<wire::IpAddress> LocalAddress() const;
   bool established() const;
+  int64_t established_since_ms() const { return established_since_ms_; }  // wall clock
   // Pre-encoded UPDATEs (already packed for this session's encode context).
   void SendUpdates(std::vector<wire::Bytes> messages);
   wire::CodecContext EncodeContext() const;

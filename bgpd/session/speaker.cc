@@ -451,6 +451,14 @@ void Speaker::OnSessionDown(Peer& peer) {
 
 void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
   const rib::PeerIndex idx = peer.rib_index;
+  if (auto eor = u.EndOfRib()) {
+    // RFC 4724: the peer's initial table is complete.
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch()).count();
+    log::Info("neighbor %s: End-of-RIB %s: %d paths, %.3fs after Established", peer.config().Name(),
+              wire::FamilyName(*eor), rib_->paths_of(idx, *eor), (now - peer.established_since_ms()) / 1000.0);
+    return;
+  }
   rib_->Withdraw(idx, u.withdrawn);
   if (u.attrs.mp_unreach) rib_->Withdraw(idx, u.attrs.mp_unreach->withdrawn);
   const bool announces = !u.nlri.empty() || (u.attrs.mp_reach && !u.attrs.mp_reach->nlri.empty());
