@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -56,13 +57,13 @@ ControlClient::ControlClient(std::string socket_path, const ControlClientOptions
       channel_(std::move(channel)),
       stub_(v1::Control::NewStub(channel_)) {}
 
-std::unique_ptr<grpc::ClientContext> ControlClient::NewContext() const {
+std::unique_ptr<grpc::ClientContext> ControlClient::NewContext(std::chrono::milliseconds timeout) const {
   auto context = std::make_unique<grpc::ClientContext>();
-  context->set_deadline(DeadlineIn(options_.call_timeout));
+  context->set_deadline(DeadlineIn(timeout));
   return context;
 }
 
-absl::Status ControlClient::CallStatus(const grpc::Status& status) const {
+absl::Status ControlClient::CallStatus(const grpc::Status& status, std::chrono::milliseconds timeout) const {
   switch (status.error_code()) {
     case grpc::StatusCode::OK:
       return absl::OkStatus();
@@ -70,7 +71,14 @@ absl::Status ControlClient::CallStatus(const grpc::Status& status) const {
       return absl::UnavailableError(absl::StrCat("cannot reach bagd at ", socket_path_, ": ", status.error_message()));
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return absl::DeadlineExceededError(
-          absl::StrCat("bagd at ", socket_path_, " did not answer within ", Seconds(options_.call_timeout)));
+          absl::StrCat("bagd at ", socket_path_, " did not answer within ", Seconds(timeout)));
+    case grpc::StatusCode::UNIMPLEMENTED:
+      // A bagd older than this client does not know the method; gRPC then says nothing.
+      if (status.error_message().empty()) {
+        return absl::UnimplementedError(
+            absl::StrCat("bagd at ", socket_path_, " does not support this request (it is older than this bagctl)"));
+      }
+      return FromGrpcStatus(status);
     default:
       return FromGrpcStatus(status);
   }
@@ -102,6 +110,26 @@ absl::Status ControlClient::EnableNeighbor(const std::string& address) {
   v1::EnableNeighborResponse response;
   auto context = NewContext();
   return CallStatus(stub_->EnableNeighbor(context.get(), request, &response));
+}
+
+absl::StatusOr<v1::ListRoutesResponse> ControlClient::ListRoutes(const v1::ListRoutesRequest& request) {
+  auto canonical = CanonicalListRoutesRequest(request);
+  if (!canonical.ok()) return canonical.status();
+  const std::chrono::milliseconds timeout =
+      canonical->prefix().empty() ? std::max(options_.call_timeout, options_.list_routes_timeout) : options_.call_timeout;
+  v1::ListRoutesResponse response;
+  auto context = NewContext(timeout);
+  if (absl::Status s = CallStatus(stub_->ListRoutes(context.get(), *canonical, &response), timeout); !s.ok()) return s;
+  return response;
+}
+
+absl::StatusOr<v1::RibSummary> ControlClient::GetRibSummary() {
+  v1::RibSummary response;
+  auto context = NewContext();
+  if (absl::Status s = CallStatus(stub_->GetRibSummary(context.get(), v1::GetRibSummaryRequest(), &response)); !s.ok()) {
+    return s;
+  }
+  return response;
 }
 
 }  // namespace bagd::control

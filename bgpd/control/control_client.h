@@ -15,6 +15,8 @@ namespace bagd::control {
 struct ControlClientOptions {
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds call_timeout{5000};
+  // ListRoutes without a prefix may be a whole table (a million prefixes and more).
+  std::chrono::milliseconds list_routes_timeout{60000};
 };
 
 class ControlClient {
@@ -31,13 +33,19 @@ class ControlClient {
   absl::StatusOr<v1::ListNeighborsResponse> ListNeighbors(const std::string& address);
   absl::Status ShutdownNeighbor(const std::string& address, const std::string& message);
   absl::Status EnableNeighbor(const std::string& address);
+  // The request is checked as the server does (CanonicalListRoutesRequest) before it is
+  // sent. A bagd without a routing table answers Unimplemented.
+  absl::StatusOr<v1::ListRoutesResponse> ListRoutes(const v1::ListRoutesRequest& request);
+  absl::StatusOr<v1::RibSummary> GetRibSummary();
 
   const std::string& socket_path() const { return socket_path_; }
 
  private:
   ControlClient(std::string socket_path, const ControlClientOptions& options, std::shared_ptr<grpc::Channel> channel);
-  std::unique_ptr<grpc::ClientContext> NewContext() const;
-  absl::Status CallStatus(const grpc::Status& status) const;
+  std::unique_ptr<grpc::ClientContext> NewContext(std::chrono::milliseconds timeout) const;
+  std::unique_ptr<grpc::ClientContext> NewContext() const { return NewContext(options_.call_timeout); }
+  absl::Status CallStatus(const grpc::Status& status, std::chrono::milliseconds timeout) const;
+  absl::Status CallStatus(const grpc::Status& status) const { return CallStatus(status, options_.call_timeout); }
 
   std::string socket_path_;
   ControlClientOptions options_;

@@ -1,5 +1,6 @@
 #include "bgpd/control/control_requests.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "bgpd/control/utf8.h"
 #include "bgpd/wire/ip_prefix.h"
@@ -14,6 +15,9 @@ std::string Quoted(std::string_view text) {
   if (text.size() > kMax) shown += "...";
   return absl::StrCat("'", shown, "'");
 }
+
+constexpr const char* kPrefixExpected =
+    "expected an IPv4 or IPv6 prefix or address such as 192.0.2.0/24, 2001:db8::/32 or 192.0.2.1";
 
 }  // namespace
 
@@ -37,6 +41,53 @@ absl::Status CheckShutdownMessage(std::string_view message) {
                                                    kMaxShutdownMessageOctets));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> CanonicalRoutePrefix(std::string_view text) {
+  const size_t slash = text.find('/');
+  auto addr = wire::IpAddress::Parse(text.substr(0, slash));
+  if (!addr.ok()) return absl::InvalidArgumentError(absl::StrCat(Quoted(text), " is not a prefix or address: ", kPrefixExpected));
+  if (slash == std::string_view::npos) return addr->ToString();
+  const std::string_view length_text = text.substr(slash + 1);
+  const unsigned max_length = addr->is_v4() ? 32 : 128;
+  // Digits only (SimpleAtoi would also take "+24" or " 24"), and no more than three.
+  unsigned length = 0;
+  bool ok = !length_text.empty() && length_text.size() <= 3;
+  for (const char c : length_text) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) {
+      ok = false;
+      break;
+    }
+    length = length * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (!ok || length > max_length) {
+    return absl::InvalidArgumentError(absl::StrCat(Quoted(text), " is not a prefix: the length must be 0 to ",
+                                                   max_length, " for ", addr->is_v4() ? "IPv4" : "IPv6"));
+  }
+  return wire::Prefix::Make(addr->afi(), addr->bytes(), static_cast<uint8_t>(length)).ToString();
+}
+
+absl::StatusOr<v1::ListRoutesRequest> CanonicalListRoutesRequest(const v1::ListRoutesRequest& request) {
+  v1::ListRoutesRequest out = request;
+  const std::string& family = request.family();
+  const char* const v4 = wire::FamilyName(wire::Family::kIpv4Unicast);
+  const char* const v6 = wire::FamilyName(wire::Family::kIpv6Unicast);
+  if (!family.empty() && family != v4 && family != v6) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Quoted(family), " is not an address family: expected ", v4, " or ", v6, " (or none for both)"));
+  }
+  if (request.prefix().empty()) return out;
+  auto prefix = CanonicalRoutePrefix(request.prefix());
+  if (!prefix.ok()) return prefix.status();
+  const bool is_v4 = prefix->find(':') == std::string::npos;
+  const char* const prefix_family = is_v4 ? v4 : v6;
+  if (!family.empty() && family != prefix_family) {
+    return absl::InvalidArgumentError(absl::StrCat(*prefix, " is an ", is_v4 ? "IPv4" : "IPv6",
+                                                   " prefix, but the family asked for is ", family));
+  }
+  out.set_prefix(*std::move(prefix));
+  out.set_family(prefix_family);
+  return out;
 }
 
 }  // namespace bagd::control

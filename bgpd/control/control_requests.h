@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "bgpd/control/control.pb.h"
 
 namespace bagd::control {
 
@@ -20,5 +21,15 @@ absl::StatusOr<std::string> CanonicalNeighborAddress(std::string_view text);
 
 // OK, or InvalidArgument if `message` is longer than 255 octets or not valid UTF-8.
 absl::Status CheckShutdownMessage(std::string_view message);
+
+// The canonical text of a route filter: a prefix ("192.0.2.7/24" -> "192.0.2.0/24",
+// "2001:DB8::/32" -> "2001:db8::/32") or an address without a length ("2001:DB8::1" ->
+// "2001:db8::1", meaning the most specific route covering it). InvalidArgument otherwise.
+absl::StatusOr<std::string> CanonicalRoutePrefix(std::string_view text);
+
+// `request` with its prefix canonical (CanonicalRoutePrefix) and, when a prefix is given,
+// its family filled in from it. InvalidArgument for a prefix that does not parse, a family
+// other than "ipv4-unicast" / "ipv6-unicast" / empty, or a prefix of the other family.
+absl::StatusOr<v1::ListRoutesRequest> CanonicalListRoutesRequest(const v1::ListRoutesRequest& request);
 
 }  // namespace bagd::control

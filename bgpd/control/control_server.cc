@@ -74,6 +74,43 @@ class ControlService final : public v1::Control::Service {
     });
   }
 
+  grpc::Status ListRoutes(grpc::ServerContext*, const v1::ListRoutesRequest* request,
+                          v1::ListRoutesResponse* response) override {
+    return Guarded("ListRoutes", [&] {
+      auto canonical = CanonicalListRoutesRequest(*request);
+      if (!canonical.ok()) return ToGrpcStatus(canonical.status());
+      auto routes = backend_->ListRoutes(*canonical);
+      if (!routes.ok()) return ToGrpcStatus(routes.status());
+      if (!canonical->prefix().empty() && routes->routes().empty()) {
+        const bool address = canonical->prefix().find('/') == std::string::npos;
+        return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                            absl::StrCat(address ? "no route covers " : "no route for ", canonical->prefix(),
+                                         " in the routing table"));
+      }
+      const uint32_t limit = canonical->limit();
+      if (limit > 0 && static_cast<uint32_t>(routes->routes_size()) > limit) {
+        routes->mutable_routes()->DeleteSubrange(static_cast<int>(limit), routes->routes_size() - static_cast<int>(limit));
+        routes->set_truncated(true);
+      }
+      *response = *std::move(routes);
+      // The daemon builds this text, but from what peers sent; one bad byte anywhere would
+      // make the whole table unreadable for the client.
+      ScrubInvalidUtf8(*response);
+      return grpc::Status::OK;
+    });
+  }
+
+  grpc::Status GetRibSummary(grpc::ServerContext*, const v1::GetRibSummaryRequest*,
+                             v1::RibSummary* response) override {
+    return Guarded("GetRibSummary", [&] {
+      auto summary = backend_->GetRibSummary();
+      if (!summary.ok()) return ToGrpcStatus(summary.status());
+      *response = *std::move(summary);
+      ScrubInvalidUtf8(*response);
+      return grpc::Status::OK;
+    });
+  }
+
   grpc::Status EnableNeighbor(grpc::ServerContext*, const v1::EnableNeighborRequest* request,
                               v1::EnableNeighborResponse*) override {
     return Guarded("EnableNeighbor", [&] {
@@ -138,6 +175,12 @@ absl::Status RemoveStaleSocket(const std::string& socket_path) {
 }
 
 }  // namespace
+
+absl::StatusOr<v1::ListRoutesResponse> ControlBackend::ListRoutes(const v1::ListRoutesRequest&) {
+  return absl::UnimplementedError(kNoRibMessage);
+}
+
+absl::StatusOr<v1::RibSummary> ControlBackend::GetRibSummary() { return absl::UnimplementedError(kNoRibMessage); }
 
 struct ControlServer::Impl {
   explicit Impl(ControlBackend* backend) : service(backend) {}

@@ -17,9 +17,11 @@ namespace bagd::control {
 // Calls must return promptly: ControlServer::Stop waits for calls in progress.
 //
 // The server has already checked the arguments: every `address` is the canonical text of
-// an IP address (CanonicalNeighborAddress), `message` is valid UTF-8 of at most 255 octets.
+// an IP address (CanonicalNeighborAddress), `message` is valid UTF-8 of at most 255 octets,
+// a ListRoutesRequest is canonical (CanonicalListRoutesRequest).
 // Return NotFound for an address that is not a configured neighbor; the message of any
 // error is shown to the operator as is, so make it one an engineer can act on.
+// Text the backend returns is scrubbed of ill-formed UTF-8 by the server.
 class ControlBackend {
  public:
   virtual ~ControlBackend() = default;
@@ -30,6 +32,23 @@ class ControlBackend {
   // the neighbor stays down until EnableNeighbor.
   virtual absl::Status ShutdownNeighbor(const std::string& address, const std::string& message) = 0;
   virtual absl::Status EnableNeighbor(const std::string& address) = 0;
+
+  // The routing table (control.proto, docs/control-api.md). `request` is canonical:
+  //   prefix  empty (all), a prefix "192.0.2.0/24" (exactly that one, host bits already
+  //           cleared), or an address without a length "192.0.2.1" (the most specific
+  //           route covering it);
+  //   family  "ipv4-unicast", "ipv6-unicast", or empty (both); always the prefix's own
+  //           family when a prefix is given;
+  //   limit   at most this many routes, 0 for all; set `truncated` when some were left out.
+  // Routes in ascending order (IPv4 before IPv6, by address, then length), each with its
+  // best path first. No route for a prefix may be an empty answer (the server makes it
+  // NOT_FOUND). Should the backend return more than `limit`, the server cuts the rest and
+  // sets `truncated`.
+  virtual absl::StatusOr<v1::ListRoutesResponse> ListRoutes(const v1::ListRoutesRequest& request);
+  // Counts per family and per peer, attribute sets, memory.
+  virtual absl::StatusOr<v1::RibSummary> GetRibSummary();
+  // What the two defaults above answer (UNIMPLEMENTED), for a daemon without a RIB.
+  static constexpr const char* kNoRibMessage = "the routing table is not available in this bagd";
 };
 
 class ControlServer {

@@ -1,5 +1,7 @@
 #include "bgpd/session/control_adapter.h"
 
+#include "bgpd/session/rib_view.h"
+
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <future>
@@ -10,11 +12,11 @@ namespace {
 // Runs `fn` on the io_context thread and returns its result; gives up after 5 s so a
 // wedged daemon cannot hang its operator's CLI forever.
 template <class F, class R = std::invoke_result_t<F>>
-std::optional<R> OnIoThread(boost::asio::io_context& io, F fn) {
+std::optional<R> OnIoThread(boost::asio::io_context& io, F fn, std::chrono::seconds timeout = std::chrono::seconds(5)) {
   auto task = std::make_shared<std::packaged_task<R()>>(std::move(fn));
   auto result = task->get_future();
   boost::asio::post(io, [task] { (*task)(); });
-  if (result.wait_for(std::chrono::seconds(5)) != std::future_status::ready) return std::nullopt;
+  if (result.wait_for(timeout) != std::future_status::ready) return std::nullopt;
   return result.get();
 }
 
@@ -32,6 +34,22 @@ absl::Status ControlAdapter::ShutdownNeighbor(const std::string& address, const 
 
 absl::Status ControlAdapter::EnableNeighbor(const std::string& address) {
   return OnIoThread(io_, [this, address] { return speaker_.EnableNeighbor(address); })
+      .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
+}
+
+absl::StatusOr<control::v1::ListRoutesResponse> ControlAdapter::ListRoutes(
+    const control::v1::ListRoutesRequest& request) {
+  // A full table is built on the io thread: sessions wait meanwhile (bounded by --limit).
+  return OnIoThread(io_, [this, request]() -> absl::StatusOr<control::v1::ListRoutesResponse> {
+           return session::ListRoutes(speaker_.rib(), request);
+         }, std::chrono::seconds(55))
+      .value_or(absl::DeadlineExceededError("bagd did not answer within 55 s"));
+}
+
+absl::StatusOr<control::v1::RibSummary> ControlAdapter::GetRibSummary() {
+  return OnIoThread(io_, [this]() -> absl::StatusOr<control::v1::RibSummary> {
+           return session::RibSummary(speaker_.rib(), speaker_.attribute_store());
+         })
       .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
 }
 

@@ -193,7 +193,7 @@ TEST_CASE("bagctl control: bagd not running", "[control][bagctl]") {
 TEST_CASE("bagctl control: usage errors exit 2 without contacting bagd", "[control][bagctl]") {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"show"},
-           {"show", "routes"},
+           {"show", "route-map"},
            {"show", "neighbors", "192.0.2.2", "192.0.2.3"},
            {"neighbor", "192.0.2.2"},
            {"neighbor", "192.0.2.2", "reset"},

@@ -23,6 +23,48 @@ TEST_CASE("control requests: neighbor addresses", "[control][requests]") {
             "...' is not a neighbor address: expected an IPv4 or IPv6 address such as 192.0.2.1 or 2001:db8::1");
 }
 
+TEST_CASE("control requests: route prefixes and ListRoutes requests", "[control][requests][routes]") {
+  CHECK(*CanonicalRoutePrefix("192.0.2.0/24") == "192.0.2.0/24");
+  CHECK(*CanonicalRoutePrefix("192.0.2.77/24") == "192.0.2.0/24");  // host bits cleared
+  CHECK(*CanonicalRoutePrefix("0.0.0.0/0") == "0.0.0.0/0");
+  CHECK(*CanonicalRoutePrefix("10.1.2.3/32") == "10.1.2.3/32");
+  CHECK(*CanonicalRoutePrefix("10.1.2.3") == "10.1.2.3");  // an address stays an address
+  CHECK(*CanonicalRoutePrefix("2001:DB8:0:0::/32") == "2001:db8::/32");
+  CHECK(*CanonicalRoutePrefix("2001:db8::1/128") == "2001:db8::1/128");
+  CHECK(*CanonicalRoutePrefix("::/0") == "::/0");
+  CHECK(*CanonicalRoutePrefix("2001:DB8::1") == "2001:db8::1");
+  CHECK(*CanonicalRoutePrefix("192.0.2.0/024") == "192.0.2.0/24");
+  for (const char* bad : {"", "/24", "192.0.2/24", "192.0.2.0/33", "192.0.2.0/-1", "192.0.2.0/ 24", "192.0.2.0/24 ",
+                          "192.0.2.0/2a", "192.0.2.0/0024", "2001:db8::/129", "spine-1", "192.0.2.0/24/8"}) {
+    INFO(bad);
+    CHECK(CanonicalRoutePrefix(bad).status().code() == absl::StatusCode::kInvalidArgument);
+  }
+
+  v1::ListRoutesRequest request;
+  auto all = CanonicalListRoutesRequest(request);
+  REQUIRE(all.ok());
+  CHECK(all->prefix().empty());
+  CHECK(all->family().empty());
+  request.set_family("ipv6-unicast");
+  request.set_limit(10);
+  auto v6 = CanonicalListRoutesRequest(request);
+  REQUIRE(v6.ok());
+  CHECK(v6->family() == "ipv6-unicast");
+  CHECK(v6->limit() == 10);
+  request.set_prefix("2001:DB8::/32");
+  request.set_family("");
+  auto one = CanonicalListRoutesRequest(request);
+  REQUIRE(one.ok());
+  CHECK(one->prefix() == "2001:db8::/32");
+  CHECK(one->family() == "ipv6-unicast");  // filled in from the prefix
+  request.set_family("ipv4-unicast");
+  CHECK(CanonicalListRoutesRequest(request).status().message() ==
+        "2001:db8::/32 is an IPv6 prefix, but the family asked for is ipv4-unicast");
+  request.set_prefix("");
+  request.set_family("IPv4-Unicast");
+  CHECK(CanonicalListRoutesRequest(request).status().code() == absl::StatusCode::kInvalidArgument);
+}
+
 TEST_CASE("control requests: RFC 9003 shutdown messages", "[control][requests]") {
   CHECK(CheckShutdownMessage("").ok());
   CHECK(CheckShutdownMessage(std::string(255, 'a')).ok());

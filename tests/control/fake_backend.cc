@@ -3,9 +3,11 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
+#include "bgpd/wire/ip_prefix.h"
 
 namespace bagd::control::testing {
 
@@ -95,7 +97,192 @@ v1::NeighborStatus SampleAdminDown() {
   return n;
 }
 
-FakeBackend::FakeBackend() : neighbors_{SampleEstablished(), SampleActive(), SampleAdminDown()} {}
+v1::ListRoutesResponse SampleRoutes() {
+  v1::ListRoutesResponse response;
+  v1::Route* r = response.add_routes();
+  r->set_prefix("192.0.2.0/24");
+  {
+    v1::RoutePath* p = r->add_paths();
+    p->set_peer("192.0.2.2");
+    p->set_peer_as(65002);
+    p->set_best(true);
+    p->set_multipath(true);
+    p->set_next_hop("192.0.2.2");
+    p->set_origin("igp");
+    p->set_as_path("65002 65010");
+    p->set_local_pref(100);
+    p->set_has_med(true);
+    p->set_med(0);
+    p->add_communities("65002:100");
+    p->add_communities("65002:200");
+    p->add_extended_communities("LB:65002:1.25e+09B/s (10Gbps) transitive");
+    p->set_link_bandwidth_bps(1e10);
+    p->set_has_link_bandwidth(true);
+  }
+  {
+    v1::RoutePath* p = r->add_paths();
+    p->set_peer("192.0.2.3");
+    p->set_peer_as(65003);
+    p->set_multipath(true);
+    p->set_decision_step("router-id");
+    p->set_lost_reason("higher router id");
+    p->set_next_hop("192.0.2.3");
+    p->set_origin("igp");
+    p->set_as_path("65003 65010");
+    p->set_local_pref(100);
+    p->set_has_med(true);
+    p->set_med(0);
+    p->add_extended_communities("LB:65003:3.125e+08B/s (2.5Gbps) transitive");
+    p->set_link_bandwidth_bps(2.5e9);
+    p->set_has_link_bandwidth(true);
+  }
+  {
+    v1::RoutePath* p = r->add_paths();
+    p->set_peer("192.0.2.4");
+    p->set_peer_as(65001);
+    p->set_path_id(7);
+    p->set_decision_step("as-path-length");
+    p->set_lost_reason("longer AS path");
+    p->set_next_hop("192.0.2.44");
+    p->set_origin("igp");
+    p->set_as_path("65004 65005 65010");
+    p->set_local_pref(100);
+    p->add_large_communities("65004:1:2");
+    p->set_originator_id("10.255.0.9");
+    p->add_cluster_list("10.255.0.1");
+    p->add_cluster_list("10.255.0.2");
+    p->set_atomic_aggregate(true);
+  }
+  r = response.add_routes();
+  r->set_prefix("198.51.100.0/24");
+  {
+    v1::RoutePath* p = r->add_paths();
+    p->set_peer("local");
+    p->set_peer_as(65001);
+    p->set_best(true);
+    p->set_multipath(true);  // the best path is in the multipath set, alone
+    p->set_next_hop("0.0.0.0");
+    p->set_origin("igp");
+    p->set_local_pref(100);
+  }
+  r = response.add_routes();
+  r->set_prefix("2001:db8::/32");
+  {
+    v1::RoutePath* p = r->add_paths();
+    p->set_peer("2001:db8::3");
+    p->set_peer_as(4200000003);
+    p->set_best(true);
+    p->set_multipath(true);  // the best path is in the multipath set, alone
+    p->set_next_hop("2001:db8::3");
+    p->set_link_local_next_hop("fe80::3");
+    p->set_origin("incomplete");
+    p->set_as_path("4200000003");
+    p->set_local_pref(100);
+    p->set_has_med(true);
+    p->set_med(50);
+  }
+  return response;
+}
+
+v1::RibSummary SampleRibSummary() {
+  v1::RibSummary s;
+  auto* f = s.add_families();
+  f->set_family("ipv4-unicast");
+  f->set_prefixes(2);
+  f->set_paths(4);
+  f->set_multipath_prefixes(1);
+  f = s.add_families();
+  f->set_family("ipv6-unicast");
+  f->set_prefixes(1);
+  f->set_paths(1);
+  f->set_multipath_prefixes(0);
+  const auto peer = [&](const char* address, uint32_t as, uint64_t v4, uint64_t v6, uint64_t loop, uint64_t nh,
+                        uint64_t withdrawn) {
+    auto* p = s.add_peers();
+    p->set_peer(address);
+    p->set_peer_as(as);
+    p->set_paths_ipv4(v4);
+    p->set_paths_ipv6(v6);
+    p->set_rejected_as_loop(loop);
+    p->set_rejected_next_hop(nh);
+    p->set_withdrawn(withdrawn);
+  };
+  peer("192.0.2.2", 65002, 1, 0, 3, 0, 12);
+  peer("192.0.2.3", 65003, 1, 0, 0, 1, 0);
+  peer("192.0.2.4", 65001, 1, 0, 0, 0, 0);
+  peer("2001:db8::3", 4200000003, 0, 1, 0, 0, 2);
+  peer("local", 65001, 1, 0, 0, 0, 0);
+  s.set_attribute_sets(5);
+  s.set_memory_bytes(1258291);
+  s.set_bytes_per_path(251658);
+  return s;
+}
+
+FakeBackend::FakeBackend()
+    : neighbors_{SampleEstablished(), SampleActive(), SampleAdminDown()}, routes_(SampleRoutes()) {}
+
+void FakeBackend::MaybeThrow() {
+  if (throw_next_) {
+    throw_next_ = false;
+    throw std::runtime_error("backend exploded");
+  }
+}
+
+absl::StatusOr<v1::ListRoutesResponse> FakeBackend::ListRoutes(const v1::ListRoutesRequest& request) {
+  std::lock_guard lock(mu_);
+  calls_.push_back({"ListRoutes", request.prefix(), request.family()});
+  routes_requests_.push_back(request);
+  MaybeThrow();
+  if (!rib_status_.ok()) return rib_status_;
+  v1::ListRoutesResponse out;
+  std::optional<wire::Prefix> exact;
+  std::optional<wire::IpAddress> covered;
+  if (request.prefix().find('/') != std::string::npos) {
+    exact = *wire::Prefix::Parse(request.prefix());
+  } else if (!request.prefix().empty()) {
+    covered = *wire::IpAddress::Parse(request.prefix());
+  }
+  const v1::Route* longest = nullptr;
+  int longest_length = -1;
+  for (const v1::Route& route : routes_.routes()) {
+    const wire::Prefix p = *wire::Prefix::Parse(route.prefix());
+    if (!request.family().empty() && request.family() != wire::FamilyName(p.family())) continue;
+    if (exact && p != *exact) continue;
+    if (covered) {
+      if (covered->afi() != p.afi() || wire::Prefix::Make(p.afi(), covered->bytes(), p.length()) != p) continue;
+      if (p.length() > longest_length) {
+        longest = &route;
+        longest_length = p.length();
+      }
+      continue;
+    }
+    if (!ignore_limit_ && request.limit() > 0 && static_cast<uint32_t>(out.routes_size()) == request.limit()) {
+      out.set_truncated(true);
+      break;
+    }
+    *out.add_routes() = route;
+  }
+  if (longest != nullptr) *out.add_routes() = *longest;
+  return out;
+}
+
+absl::StatusOr<v1::RibSummary> FakeBackend::GetRibSummary() {
+  std::lock_guard lock(mu_);
+  calls_.push_back({"GetRibSummary", "", ""});
+  MaybeThrow();
+  if (!rib_status_.ok()) return rib_status_;
+  return SampleRibSummary();
+}
+
+std::vector<v1::ListRoutesRequest> FakeBackend::routes_requests() {
+  std::lock_guard lock(mu_);
+  return routes_requests_;
+}
+
+void FakeBackend::SetRoutes(v1::ListRoutesResponse routes) {
+  std::lock_guard lock(mu_);
+  routes_ = std::move(routes);
+}
 
 v1::NeighborStatus* FakeBackend::Find(const std::string& address) {
   for (auto& n : neighbors_) {
@@ -107,10 +294,7 @@ v1::NeighborStatus* FakeBackend::Find(const std::string& address) {
 std::vector<v1::NeighborStatus> FakeBackend::ListNeighbors(const std::string& address_filter) {
   std::lock_guard lock(mu_);
   calls_.push_back({"ListNeighbors", address_filter, ""});
-  if (throw_next_) {
-    throw_next_ = false;
-    throw std::runtime_error("backend exploded");
-  }
+  MaybeThrow();
   if (address_filter.empty()) return neighbors_;
   if (auto* n = Find(address_filter)) return {*n};
   return {};

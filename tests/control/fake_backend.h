@@ -17,6 +17,13 @@ v1::NeighborStatus SampleActive();
 // 192.0.2.4: administratively down with an RFC 9003 message, was up before.
 v1::NeighborStatus SampleAdminDown();
 
+// Three routes: 192.0.2.0/24 with three paths (best, multipath, and one that lost at the
+// AS path length), 198.51.100.0/24 originated locally, 2001:db8::/32 with a link-local
+// next hop. In the order the API gives them.
+v1::ListRoutesResponse SampleRoutes();
+// Two families, five peers, attribute sets and memory.
+v1::RibSummary SampleRibSummary();
+
 // The fixed "now" the render goldens use: 2024-05-01 12:00:00 UTC.
 inline constexpr int64_t kNowUnixMs = 1714564800000;
 
@@ -34,16 +41,40 @@ class FakeBackend : public ControlBackend {
   absl::Status ShutdownNeighbor(const std::string& address, const std::string& message) override;
   absl::Status EnableNeighbor(const std::string& address) override;
 
+  // SampleRoutes filtered as the API says: prefix (exact, or longest match for an
+  // address), family, limit (unless IgnoreLimit). Recorded as Call{"ListRoutes", prefix,
+  // family}; the whole request in routes_requests().
+  absl::StatusOr<v1::ListRoutesResponse> ListRoutes(const v1::ListRoutesRequest& request) override;
+  absl::StatusOr<v1::RibSummary> GetRibSummary() override;
+
   std::vector<Call> calls();
+  std::vector<v1::ListRoutesRequest> routes_requests();
   void SetNeighbors(std::vector<v1::NeighborStatus> neighbors);
+  void SetRoutes(v1::ListRoutesResponse routes);
+  void IgnoreLimit() { std::lock_guard lock(mu_); ignore_limit_ = true; }
+  void FailRibCalls(absl::Status status) { std::lock_guard lock(mu_); rib_status_ = std::move(status); }
   void ThrowOnNextCall() { std::lock_guard lock(mu_); throw_next_ = true; }
 
  private:
   v1::NeighborStatus* Find(const std::string& address);  // mu_ held
+  void MaybeThrow();                                      // mu_ held
   std::mutex mu_;
   std::vector<v1::NeighborStatus> neighbors_;
+  v1::ListRoutesResponse routes_;
   std::vector<Call> calls_;
+  std::vector<v1::ListRoutesRequest> routes_requests_;
+  bool ignore_limit_ = false;
+  absl::Status rib_status_;
   bool throw_next_ = false;
+};
+
+// A backend written before the routing table existed: it implements only the neighbor
+// calls, so ListRoutes and GetRibSummary are ControlBackend's defaults (UNIMPLEMENTED).
+class NeighborsOnlyBackend : public ControlBackend {
+ public:
+  std::vector<v1::NeighborStatus> ListNeighbors(const std::string&) override { return {}; }
+  absl::Status ShutdownNeighbor(const std::string&, const std::string&) override { return absl::OkStatus(); }
+  absl::Status EnableNeighbor(const std::string&) override { return absl::OkStatus(); }
 };
 
 // A fresh directory under /tmp, removed with everything in it at destruction.

@@ -2,6 +2,7 @@
 
 Run as root: python3 -m unittest -v test_sessions (ctest does). Each test builds its own lab
 (two namespaces and a veth pair) and removes it, also on failure."""
+import json
 import os
 import signal
 import sys
@@ -208,12 +209,14 @@ router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" }}
 neighbors {{ address: "{f4}" remote_as: 65001 timers {{ connect_retry: 1 }} }}
 neighbors {{ address: "{g4}" remote_as: 65002 timers {{ connect_retry: 1 }} }}
 networks {{ prefix: "10.100.0.0/24" }}
+multipath {{ maximum_paths_ebgp: 4 as_path_relax: true }}
 """)
-        frr = lab.start_frr(f, frr_config(bf4, prefixes=("192.0.2.0/24", "192.0.3.0/24")), f4)
+        frr = lab.start_frr(f, frr_config(bf4, prefixes=("192.0.2.0/24", "192.0.3.0/24", "10.50.0.0/24")), f4)
         gobgp = lab.start_gobgp(g, gobgp_toml(bg4, g4))
         bagd.wait_state(f4, "Established")
         bagd.wait_state(g4, "Established")
         gobgp.cli("global", "rib", "add", "198.51.100.0/24", "-a", "ipv4")
+        gobgp.cli("global", "rib", "add", "10.50.0.0/24", "origin", "igp", "-a", "ipv4")  # FRR's network is IGP too
 
         def gobgp_route(prefix):
             import json as _json
@@ -233,6 +236,20 @@ networks {{ prefix: "10.100.0.0/24" }}
         route = wait_until(lambda: frr_route("198.51.100.0/24"), 20, "198.51.100.0/24 at FRR")
         self.assertEqual(route[0]["path"], f"{LOCAL_AS} 65002")
         self.assertEqual(route[0]["nexthops"][0]["ip"], bf4)
+        # The same prefix from both: equal AS path length from different ASes, so with
+        # multipath-relax both are in the set; FRR (router id 10.255.0.2) is best by router id.
+        def both_paths():
+            r = json.loads(bagd.ctl("show", "routes", "10.50.0.0/24", "--json").stdout)["routes"][0]
+            return len(r["paths"]) == 2 and r
+        route50 = wait_until(both_paths, 20, "two paths for 10.50.0.0/24")
+        best, other = route50["paths"]
+        self.assertEqual((best["peer"], best["best"], best["multipath"]), (f4, True, True))
+        self.assertEqual((other["peer"], other["best"], other["multipath"]), (g4, False, True))
+        self.assertEqual(other["decision_step"], "router-id")
+        self.assertEqual(best["as_path"], "65001")
+        summary = json.loads(bagd.ctl("show", "rib-summary", "--json").stdout)
+        v4 = next(f for f in summary["families"] if f["family"] == "ipv4-unicast")
+        self.assertEqual(v4["multipath_prefixes"], "1")
         # bagd's own network: AS path just bagd, next hop bagd, to both peers.
         own_net = wait_until(lambda: frr_route("10.100.0.0/24"), 20, "10.100.0.0/24 at FRR")
         self.assertEqual(own_net[0]["path"], f"{LOCAL_AS}")
@@ -243,7 +260,7 @@ networks {{ prefix: "10.100.0.0/24" }}
         self.assertEqual(len(own), 1)
         self.assertNotIn(bf4, str(own[0].get("nexthops")))
         self.assertEqual(bagd.neighbor(f4)["prefixes_sent"], "2")  # GoBGP's + bagd's own
-        self.assertEqual(bagd.neighbor(g4)["prefixes_sent"], "3")  # FRR's two + bagd's own
+        self.assertEqual(bagd.neighbor(g4)["prefixes_sent"], "4")  # FRR's three (10.50 best via FRR) + bagd's own
         # A withdraw at the source withdraws everywhere.
         frr.vtysh("configure terminal", "router bgp 65001", "address-family ipv4 unicast", "no network 192.0.2.0/24")
         wait_until(lambda: gobgp_route("192.0.2.0/24") is None, 20, "192.0.2.0/24 withdrawn at GoBGP")

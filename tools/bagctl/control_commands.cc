@@ -1,20 +1,34 @@
 #include "tools/bagctl/control_commands.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ostream>
+#include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "bgpd/control/control_client.h"
+#include "bgpd/control/control_requests.h"
 #include "tools/bagctl/neighbor_render.h"
+#include "tools/bagctl/route_render.h"
 
 namespace bagd::bagctl {
 
 const char* const kControlUsage = R"(  show neighbors [ADDRESS] [--json]
                             the neighbors and their sessions, like FRR's `show bgp summary`;
                             with ADDRESS, then everything about that neighbor
+  show routes [PREFIX] [--json] [--family ipv4|ipv6] [--limit N]
+                            the routing table: every prefix with its paths (* valid, > best,
+                            = multipath), like FRR's `show ip bgp`; with PREFIX (192.0.2.0/24,
+                            or an address for the most specific route covering it), every
+                            path with all its attributes and why it is or is not the best
+      --family ipv4|ipv6    only that address family
+      --limit N             at most N prefixes (default: all)
+  show rib-summary [--json] prefixes and paths per family and per peer, attribute sets, memory
       --json                the answer as protobuf JSON, field names as in control.proto
                             (docs/control-api.md)
   neighbor ADDRESS shutdown [MESSAGE...]
@@ -32,8 +46,25 @@ namespace {
 struct ControlArgs {
   std::optional<std::string> socket;
   bool json = false;
-  std::vector<std::string> words;  // the command and its operands
+  std::optional<std::string> family;  // --family, as given
+  std::optional<uint32_t> limit;      // --limit
+  std::vector<std::string> words;     // the command and its operands
 };
+
+// The value of `--name VALUE` or `--name=VALUE` at args[i] (advancing i past a separate
+// value); nullopt if args[i] is not this flag.
+absl::StatusOr<std::optional<std::string>> FlagValue(const std::vector<std::string>& args, size_t& i,
+                                                     const std::string& name) {
+  const std::string& a = args[i];
+  if (a == name) {
+    if (i + 1 == args.size()) return absl::InvalidArgumentError(absl::StrCat(name, " needs a value"));
+    return std::optional<std::string>(args[++i]);
+  }
+  if (absl::StartsWith(a, name) && a.size() > name.size() && a[name.size()] == '=') {
+    return std::optional<std::string>(a.substr(name.size() + 1));
+  }
+  return std::optional<std::string>();
+}
 
 // Flags may appear anywhere up to a `--`; after it every argument is a word (a shutdown
 // message may then start with "--").
@@ -54,7 +85,25 @@ absl::StatusOr<ControlArgs> ParseControlArgs(const std::vector<std::string>& arg
     } else if (a == "--json") {
       parsed.json = true;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", a));
+      auto family = FlagValue(args, i, "--family");
+      if (!family.ok()) return family.status();
+      if (*family) {
+        parsed.family = **family;
+        continue;
+      }
+      auto limit = FlagValue(args, i, "--limit");
+      if (!limit.ok()) return limit.status();
+      if (*limit) {
+        uint32_t n = 0;
+        if ((*limit)->empty() || !std::all_of((*limit)->begin(), (*limit)->end(), absl::ascii_isdigit) ||
+            !absl::SimpleAtoi(**limit, &n)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("--limit needs a number of prefixes (0 for all), not '", Printable(**limit), "'"));
+        }
+        parsed.limit = n;
+        continue;
+      }
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", Printable(a)));
     }
   }
   if (parsed.socket && parsed.socket->empty()) return absl::InvalidArgumentError("--socket needs a path");
@@ -82,17 +131,19 @@ int64_t NowUnixMs() {
       .count();
 }
 
+int PrintJson(const google::protobuf::Message& message, std::ostream& out, std::ostream& err) {
+  auto text = RenderProtoJson(message);
+  if (!text.ok()) return Failed(err, text.status());
+  out << *text;
+  if (text->empty() || text->back() != '\n') out << '\n';
+  return kControlExitOk;
+}
+
 int ShowNeighbors(control::ControlClient& client, const std::string& address, bool json, std::ostream& out,
                   std::ostream& err) {
   auto response = client.ListNeighbors(address);
   if (!response.ok()) return Failed(err, response.status());
-  if (json) {
-    auto text = RenderNeighborsJson(*response);
-    if (!text.ok()) return Failed(err, text.status());
-    out << *text;
-    if (text->empty() || text->back() != '\n') out << '\n';
-    return kControlExitOk;
-  }
+  if (json) return PrintJson(*response, out, err);
   if (response->neighbors().empty()) {
     out << "No neighbors are configured.\n";
     return kControlExitOk;
@@ -104,6 +155,41 @@ int ShowNeighbors(control::ControlClient& client, const std::string& address, bo
     for (const NeighborStatus& n : neighbors) out << '\n' << RenderNeighborDetail(n, now);
   }
   return kControlExitOk;
+}
+
+int ShowRoutes(control::ControlClient& client, const control::v1::ListRoutesRequest& request, bool json,
+               std::ostream& out, std::ostream& err) {
+  auto response = client.ListRoutes(request);
+  if (!response.ok()) return Failed(err, response.status());
+  if (json) return PrintJson(*response, out, err);
+  if (!request.prefix().empty()) {
+    for (int i = 0; i < response->routes_size(); ++i) {
+      if (i > 0) out << '\n';
+      out << RenderRouteDetail(response->routes(i));
+    }
+    return kControlExitOk;
+  }
+  if (response->routes().empty()) {
+    out << (request.family().empty() ? std::string("No routes.\n") : absl::StrCat("No ", request.family(), " routes.\n"));
+    return kControlExitOk;
+  }
+  out << RenderRouteTable(*response);
+  return kControlExitOk;
+}
+
+int ShowRibSummary(control::ControlClient& client, bool json, std::ostream& out, std::ostream& err) {
+  auto summary = client.GetRibSummary();
+  if (!summary.ok()) return Failed(err, summary.status());
+  if (json) return PrintJson(*summary, out, err);
+  out << RenderRibSummary(*summary);
+  return kControlExitOk;
+}
+
+// --family's value as the API spells it: ipv4 / ipv4-unicast, ipv6 / ipv6-unicast.
+std::optional<std::string> FamilyArgument(const std::string& value) {
+  if (value == "ipv4" || value == "ipv4-unicast") return "ipv4-unicast";
+  if (value == "ipv6" || value == "ipv6-unicast") return "ipv6-unicast";
+  return std::nullopt;
 }
 
 }  // namespace
@@ -127,13 +213,37 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
   const std::vector<std::string>& w = parsed->words;
   if (w.empty()) return UsageError(err, "no command given");
 
-  enum class Command { kShow, kShutdown, kEnable } command;
+  enum class Command { kShowNeighbors, kShowRoutes, kShowRibSummary, kShutdown, kEnable };
+  Command command = Command::kShowNeighbors;
   std::string address, message;
+  control::v1::ListRoutesRequest routes_request;
   if (w[0] == "show") {
-    if (w.size() < 2 || (w[1] != "neighbors" && w[1] != "neighbor")) return UsageError(err, "show what? (neighbors)");
-    if (w.size() > 3) return UsageError(err, "show neighbors takes at most one ADDRESS");
-    command = Command::kShow;
-    if (w.size() == 3) address = w[2];
+    const std::string what = w.size() < 2 ? "" : w[1];
+    if (what == "neighbors" || what == "neighbor") {
+      if (w.size() > 3) return UsageError(err, "show neighbors takes at most one ADDRESS");
+      command = Command::kShowNeighbors;
+      if (w.size() == 3) address = w[2];
+    } else if (what == "routes" || what == "route") {
+      if (w.size() > 3) return UsageError(err, "show routes takes at most one PREFIX");
+      command = Command::kShowRoutes;
+      if (w.size() == 3) routes_request.set_prefix(w[2]);
+      if (parsed->family) {
+        auto family = FamilyArgument(*parsed->family);
+        if (!family) {
+          return UsageError(err, absl::StrCat("--family is ipv4 or ipv6, not '", Printable(*parsed->family), "'"));
+        }
+        routes_request.set_family(*family);
+      }
+      if (parsed->limit) routes_request.set_limit(*parsed->limit);
+    } else if (what == "rib-summary") {
+      if (w.size() > 2) return UsageError(err, "show rib-summary takes no operands");
+      command = Command::kShowRibSummary;
+    } else {
+      return UsageError(err, "show what? (neighbors, routes, rib-summary)");
+    }
+    if (command != Command::kShowRoutes && (parsed->family || parsed->limit)) {
+      return UsageError(err, "--family and --limit are for show routes");
+    }
   } else if (w[0] == "neighbor") {
     if (w.size() < 3) return UsageError(err, "usage: neighbor ADDRESS shutdown [MESSAGE...] | neighbor ADDRESS enable");
     address = w[1];
@@ -146,9 +256,16 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
     } else {
       return UsageError(err, absl::StrCat("unknown neighbor action '", w[2], "' (shutdown, enable)"));
     }
-    if (parsed->json) return UsageError(err, "--json is for show neighbors");
+    if (parsed->json) return UsageError(err, "--json is for the show commands");
+    if (parsed->family || parsed->limit) return UsageError(err, "--family and --limit are for show routes");
   } else {
     return UsageError(err, absl::StrCat("unknown command '", w[0], "'"));
+  }
+
+  // A prefix the server would refuse is refused here, without needing a running bagd.
+  if (command == Command::kShowRoutes) {
+    auto canonical = control::CanonicalListRoutesRequest(routes_request);
+    if (!canonical.ok()) return Failed(err, canonical.status());
   }
 
   const std::string socket = ResolveControlSocket(parsed->socket, env_socket);
@@ -156,8 +273,12 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
   if (!client.ok()) return Failed(err, client.status());
 
   switch (command) {
-    case Command::kShow:
+    case Command::kShowNeighbors:
       return ShowNeighbors(**client, address, parsed->json, out, err);
+    case Command::kShowRoutes:
+      return ShowRoutes(**client, routes_request, parsed->json, out, err);
+    case Command::kShowRibSummary:
+      return ShowRibSummary(**client, parsed->json, out, err);
     case Command::kShutdown: {
       if (absl::Status s = (*client)->ShutdownNeighbor(address, message); !s.ok()) return Failed(err, s);
       out << "neighbor " << address << ": administratively shut down";

@@ -252,12 +252,16 @@ std::string RenderNeighborDetail(const NeighborStatus& n, int64_t now_unix_ms) {
 }
 
 absl::StatusOr<std::string> RenderNeighborsJson(const ListNeighborsResponse& response) {
+  return RenderProtoJson(response);
+}
+
+absl::StatusOr<std::string> RenderProtoJson(const google::protobuf::Message& message) {
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;
   options.always_print_primitive_fields = true;
   options.add_whitespace = true;
   std::string json;
-  const auto status = google::protobuf::util::MessageToJsonString(response, &json, options);
+  const auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
   if (!status.ok()) {
     return absl::InternalError(absl::StrCat("cannot print the answer as JSON: ", status.ToString()));
   }

@@ -34,8 +34,11 @@ std::string StateColumn(const NeighborStatus& neighbor);
 std::string RenderNeighborTable(const std::vector<NeighborStatus>& neighbors, int64_t now_unix_ms);
 // Everything known about one neighbor, like FRR's `show bgp neighbors ADDRESS`.
 std::string RenderNeighborDetail(const NeighborStatus& neighbor, int64_t now_unix_ms);
-// Protobuf JSON of the response: field names exactly as in control.proto, every scalar
-// printed even when zero (64-bit integers are JSON strings, bytes are base64).
+// Protobuf JSON of any control API message: field names exactly as in control.proto, every
+// scalar printed even when zero (64-bit integers are JSON strings, bytes are base64).
+// What every `--json` of bagctl prints.
+absl::StatusOr<std::string> RenderProtoJson(const google::protobuf::Message& message);
+// RenderProtoJson of the response.
 absl::StatusOr<std::string> RenderNeighborsJson(const ListNeighborsResponse& response);
 
 }  // namespace bagd::bagctl

@@ -1,0 +1,147 @@
+#include "bgpd/session/rib_view.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+
+namespace bagd::session {
+namespace {
+
+using control::v1::RoutePath;
+
+// IPv4 before IPv6, then address, then length (wire::Prefix's own order starts with the address).
+bool RouteOrder(const wire::Prefix& a, const wire::Prefix& b) {
+  if (a.afi() != b.afi()) return a.afi() < b.afi();
+  const int c = std::memcmp(a.bytes(), b.bytes(), 16);
+  if (c != 0) return c < 0;
+  return a.length() < b.length();
+}
+
+std::string CommunityText(uint32_t c) { return absl::StrFormat("%d:%d", c >> 16, c & 0xffff); }
+
+std::string ExtCommunityText(const wire::ExtendedCommunity& ec) {
+  if (auto lb = wire::LinkBandwidth::FromExtendedCommunity(ec)) return lb->ToString();
+  return absl::StrFormat("0x%016x", ec.raw);
+}
+
+void FillPath(const rib::Rib& rib, const rib::Destination& d, size_t i, RoutePath& out) {
+  const rib::Path& p = d.paths[i];
+  const rib::PeerInfo& peer = rib.peer(p.peer);
+  const rib::InternedAttributes& x = *p.attrs;
+  out.set_peer(peer.local ? "local" : peer.name);
+  out.set_peer_as(peer.asn);
+  out.set_path_id(p.path_id);
+  out.set_best(static_cast<int>(i) == d.best);
+  out.set_multipath((d.multipath >> i) & 1);
+  if (static_cast<int>(i) != d.best) {
+    const rib::DecisionStep step = rib.LostAt(d, i);
+    out.set_decision_step(rib::DecisionStepName(step));
+    out.set_lost_reason(rib::DecisionStepReason(step));
+  }
+  if (!peer.local) out.set_next_hop(x.next_hop.ToString());
+  if (x.link_local_next_hop) out.set_link_local_next_hop(x.link_local_next_hop->ToString());
+  out.set_origin(wire::OriginName(static_cast<wire::Origin>(x.origin)));
+  if (x.attrs.as_path) out.set_as_path(x.attrs.as_path->ToString());
+  out.set_local_pref(x.local_pref);
+  out.set_has_med(x.has_med);
+  out.set_med(x.med);
+  for (uint32_t c : x.attrs.communities) out.add_communities(CommunityText(c));
+  for (const auto& lc : x.attrs.large_communities)
+    out.add_large_communities(absl::StrFormat("%d:%d:%d", lc.global_admin, lc.local1, lc.local2));
+  for (const auto& ec : x.attrs.extended_communities) out.add_extended_communities(ExtCommunityText(ec));
+  if (x.link_bandwidth.chosen) {
+    out.set_has_link_bandwidth(true);
+    out.set_link_bandwidth_bps(x.link_bandwidth.chosen->bits_per_second());
+  }
+  if (x.originator_id) out.set_originator_id(wire::IpAddress::V4(*x.originator_id).ToString());
+  for (uint32_t c : x.attrs.cluster_list) out.add_cluster_list(wire::IpAddress::V4(c).ToString());
+  out.set_atomic_aggregate(x.attrs.atomic_aggregate);
+}
+
+void FillRoute(const rib::Rib& rib, const wire::Prefix& prefix, const rib::Destination& d, control::v1::Route& out) {
+  out.set_prefix(prefix.ToString());
+  // The best first, then the others in decision order.
+  std::vector<size_t> order(d.paths.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (static_cast<int>(a) == d.best) return true;
+    if (static_cast<int>(b) == d.best) return false;
+    return rib::Compare(rib.CandidateOf(d.paths[a]), rib.CandidateOf(d.paths[b]), rib::DecisionConfig{}).winner < 0;
+  });
+  for (size_t i : order) FillPath(rib, d, i, *out.add_paths());
+}
+
+}  // namespace
+
+absl::StatusOr<control::v1::ListRoutesResponse> ListRoutes(const rib::Rib& rib,
+                                                           const control::v1::ListRoutesRequest& request) {
+  control::v1::ListRoutesResponse resp;
+  const std::string& q = request.prefix();
+  if (!q.empty()) {
+    if (q.find('/') != std::string::npos) {
+      auto p = wire::Prefix::Parse(q);
+      if (!p.ok()) return p.status();
+      if (const rib::Destination* d = rib.Find(*p)) FillRoute(rib, *p, *d, *resp.add_routes());
+      return resp;
+    }
+    auto addr = wire::IpAddress::Parse(q);
+    if (!addr.ok()) return addr.status();
+    // Longest match.
+    for (int len = addr->is_v4() ? 32 : 128; len >= 0; --len) {
+      const wire::Prefix p = wire::Prefix::Make(addr->afi(), addr->bytes(), static_cast<uint8_t>(len));
+      if (const rib::Destination* d = rib.Find(p)) {
+        FillRoute(rib, p, *d, *resp.add_routes());
+        break;
+      }
+    }
+    return resp;
+  }
+  std::vector<const std::pair<const wire::Prefix, rib::Destination>*> entries;
+  entries.reserve(rib.prefix_count());
+  for (const auto& e : rib.table()) {
+    if (request.family() == "ipv4-unicast" && e.first.family() != wire::Family::kIpv4Unicast) continue;
+    if (request.family() == "ipv6-unicast" && e.first.family() != wire::Family::kIpv6Unicast) continue;
+    entries.push_back(&e);
+  }
+  std::sort(entries.begin(), entries.end(), [](auto* a, auto* b) { return RouteOrder(a->first, b->first); });
+  const size_t limit = request.limit() == 0 ? entries.size() : std::min<size_t>(request.limit(), entries.size());
+  for (size_t i = 0; i < limit; ++i) FillRoute(rib, entries[i]->first, entries[i]->second, *resp.add_routes());
+  resp.set_truncated(limit < entries.size());
+  return resp;
+}
+
+control::v1::RibSummary RibSummary(const rib::Rib& rib, const rib::AttributeStore& store) {
+  control::v1::RibSummary s;
+  size_t multipath[wire::kFamilyCount] = {};
+  for (const auto& [prefix, d] : rib.table()) {
+    if (__builtin_popcountll(d.multipath) > 1) ++multipath[static_cast<int>(prefix.family())];
+  }
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    const auto fam = static_cast<wire::Family>(f);
+    auto* fs = s.add_families();
+    fs->set_family(wire::FamilyName(fam));
+    fs->set_prefixes(rib.prefix_count(fam));
+    size_t paths = 0;
+    for (rib::PeerIndex p = 0; p < rib.peer_count(); ++p) paths += rib.paths_of(p, fam);
+    fs->set_paths(paths);
+    fs->set_multipath_prefixes(multipath[f]);
+  }
+  for (rib::PeerIndex p = 0; p < rib.peer_count(); ++p) {
+    const rib::PeerInfo& info = rib.peer(p);
+    auto* ps = s.add_peers();
+    ps->set_peer(info.local ? "local" : info.name);
+    ps->set_peer_as(info.asn);
+    ps->set_paths_ipv4(rib.paths_of(p, wire::Family::kIpv4Unicast));
+    ps->set_paths_ipv6(rib.paths_of(p, wire::Family::kIpv6Unicast));
+    ps->set_rejected_as_loop(rib.stats(p).rejected_as_loop);
+    ps->set_rejected_next_hop(rib.stats(p).rejected_next_hop);
+    ps->set_withdrawn(rib.stats(p).withdrawn);
+  }
+  s.set_attribute_sets(store.size());
+  const size_t memory = rib.memory_bytes() + store.memory_bytes();
+  s.set_memory_bytes(memory);
+  s.set_bytes_per_path(rib.path_count() ? memory / rib.path_count() : 0);
+  return s;
+}
+
+}  // namespace bagd::session

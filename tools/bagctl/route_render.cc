@@ -1,0 +1,286 @@
+#include "tools/bagctl/route_render.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "bgpd/wire/link_bandwidth.h"
+#include "tools/bagctl/neighbor_render.h"
+
+namespace bagd::bagctl {
+namespace {
+
+using control::v1::FamilySummary;
+using control::v1::PeerRibSummary;
+
+constexpr const char* kLocal = "local";
+
+// A table column: header, alignment, minimum width.
+struct Column {
+  std::string header;
+  bool right;
+  size_t min_width;
+};
+
+// Rows under a header line, columns one blank apart; no line ends in blanks.
+std::string RenderColumns(const std::vector<Column>& columns, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(columns.size());
+  for (size_t c = 0; c < columns.size(); ++c) {
+    width[c] = std::max(columns[c].min_width, columns[c].header.size());
+    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
+  }
+  const auto line = [&](auto cell) {
+    std::string out;
+    for (size_t c = 0; c < columns.size(); ++c) {
+      const std::string& text = cell(c);
+      if (c > 0) out += ' ';
+      const size_t pad = width[c] - text.size();
+      if (columns[c].right) {
+        out.append(pad, ' ').append(text);
+      } else if (c + 1 == columns.size()) {
+        out += text;
+      } else {
+        out.append(text).append(pad, ' ');
+      }
+    }
+    // Blank cells at the end would leave padding behind.
+    out.erase(out.find_last_not_of(' ') + 1);
+    out += '\n';
+    return out;
+  };
+  std::string out = line([&](size_t c) -> const std::string& { return columns[c].header; });
+  for (const auto& row : rows) out += line([&](size_t c) -> const std::string& { return row[c]; });
+  return out;
+}
+
+std::string Plural(uint64_t n, const char* one, const char* many) { return absl::StrCat(n, " ", n == 1 ? one : many); }
+
+std::string JoinPrintable(const google::protobuf::RepeatedPtrField<std::string>& items, const char* separator) {
+  std::vector<std::string> shown;
+  shown.reserve(items.size());
+  for (const std::string& s : items) shown.push_back(Printable(s));
+  return absl::StrJoin(shown, separator);
+}
+
+// The next hop a table line shows: the global one, else the link-local one, else "-".
+std::string TableNextHop(const RoutePath& p) {
+  if (!p.next_hop().empty()) return Printable(p.next_hop());
+  if (!p.link_local_next_hop().empty()) return Printable(p.link_local_next_hop());
+  return "-";
+}
+
+// "65002 65010 i"; a local route has no AS path, only the origin code.
+std::string PathColumn(const RoutePath& p) {
+  if (p.as_path().empty()) return OriginCode(p.origin());
+  return absl::StrCat(Printable(p.as_path()), " ", OriginCode(p.origin()));
+}
+
+std::string LinkBandwidthText(const RoutePath& p) {
+  return p.has_link_bandwidth() ? wire::FormatBitsPerSecond(p.link_bandwidth_bps()) : "";
+}
+
+}  // namespace
+
+std::string OriginCode(std::string_view origin) {
+  const std::string lower = absl::AsciiStrToLower(std::string(origin));
+  if (lower == "igp") return "i";
+  if (lower == "egp") return "e";
+  return "?";
+}
+
+std::string OriginName(std::string_view origin) {
+  const std::string lower = absl::AsciiStrToLower(std::string(origin));
+  if (lower == "igp") return "IGP";
+  if (lower == "egp") return "EGP";
+  if (lower == "incomplete") return "incomplete";
+  if (origin.empty()) return "unknown";
+  return Printable(origin);
+}
+
+int DecisionStepNumber(std::string_view step) {
+  // rib/decision.h, DecisionStepName; the number is the order of evaluation.
+  static constexpr std::string_view kSteps[] = {
+      "local-pref", "as-path-length", "origin",      "med",     "ebgp-over-ibgp",
+      "router-id",  "cluster-list-length", "peer-address", "path-id",
+  };
+  for (size_t i = 0; i < std::size(kSteps); ++i) {
+    if (kSteps[i] == step) return static_cast<int>(i) + 1;
+  }
+  return 0;
+}
+
+std::string RouteFlags(const RoutePath& p) {
+  if (p.best()) return "*>";
+  if (p.multipath()) return "*=";
+  return "* ";
+}
+
+std::string NotBestText(const RoutePath& p) {
+  if (p.best()) return "";
+  std::string text = absl::StrCat("not best: ", p.lost_reason().empty() ? "no reason given" : Printable(p.lost_reason()));
+  if (!p.decision_step().empty()) {
+    const int number = DecisionStepNumber(p.decision_step());
+    if (number > 0) {
+      absl::StrAppend(&text, " (step ", number, " ", p.decision_step(), ")");
+    } else {
+      absl::StrAppend(&text, " (step ", Printable(p.decision_step()), ")");
+    }
+  }
+  return text;
+}
+
+std::string FormatBytes(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return absl::StrCat(bytes, " B");
+  double value = static_cast<double>(bytes) / 1024;
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  return absl::StrFormat("%.1f %s", value, kUnits[unit]);
+}
+
+std::string RenderRouteTable(const ListRoutesResponse& response) {
+  const std::vector<Column> columns = {
+      {"  ", false, 2},       {"Network", false, 18}, {"Next Hop", false, 15}, {"Peer", false, 15},
+      {"LocPrf", true, 6},    {"MED", true, 6},       {"LB", true, 7},         {"Path", false, 0},
+  };
+  std::vector<std::vector<std::string>> rows;
+  uint64_t paths = 0;
+  for (const Route& route : response.routes()) {
+    bool first = true;
+    for (const RoutePath& p : route.paths()) {
+      ++paths;
+      rows.push_back({
+          RouteFlags(p),
+          first ? Printable(route.prefix()) : "",
+          TableNextHop(p),
+          Printable(p.peer()),
+          absl::StrCat(p.local_pref()),
+          p.has_med() ? absl::StrCat(p.med()) : "",
+          LinkBandwidthText(p),
+          PathColumn(p),
+      });
+      first = false;
+    }
+    if (route.paths().empty()) {  // cannot happen in bagd's RIB; shown rather than hidden
+      rows.push_back({"  ", Printable(route.prefix()), "-", "-", "", "", "", "(no paths)"});
+    }
+  }
+  std::string out =
+      "Status codes: * valid, > best, = multipath\n"
+      "Origin codes: i IGP, e EGP, ? incomplete\n"
+      "\n";
+  out += RenderColumns(columns, rows);
+  const uint64_t prefixes = static_cast<uint64_t>(response.routes_size());
+  if (response.truncated()) {
+    absl::StrAppend(&out, "\nDisplayed the first ", Plural(prefixes, "prefix", "prefixes"), " and ",
+                    Plural(paths, "path", "paths"), "; more routes were left out (--limit)\n");
+  } else {
+    absl::StrAppend(&out, "\nDisplayed ", Plural(prefixes, "prefix", "prefixes"), " and ",
+                    Plural(paths, "path", "paths"), "\n");
+  }
+  return out;
+}
+
+std::string RenderRouteDetail(const Route& route) {
+  std::string out = absl::StrCat("BGP routing table entry for ", Printable(route.prefix()), "\n");
+  int best = 0;
+  int multipath = 0;
+  for (int i = 0; i < route.paths_size(); ++i) {
+    if (route.paths(i).best() && best == 0) best = i + 1;
+    if (route.paths(i).multipath()) ++multipath;
+  }
+  absl::StrAppend(&out, "Paths: ", route.paths_size(), " available, ",
+                  best > 0 ? absl::StrCat("best #", best) : std::string("no best path"));
+  if (multipath > 1) absl::StrAppend(&out, ", ", multipath, " in the multipath set");
+  out += "\n";
+
+  for (int i = 0; i < route.paths_size(); ++i) {
+    const RoutePath& p = route.paths(i);
+    if (p.peer() == kLocal) {
+      absl::StrAppend(&out, "  Path #", i + 1, ", local");
+    } else {
+      absl::StrAppend(&out, "  Path #", i + 1, " from ", Printable(p.peer()), " (AS ", p.peer_as(), ")");
+    }
+    if (p.path_id() != 0) absl::StrAppend(&out, ", path id ", p.path_id());
+    out += "\n";
+
+    std::vector<std::string> status;
+    if (p.best()) status.push_back("best");
+    if (p.multipath() && multipath > 1) status.push_back("multipath");  // alone, it says nothing
+    if (!p.best()) status.push_back(NotBestText(p));
+    absl::StrAppend(&out, "    ", absl::StrJoin(status, ", "), "\n");
+
+    absl::StrAppend(&out, "    AS path: ", p.as_path().empty() ? "(empty)" : Printable(p.as_path()),
+                    ", origin ", OriginName(p.origin()), "\n");
+    absl::StrAppend(&out, "    Next hop: ", p.next_hop().empty() ? "none" : Printable(p.next_hop()));
+    if (!p.link_local_next_hop().empty()) absl::StrAppend(&out, ", link-local ", Printable(p.link_local_next_hop()));
+    out += "\n";
+    absl::StrAppend(&out, "    Local pref: ", p.local_pref(), ", MED: ",
+                    p.has_med() ? absl::StrCat(p.med()) : std::string("none"), "\n");
+    if (p.has_link_bandwidth()) {
+      absl::StrAppend(&out, "    Link bandwidth: ", wire::FormatBitsPerSecond(p.link_bandwidth_bps()), "\n");
+    }
+    if (!p.communities().empty()) absl::StrAppend(&out, "    Communities: ", JoinPrintable(p.communities(), " "), "\n");
+    if (!p.large_communities().empty()) {
+      absl::StrAppend(&out, "    Large communities: ", JoinPrintable(p.large_communities(), " "), "\n");
+    }
+    if (!p.extended_communities().empty()) {
+      absl::StrAppend(&out, "    Extended communities: ", JoinPrintable(p.extended_communities(), ", "), "\n");
+    }
+    if (!p.originator_id().empty()) absl::StrAppend(&out, "    Originator ID: ", Printable(p.originator_id()), "\n");
+    if (!p.cluster_list().empty()) absl::StrAppend(&out, "    Cluster list: ", JoinPrintable(p.cluster_list(), " "), "\n");
+    if (p.atomic_aggregate()) out += "    Atomic aggregate\n";
+  }
+  return out;
+}
+
+std::string RenderRibSummary(const RibSummary& s) {
+  std::string out;
+  {
+    const std::vector<Column> columns = {
+        {"Family", false, 14}, {"Prefixes", true, 10}, {"Paths", true, 10}, {"Multipath", true, 10}};
+    std::vector<std::vector<std::string>> rows;
+    uint64_t prefixes = 0, paths = 0, multipath = 0;
+    for (const FamilySummary& f : s.families()) {
+      rows.push_back({Printable(f.family()), absl::StrCat(f.prefixes()), absl::StrCat(f.paths()),
+                      absl::StrCat(f.multipath_prefixes())});
+      prefixes += f.prefixes();
+      paths += f.paths();
+      multipath += f.multipath_prefixes();
+    }
+    if (s.families_size() > 1) {
+      rows.push_back({"total", absl::StrCat(prefixes), absl::StrCat(paths), absl::StrCat(multipath)});
+    }
+    out += RenderColumns(columns, rows);
+  }
+  out += '\n';
+  if (s.peers().empty()) {
+    out += "No peers.\n";
+  } else {
+    const std::vector<Column> columns = {
+        {"Peer", false, 15},          {"AS", true, 10},          {"IPv4 paths", true, 10}, {"IPv6 paths", true, 10},
+        {"AS-loop rejects", true, 0}, {"Next-hop rejects", true, 0}, {"Withdrawn", true, 0},
+    };
+    std::vector<std::vector<std::string>> rows;
+    for (const PeerRibSummary& p : s.peers()) {
+      rows.push_back({Printable(p.peer()), absl::StrCat(p.peer_as()), absl::StrCat(p.paths_ipv4()),
+                      absl::StrCat(p.paths_ipv6()), absl::StrCat(p.rejected_as_loop()),
+                      absl::StrCat(p.rejected_next_hop()), absl::StrCat(p.withdrawn())});
+    }
+    out += RenderColumns(columns, rows);
+  }
+  out += '\n';
+  absl::StrAppend(&out, "Attribute sets: ", s.attribute_sets(), "\n");
+  absl::StrAppend(&out, "Memory: ", FormatBytes(s.memory_bytes()));
+  if (s.memory_bytes() >= 1024) absl::StrAppend(&out, " (", s.memory_bytes(), " bytes)");
+  absl::StrAppend(&out, ", ", s.bytes_per_path(), " bytes per path\n");
+  return out;
+}
+
+}  // namespace bagd::bagctl

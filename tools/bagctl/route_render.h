@@ -1,0 +1,46 @@
+// Text views of the control API's routing table for `bagctl show routes` and
+// `bagctl show rib-summary` (JSON: RenderProtoJson in neighbor_render.h).
+// Pure functions of the messages, so every view is a golden string in the tests.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "bgpd/control/control.pb.h"
+
+namespace bagd::bagctl {
+
+using control::v1::ListRoutesResponse;
+using control::v1::RibSummary;
+using control::v1::Route;
+using control::v1::RoutePath;
+
+// The origin code after the AS path: "igp" -> "i", "egp" -> "e", anything else "?".
+std::string OriginCode(std::string_view origin);
+// "IGP", "EGP", "incomplete"; other text as given (control characters escaped).
+std::string OriginName(std::string_view origin);
+
+// The number of a decision step as bagd evaluates them (rib/decision.h): "local-pref" 1,
+// "as-path-length" 2, "origin" 3, "med" 4, "ebgp-over-ibgp" 5, "router-id" 6,
+// "cluster-list-length" 7, "peer-address" 8, "path-id" 9; 0 for a name it does not know.
+int DecisionStepNumber(std::string_view step);
+
+// The status flags of a path in the table: "*>" best, "*=" multipath, "* " otherwise.
+std::string RouteFlags(const RoutePath& path);
+// Why a path is not the best one: "not best: longer AS path (step 2 as-path-length)".
+// Empty for the best path.
+std::string NotBestText(const RoutePath& path);
+
+// "1023 B", "1.5 KiB", "12.3 MiB", "2.0 GiB".
+std::string FormatBytes(uint64_t bytes);
+
+// All routes as a table, like FRR's `show ip bgp` / BIRD's `show route`: one line per
+// path, the prefix on the first line of its paths, then the counts.
+std::string RenderRouteTable(const ListRoutesResponse& response);
+// One route with every path and all its attributes, like FRR's `show ip bgp PREFIX`.
+std::string RenderRouteDetail(const Route& route);
+// Per family, per peer, attribute sets and memory.
+std::string RenderRibSummary(const RibSummary& summary);
+
+}  // namespace bagd::bagctl
