@@ -161,5 +161,59 @@ networks {{ prefix: "10.200.0.0/24" }}
         self.assertIn("10.1.3.0/24", [p for _, w, _, _ in fast.updates for p in w])
 
 
+class IbgpExport(unittest.TestCase):
+    """RFC 4271 §9.1.3 / §5.1: no iBGP-learned route to another iBGP peer; eBGP-learned routes
+    go to iBGP peers with the next hop unchanged and LOCAL_PREF present."""
+
+    def test_ibgp_rules(self):
+        d = tempfile.mkdtemp(prefix="bagd-ibgp-")
+        port = free_port()
+        conf = os.path.join(d, "bagd.textproto")
+        with open(conf, "w") as f:
+            f.write(f"""router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {port} }} }}
+neighbors {{ address: "127.0.0.5" remote_as: 65000 passive: true }}
+neighbors {{ address: "127.0.0.6" remote_as: 65000 passive: true }}
+neighbors {{ address: "127.0.0.7" remote_as: 65007 passive: true }}
+""")
+        log = open(os.path.join(d, "bagd.log"), "w")
+        bagd = subprocess.Popen([BAGD, "--config", conf, "--socket", os.path.join(d, "s.sock")],
+                                stdout=log, stderr=subprocess.STDOUT)
+        try:
+            wait_until(lambda: os.path.exists(os.path.join(d, "s.sock")), 10, "bagd socket")
+            peers = {}
+            for octet, asn in ((5, 65000), (6, 65000), (7, 65007)):
+                p = RawPeer(f"127.0.0.{octet}", ("127.0.0.1", port))
+                p.establish(asn, router_id=f"10.9.9.{octet}")
+                peers[octet] = p
+            ibgp_b, ebgp = Receiver(peers[6]), Receiver(peers[7])
+            ibgp_b.poll(0.3)
+            ebgp.poll(0.3)
+            ibgp_b.updates.clear()
+            ebgp.updates.clear()
+            # From iBGP peer .5 (empty AS path, LOCAL_PREF 200): to eBGP only.
+            ibgp_attrs = (b"\x40\x01\x01\x00" + b"\x40\x02\x00" + b"\x40\x03\x04" + socket.inet_aton("127.0.0.5")
+                          + b"\x40\x05\x04" + struct.pack("!I", 200))
+            peers[5].send(update(attrs=ibgp_attrs, nlri=nlri("10.5.0.0/24")))
+            # From eBGP peer .7: to both iBGP peers, next hop unchanged, LOCAL_PREF 100.
+            peers[7].send(update(attrs=attrs([65007], next_hop="127.0.0.7"), nlri=nlri("10.7.0.0/24")))
+            ibgp_b.poll(1.0)
+            ebgp.poll(0.2)
+            self.assertEqual(ebgp.announced(), ["10.5.0.0/24"])
+            to_ebgp = ebgp.updates[0][2]
+            self.assertEqual(as_path(to_ebgp[2]), [65000])
+            self.assertNotIn(5, to_ebgp)  # LOCAL_PREF stays inside the AS
+            self.assertEqual(ibgp_b.announced(), ["10.7.0.0/24"])  # not 10.5.0.0/24
+            to_ibgp = ibgp_b.updates[0][2]
+            self.assertEqual(socket.inet_ntoa(to_ibgp[3]), "127.0.0.7")
+            self.assertEqual(struct.unpack("!I", to_ibgp[5])[0], 100)
+            self.assertEqual(as_path(to_ibgp[2]), [65007])
+        finally:
+            for p in locals().get("peers", {}).values():
+                p.close()
+            bagd.terminate()
+            bagd.wait(10)
+            log.close()
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
