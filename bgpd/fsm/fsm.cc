@@ -104,6 +104,9 @@ class Stepper {
     Go(State::kOpenSent, e_.type == EventType::kTcpCrAcked ? "connected, OPEN sent" : "accepted, OPEN sent");
   }
 
+  // Events handled alike once a connection is open (OpenSent, OpenConfirm, Established).
+  // Returns false for events the state handles itself.
+  bool Connected(bool established, const char* hold_expired);
   void Idle();
   void ConnectOrActive();
   void OpenSent();
@@ -173,18 +176,43 @@ void Stepper::ConnectOrActive() {
   }
 }
 
-void Stepper::OpenSent() {
+bool Stepper::Connected(bool established, const char* hold_expired) {
   switch (e_.type) {
     case EventType::kManualStart:
     case EventType::kAutomaticStart:
     case EventType::kManualStartPassive:
     case EventType::kAutomaticStartPassive:
     case EventType::kIdleHoldTimerExpires:
-      return;
-    case EventType::kManualStop: return Stop(true, false);
+      return true;  // already started
+    case EventType::kManualStop:
+      Stop(true, established);
+      return true;
     case EventType::kHoldTimerExpires:
       Send(Notify(wire::ErrorCode::kHoldTimerExpired, 0));
-      return Fail("hold timer expired waiting for OPEN", false);
+      Fail(hold_expired, established);
+      return true;
+    case EventType::kBgpHeaderErr:
+    case EventType::kBgpOpenMsgErr:
+    case EventType::kUpdateMsgErr:
+      if (e_.notification) Send(*e_.notification);
+      Fail(Sent(), established);
+      return true;
+    case EventType::kOpenCollisionDump:
+      Send(Notify(wire::ErrorCode::kCease, wire::cease::kConnectionCollisionResolution));
+      Fail("connection collision: this connection lost (RFC 4271 §6.8)", established);
+      return true;
+    case EventType::kNotifMsgVerErr:
+    case EventType::kNotifMsg:
+      Fail(Received(), established);
+      return true;
+    default:
+      return false;
+  }
+}
+
+void Stepper::OpenSent() {
+  if (Connected(false, "hold timer expired waiting for OPEN")) return;
+  switch (e_.type) {
     case EventType::kTcpConnectionFails:
       // RFC 4271 §8.2.2: close, restart the ConnectRetryTimer, go to Active.
       Do(ActionType::kDropConnection);
@@ -211,48 +239,19 @@ void Stepper::OpenSent() {
       }
       return Go(State::kOpenConfirm, "OPEN accepted, KEEPALIVE sent");
     }
-    case EventType::kBgpHeaderErr:
-    case EventType::kBgpOpenMsgErr:
-    case EventType::kUpdateMsgErr:
-      if (e_.notification) Send(*e_.notification);
-      return Fail(Sent(), false);
-    case EventType::kOpenCollisionDump:
-      Send(Notify(wire::ErrorCode::kCease, wire::cease::kConnectionCollisionResolution));
-      return Fail("connection collision: this connection lost (RFC 4271 §6.8)", false);
-    case EventType::kNotifMsgVerErr:
-    case EventType::kNotifMsg: return Fail(Received(), false);
     default: return FsmError(wire::fsm_error::kUnexpectedInOpenSent, false);
   }
 }
 
 void Stepper::OpenConfirm() {
+  if (Connected(false, "hold timer expired in OpenConfirm")) return;
   switch (e_.type) {
-    case EventType::kManualStart:
-    case EventType::kAutomaticStart:
-    case EventType::kManualStartPassive:
-    case EventType::kAutomaticStartPassive:
-    case EventType::kIdleHoldTimerExpires:
-      return;
-    case EventType::kManualStop: return Stop(true, false);
-    case EventType::kHoldTimerExpires:
-      Send(Notify(wire::ErrorCode::kHoldTimerExpired, 0));
-      return Fail("hold timer expired in OpenConfirm", false);
     case EventType::kKeepaliveTimerExpires:
       Do(ActionType::kSendKeepalive);
       Do(ActionType::kStartKeepaliveTimer, seconds(f().negotiated ? f().negotiated->keepalive : 30));
       return;
     case EventType::kTcpConnectionFails:
       return Fail(e_.reason.empty() ? "connection closed in OpenConfirm" : e_.reason, false);
-    case EventType::kNotifMsgVerErr:
-    case EventType::kNotifMsg: return Fail(Received(), false);
-    case EventType::kBgpHeaderErr:
-    case EventType::kBgpOpenMsgErr:
-    case EventType::kUpdateMsgErr:
-      if (e_.notification) Send(*e_.notification);
-      return Fail(Sent(), false);
-    case EventType::kOpenCollisionDump:
-      Send(Notify(wire::ErrorCode::kCease, wire::cease::kConnectionCollisionResolution));
-      return Fail("connection collision: this connection lost (RFC 4271 §6.8)", false);
     case EventType::kKeepAliveMsg:
       if (f().negotiated && f().negotiated->hold_time != 0) {
         Do(ActionType::kStartHoldTimer, seconds(f().negotiated->hold_time));
@@ -267,17 +266,8 @@ void Stepper::OpenConfirm() {
 }
 
 void Stepper::Established() {
+  if (Connected(true, "hold timer expired")) return;
   switch (e_.type) {
-    case EventType::kManualStart:
-    case EventType::kAutomaticStart:
-    case EventType::kManualStartPassive:
-    case EventType::kAutomaticStartPassive:
-    case EventType::kIdleHoldTimerExpires:
-      return;
-    case EventType::kManualStop: return Stop(true, true);
-    case EventType::kHoldTimerExpires:
-      Send(Notify(wire::ErrorCode::kHoldTimerExpired, 0));
-      return Fail("hold timer expired", true);
     case EventType::kKeepaliveTimerExpires:
       Do(ActionType::kSendKeepalive);
       Do(ActionType::kStartKeepaliveTimer, seconds(f().negotiated ? f().negotiated->keepalive : 30));
@@ -291,16 +281,6 @@ void Stepper::Established() {
       return;
     case EventType::kTcpConnectionFails:
       return Fail(e_.reason.empty() ? "connection closed by the peer" : e_.reason, true);
-    case EventType::kNotifMsgVerErr:
-    case EventType::kNotifMsg: return Fail(Received(), true);
-    case EventType::kBgpHeaderErr:
-    case EventType::kBgpOpenMsgErr:
-    case EventType::kUpdateMsgErr:
-      if (e_.notification) Send(*e_.notification);
-      return Fail(Sent(), true);
-    case EventType::kOpenCollisionDump:
-      Send(Notify(wire::ErrorCode::kCease, wire::cease::kConnectionCollisionResolution));
-      return Fail("connection collision: this connection lost (RFC 4271 §6.8)", true);
     default: return FsmError(wire::fsm_error::kUnexpectedInEstablished, true);
   }
 }

@@ -23,6 +23,16 @@ def run(cmd, check=True, **kw):
     return subprocess.run(cmd, check=check, capture_output=True, text=True, **kw)
 
 
+def free_port():
+    """A TCP port free on 127.0.0.1 right now (for daemons tested on loopback)."""
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
 def wait_until(fn, timeout, what, interval=0.1):
     deadline = time.monotonic() + timeout
     last = None

@@ -11,16 +11,9 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netlab import BAGD, wait_until  # noqa: E402
+from netlab import BAGD, free_port, wait_until  # noqa: E402
 from rawbgp import KEEPALIVE, RawPeer, as_path, parse_update, update  # noqa: E402
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def nlri(*prefixes):

@@ -8,7 +8,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netlab import BAGD, BAGCTL, run, wait_until  # noqa: E402
+from netlab import BAGD, BAGCTL, run, free_port, wait_until  # noqa: E402
 from rawbgp import KEEPALIVE, RawPeer, message, open_message, update  # noqa: E402
 import json  # noqa: E402
 import subprocess  # noqa: E402
@@ -16,13 +16,6 @@ import tempfile  # noqa: E402
 
 PEERS = 12  # 127.0.0.2 .. 127.0.0.13, AS 65001.. (one per case)
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Garbage(unittest.TestCase):

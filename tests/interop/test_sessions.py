@@ -60,13 +60,16 @@ def gobgp_toml(bagd_addr, local_addr, family="ipv4-unicast", extra=""):
 """
 
 
-class FrrSessions(unittest.TestCase):
+class TwoNamespaces(unittest.TestCase):
     def lab(self, name):
+        """bagd's namespace, the peer's, and the link between them; removed after the test."""
         lab = Lab(name)
         self.addCleanup(lab.close)
         a, b = lab.netns("b"), lab.netns("p")
         return lab, a, b, lab.link(a, b)
 
+
+class FrrSessions(TwoNamespaces):
     def test_bagd_active_ipv4_four_octet_as(self):
         lab, a, b, (a4, b4, *_rest) = self.lab("act4")
         frr = lab.start_frr(b, frr_config(a4, extra=f" neighbor {a4} passive"), b4)
@@ -161,13 +164,7 @@ class FrrSessions(unittest.TestCase):
         wait_until(cease, 10, "FRR got a Cease")
 
 
-class GobgpSessions(unittest.TestCase):
-    def lab(self, name):
-        lab = Lab(name)
-        self.addCleanup(lab.close)
-        a, b = lab.netns("b"), lab.netns("p")
-        return lab, a, b, lab.link(a, b)
-
+class GobgpSessions(TwoNamespaces):
     def test_gobgp_ipv4_both_directions_and_four_octet(self):
         lab, a, b, (a4, b4, *_r) = self.lab("gob4")
         gobgp = lab.start_gobgp(b, gobgp_toml(a4, b4))
