@@ -54,8 +54,9 @@ test-asan: deps
 
 bench: deps
 	cmake -S . -B $(BENCH_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DBAGD_BENCH=ON -DBUILD_TESTING=OFF
-	cmake --build $(BENCH_BUILD) -j $(JOBS) --target wire_decode_bench
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target wire_decode_bench update_blaster
 	$(BENCH_BUILD)/bench/wire_decode_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+	@echo "ingest comparison (root, ~35 min for 3 runs): python3 bench/ingest_compare.py --runs 3; see docs/benchmarks.md"
 
 fuzz: deps
 	CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBAGD_FUZZ=ON -DBUILD_TESTING=OFF

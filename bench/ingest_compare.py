@@ -1,0 +1,628 @@
+#!/usr/bin/env python3
+"""Ingest benchmark (issue 4): how fast and how lean bagd takes in routes, next to BIRD 2,
+FRR 8.4 bgpd and GoBGP 3.10 on the same machine. Run as root from the repository root after
+building bagd/bagctl (build/) and the blaster (build-bench/bench/update_blaster).
+
+For every daemon and workload, one daemon at a time: a namespace lab (daemon namespace +
+blaster namespace, one veth per peer, peer i = 10.0.i.2, daemon side 10.0.i.1), the daemon
+with a minimal config (MRAI 0, no FIB/kernel, no debug logging, passive sessions), then
+bench/update_blaster per peer. The blasters pre-encode their UPDATEs, establish, and wait for
+SIGUSR1; all get it together. Measured:
+
+  seconds   first UPDATE byte written (earliest blaster) -> the daemon's own counter shows every
+            path (the end of the poll that saw it: an upper bound, resolution = poll interval)
+  CPU s     utime+stime of the daemon process (/proc/PID/stat) over the same window; "settled"
+            also counts the work done after the counter was full, until the daemon goes idle
+  peak RSS  VmHWM at the end
+  B/path    (VmHWM at the end - VmRSS just before the first UPDATE, sessions up) / paths
+
+Workloads: W1 1 peer x 1M /24 packed (~1000 per 4096-octet UPDATE); W1b 1 peer x 1M, one prefix
+per UPDATE; W2 4 peers with distinct ASNs x the same 250k prefixes (1M paths), 4-way multipath
+where the daemon has it, every daemon but bagd exporting nothing; W2x the same with every daemon advertising
+its best paths to the other peers (bagd always does: it has no export policy yet).
+
+The machine may be shared: before each run the script waits (--quiet-wait, default 120 s) for
+the CPUs to go idle, and records the CPU-1 time not spent in the daemon during the run.
+
+usage: python3 bench/ingest_compare.py [--daemons bagd,bird,frr,gobgp] [--workloads W1,W1b,W2,W2x]
+                                       [--runs 3] [--scale 1.0] [--json OUT] [--no-pin]
+"""
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "interop"))
+from netlab import Lab, run, wait_until  # noqa: E402
+
+DAEMON_AS = 65000
+WORKLOADS = {
+    "W1": dict(peers=1, prefixes=1_000_000, mode="packed", what="1 peer x 1M /24 packed"),
+    "W1b": dict(peers=1, prefixes=1_000_000, mode="1", what="1 peer x 1M /24, one per UPDATE"),
+    "W2": dict(peers=4, prefixes=250_000, mode="packed", what="4 peers x same 250k /24 (1M paths)"),
+    # W2 with every daemon advertising its best paths to the other peers, as bagd always does
+    # (bagd has no export policy yet): the export cost that W2 leaves out for the others.
+    "W2x": dict(peers=4, prefixes=250_000, mode="packed", export=True,
+                what="W2, every daemon exporting to the other peers"),
+}
+FRR_BGPD = "/usr/lib/frr/bgpd"
+
+
+# --- /proc ------------------------------------------------------------------------------
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    tck = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / tck  # utime, stime (fields 14, 15)
+
+
+def cpu_busy(cpu):
+    """Busy (non-idle, non-iowait) seconds of one CPU from /proc/stat."""
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith(f"cpu{cpu} "):
+                v = [int(x) for x in line.split()[1:]]
+                return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+    return 0.0
+
+
+def wait_quiet(max_wait, threshold=0.15):
+    """The machine is shared: wait (at most max_wait s) until every CPU together was busy for
+    less than `threshold` s over one second (the idle daemon included). Returns the last figure."""
+    deadline = time.monotonic() + max_wait
+    while True:
+        b0 = sum(cpu_busy(c) for c in range(os.cpu_count()))
+        time.sleep(1.0)
+        busy = sum(cpu_busy(c) for c in range(os.cpu_count())) - b0
+        if busy < threshold or time.monotonic() > deadline:
+            return busy
+
+
+def status_kib(pid, key):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+# --- daemons ----------------------------------------------------------------------------
+class Daemon:
+    """Started in namespace ns with one passive eBGP neighbor per link."""
+    name = "?"
+    poll_interval = 0.05
+
+    def __init__(self, lab, ns, links, pin, multipath, export=False):
+        self.lab, self.ns, self.links, self.pin, self.multipath = lab, ns, links, pin, multipath
+        self.export = export
+        self.dir = os.path.join(lab.dir, self.name)
+        os.makedirs(self.dir, exist_ok=True)
+        os.chmod(self.dir, 0o777)
+        self.proc = None
+
+    def prefix(self):
+        return ["taskset", "-c", "1"] if self.pin else []
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def neighbors(self):
+        return [(a4, b4, DAEMON_AS + 1 + i) for i, (a4, b4, *_rest) in enumerate(self.links)]
+
+    def counts(self):
+        """{peer address: (established?, paths received)}"""
+        raise NotImplementedError
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def watch_cmd(self, target):
+        """A command run inside the daemon's namespace that polls a cheaper counter than the
+        CLI and prints "MONOTONIC TOTAL" lines until TOTAL >= target; None to poll counts()."""
+        return None
+
+
+class Bagd(Daemon):
+    name = "bagd"
+
+    def __init__(self, *a, bagd, bagctl, **kw):
+        super().__init__(*a, **kw)
+        self.bagd, self.bagctl = bagd, bagctl
+
+    def start(self):
+        listen = "".join(f' listen {{ address: "{a4}" }}' for a4, _b, _as in self.neighbors())
+        conf = [f'router {{ asn: {DAEMON_AS} router_id: "10.255.0.1"{listen} hold_time: 180 '
+                f'log_level: LOG_LEVEL_WARNING }}']
+        for _a4, b4, asn in self.neighbors():
+            conf.append(f'neighbors {{ address: "{b4}" remote_as: {asn} passive: true }}')
+        if self.multipath:
+            conf.append("multipath { maximum_paths_ebgp: 4 as_path_relax: true }")
+        conf.append("fib { backend: BACKEND_NONE }")
+        path = os.path.join(self.dir, "bagd.textproto")
+        with open(path, "w") as f:
+            f.write("\n".join(conf) + "\n")
+        self.sock = os.path.join(self.dir, "bagd.sock")
+        self.metrics = (self.neighbors()[0][0], 9179)
+        self.proc = self.lab.spawn("bagd", self.ns, self.prefix() + [
+            self.bagd, "--config", path, "--socket", self.sock, "--log-level", "warning",
+            "--metrics-listen", "%s:%d" % self.metrics], "bagd.log")
+        wait_until(lambda: os.path.exists(self.sock) or not self.alive(), 10, "bagd control socket")
+        if not self.alive():
+            raise RuntimeError("bagd exited: " + self.lab.log("bagd.log"))
+
+    def counts(self):
+        out = json.loads(run([self.bagctl, "--socket", self.sock, "show", "neighbors", "--json"]).stdout)
+        res = {}
+        for n in out.get("neighbors", []):
+            addr = n.get("address")
+            est = n.get("state") in ("Established", "ESTABLISHED", "STATE_ESTABLISHED")
+            res[addr] = (est, int(n.get("prefixes_received", n.get("prefixesReceived", 0)) or 0))
+        return res
+
+    def watch_cmd(self, target):
+        # bagctl costs ~50 ms of process start per call; bagd_prefixes_received is set on
+        # every UPDATE, and an HTTP scrape of it takes about a millisecond.
+        return [sys.executable, "-u", "-c", PROM_WATCH, self.metrics[0], str(self.metrics[1]), str(target)]
+
+
+PROM_WATCH = r"""
+import re, socket, sys, time
+host, port, target = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+pat = re.compile(rb'^bagd_prefixes_received\{([^}]*)\} (\S+)', re.M)
+last = None
+while True:
+    try:
+        s = socket.create_connection((host, port), timeout=5)
+        s.sendall(b"GET /metrics HTTP/1.0\r\nHost: bench\r\n\r\n")
+        data = b""
+        while True:
+            chunk = s.recv(1 << 16)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        samples = pat.findall(data)
+        # Per family, or one family="all" sample per neighbor (older builds): never both.
+        alls = [v for labels, v in samples if b'family="all"' in labels]
+        total = int(sum(float(v) for v in (alls or [v for _l, v in samples])))
+    except OSError:
+        total = last or 0
+    t = time.monotonic()
+    if total != last:
+        print("%.6f %d" % (t, total), flush=True)
+        last = total
+    if total >= target:
+        break
+    time.sleep(0.01)
+"""
+
+
+class Bird(Daemon):
+    name = "bird"
+    poll_interval = 0.02  # birdc costs ~10 ms
+
+    def start(self):
+        conf = [f'log "{self.dir}/bird.log" {{ error, fatal, bug }};', "router id 10.255.0.1;",
+                "protocol device { scan time 60; }"]
+        for i, (a4, b4, asn) in enumerate(self.neighbors()):
+            conf.append(f"""protocol bgp p{i + 1} {{
+  local {a4} as {DAEMON_AS};
+  neighbor {b4} as {asn};
+  passive on;
+  hold time 180;
+  ipv4 {{ import all; export {"all" if self.export else "none"}; }};
+}}""")
+        path = os.path.join(self.dir, "bird.conf")
+        with open(path, "w") as f:
+            f.write("\n".join(conf) + "\n")
+        self.sock = os.path.join(self.dir, "bird.ctl")
+        self.proc = self.lab.spawn("bird", self.ns, self.prefix() + [
+            "bird", "-f", "-c", path, "-s", self.sock, "-P", os.path.join(self.dir, "bird.pid")], "bird.out")
+        wait_until(lambda: os.path.exists(self.sock) or not self.alive(), 10, "BIRD control socket")
+        if not self.alive():
+            raise RuntimeError("bird exited: " + self.lab.log("bird.out"))
+
+    def counts(self):
+        out = run(["birdc", "-s", self.sock, "show", "protocols", "all"]).stdout
+        res, cur = {}, None
+        names = {f"p{i + 1}": b4 for i, (_a, b4, _as) in enumerate(self.neighbors())}
+        est = {}
+        for line in out.splitlines():
+            m = re.match(r"^(\S+)\s+BGP\s", line)
+            if m:
+                cur = names.get(m.group(1))
+                est[cur] = False
+                res[cur] = (False, 0)
+                continue
+            if cur is None:
+                continue
+            if "BGP state:" in line:
+                est[cur] = "Established" in line
+            m = re.search(r"Routes:\s+(\d+) imported", line)
+            if m:
+                res[cur] = (est[cur], int(m.group(1)))
+            elif cur in res:
+                res[cur] = (est[cur], res[cur][1])
+        return res
+
+
+class Frr(Daemon):
+    name = "frr"
+
+    def start(self):
+        shutil.chown(self.dir, "frr", "frr")
+        conf = ["hostname bench-frr", "log file %s/bgpd.log critical" % self.dir, f"router bgp {DAEMON_AS}",
+                " bgp router-id 10.255.0.1", " no bgp ebgp-requires-policy", " no bgp default ipv4-unicast",
+                " no bgp network import-check"]
+        if self.multipath:
+            conf.append(" bgp bestpath as-path multipath-relax")
+        for _a4, b4, asn in self.neighbors():
+            conf += [f" neighbor {b4} remote-as {asn}", f" neighbor {b4} passive",
+                     f" neighbor {b4} timers 60 180", f" neighbor {b4} advertisement-interval 0"]
+        conf.append(" address-family ipv4 unicast")
+        if self.multipath:
+            conf.append("  maximum-paths 4")
+        for _a4, b4, _asn in self.neighbors():
+            conf.append(f"  neighbor {b4} activate")
+            if not self.export:
+                conf.append(f"  neighbor {b4} route-map NONE out")
+        conf += [" exit-address-family", "route-map NONE deny 10", ""]
+        path = os.path.join(self.dir, "bgpd.conf")
+        with open(path, "w") as f:
+            f.write("\n".join(conf) + "\n")
+        shutil.chown(path, "frr", "frr")
+        cmd = [FRR_BGPD, "-S", "-Z", "-n", "-f", path, "-i", os.path.join(self.dir, "bgpd.pid"),
+               "--vty_socket", self.dir, "-z", os.path.join(self.dir, "zserv.api"), "-P", "0",
+               "--log", f"file:{self.dir}/bgpd.log", "--log-level", "critical"]
+        for a4, _b, _as in self.neighbors():
+            cmd += ["-l", a4]
+        self.proc = self.lab.spawn("frr", self.ns, self.prefix() + cmd, "frr.out")
+        vty = os.path.join(self.dir, "bgpd.vty")
+        wait_until(lambda: os.path.exists(vty) or not self.alive(), 10, "FRR vty")
+        if not self.alive():
+            raise RuntimeError("bgpd exited: " + self.lab.log("frr.out"))
+
+    def counts(self):
+        out = run(["vtysh", "--vty_socket", self.dir, "-d", "bgpd", "-c",
+                   "show bgp ipv4 unicast summary json"]).stdout
+        j = json.loads(out)
+        peers = j.get("peers") or j.get("ipv4Unicast", {}).get("peers", {})
+        return {a: (p.get("state") == "Established", int(p.get("pfxRcd", 0))) for a, p in peers.items()}
+
+
+class Gobgp(Daemon):
+    name = "gobgp"
+    poll_interval = 1.0  # the neighbor query takes the server's exclusive lock
+
+    def start(self):
+        addrs = ", ".join(f'"{a4}"' for a4, _b, _as in self.neighbors())
+        conf = [f"""[global.config]
+  as = {DAEMON_AS}
+  router-id = "10.255.0.1"
+  port = 179
+  local-address-list = [{addrs}]
+[global.apply-policy.config]
+  default-import-policy = "accept-route"
+  default-export-policy = "{"accept-route" if self.export else "reject-route"}"
+"""]
+        if self.multipath:
+            conf.append("[global.use-multiple-paths.config]\n  enabled = true\n")
+        for a4, b4, asn in self.neighbors():
+            conf.append(f"""[[neighbors]]
+  [neighbors.config]
+    neighbor-address = "{b4}"
+    peer-as = {asn}
+  [neighbors.transport.config]
+    passive-mode = true
+    local-address = "{a4}"
+  [neighbors.timers.config]
+    hold-time = 180
+    keepalive-interval = 60
+    minimum-advertisement-interval = 0
+  [neighbors.apply-policy.config]
+    default-export-policy = "{"accept-route" if self.export else "reject-route"}"
+  [[neighbors.afi-safis]]
+    [neighbors.afi-safis.config]
+      afi-safi-name = "ipv4-unicast"
+""")
+        path = os.path.join(self.dir, "gobgpd.toml")
+        with open(path, "w") as f:
+            f.write("\n".join(conf))
+        self.sock = f"unix://{self.dir}/gobgp.sock"
+        self.proc = self.lab.spawn("gobgp", self.ns, self.prefix() + [
+            "gobgpd", "-f", path, "--api-hosts", self.sock, "--pprof-disable", "-p", "-l", "warn"], "gobgp.log")
+        wait_until(lambda: os.path.exists(f"{self.dir}/gobgp.sock") or not self.alive(), 10, "gobgpd socket")
+        if not self.alive():
+            raise RuntimeError("gobgpd exited: " + self.lab.log("gobgp.log"))
+
+    def counts(self):
+        out = json.loads(run(["gobgp", "--target", self.sock, "neighbor", "-j"]).stdout or "[]")
+        res = {}
+        for n in out:
+            addr = n.get("conf", {}).get("neighbor_address") or n.get("state", {}).get("neighbor_address")
+            st = n.get("state", {})
+            est = st.get("session_state") in (6, "established", "ESTABLISHED")
+            recv = 0
+            for af in n.get("afi_safis", []) or []:
+                t = af.get("state", {})
+                recv += int(t.get("accepted", 0) or 0)
+            if not n.get("afi_safis"):
+                recv = int(st.get("adj_table", {}).get("accepted", 0) or 0)
+            res[addr] = (est, recv)
+        return res
+
+
+DAEMONS = {"bagd": Bagd, "bird": Bird, "frr": Frr, "gobgp": Gobgp}
+
+
+def available(name, args):
+    if name == "bagd":
+        return all(os.access(p, os.X_OK) for p in (args.bagd, args.bagctl)) or "bagd/bagctl not built"
+    if name == "bird":
+        return (shutil.which("bird") and shutil.which("birdc")) is not None or \
+            "bird2 not installed (apt-get install -y --no-install-recommends bird2)"
+    if name == "frr":
+        return (os.access(FRR_BGPD, os.X_OK) and shutil.which("vtysh") is not None) or "frr not installed"
+    if name == "gobgp":
+        return (shutil.which("gobgpd") and shutil.which("gobgp")) is not None or "gobgpd/gobgp not installed"
+    return "unknown daemon"
+
+
+def versions(args):
+    v = {}
+    try:
+        v["bagd"] = "sha256 " + hashlib.sha256(open(args.bagd, "rb").read()).hexdigest()[:12]
+    except OSError:
+        pass
+    for name, cmd in (("bird", ["bird", "--version"]), ("frr", [FRR_BGPD, "--version"]),
+                      ("gobgp", ["gobgpd", "--version"])):
+        try:
+            r = run(cmd, check=False)
+            v[name] = (r.stdout + r.stderr).strip().splitlines()[0]
+        except (OSError, IndexError):
+            pass
+    return v
+
+
+# --- one measurement --------------------------------------------------------------------
+def blaster_events(lab, i):
+    ev = {}
+    for line in lab.log(f"blaster{i}.log").splitlines():
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        ev[e.get("event")] = e
+    return ev
+
+
+def measure(daemon_name, wl_name, args, run_no):
+    wl = WORKLOADS[wl_name]
+    peers, prefixes = wl["peers"], max(1, int(wl["prefixes"] * args.scale))
+    paths = peers * prefixes
+    with Lab(f"i{daemon_name[:2]}{wl_name}") as lab:
+        dns, bns = lab.netns("d"), lab.netns("b")
+        links = [lab.link(dns, bns) for _ in range(peers)]
+        # The blasters and the poller run on CPU 0, the daemon on CPU 1.
+        kw = dict(bagd=args.bagd, bagctl=args.bagctl) if daemon_name == "bagd" else {}
+        d = DAEMONS[daemon_name](lab, dns, links, args.pin, peers > 1, export=wl.get("export", False), **kw)
+        d.start()
+        blasters = []
+        for i, (a4, b4, *_r) in enumerate(links):
+            cmd = (["taskset", "-c", "0"] if args.pin else []) + [
+                args.blaster, "--local", b4, "--peer", a4, "--asn", str(DAEMON_AS + 1 + i),
+                "--router-id", f"10.255.1.{i + 1}", "--prefixes", str(prefixes), "--offset", "0",
+                "--per-message", wl["mode"], "--next-hop", b4, "--wait-signal"]
+            blasters.append(lab.spawn(f"blaster{i}", bns, cmd, f"blaster{i}.log"))
+
+        def all_up():
+            for i, b in enumerate(blasters):
+                if b.poll() is not None:
+                    raise RuntimeError(f"blaster {i} exited: {lab.log(f'blaster{i}.log')}")
+            if not d.alive():
+                raise RuntimeError(f"{daemon_name} exited")
+            if not all("established" in blaster_events(lab, i) for i in range(peers)):
+                return False
+            c = d.counts()
+            return len(c) >= peers and all(est for est, _n in c.values())
+
+        wait_until(all_up, 90, "every session Established", interval=0.2)
+        time.sleep(1.0)  # let the daemon settle after session setup
+        quiet_busy = wait_quiet(args.quiet_wait)
+        rss0 = status_kib(d.pid, "VmRSS")
+        cpu0 = cpu_seconds(d.pid)
+        busy0, load0 = cpu_busy(1), os.getloadavg()[0]
+        watch = d.watch_cmd(paths)
+        if watch:
+            watcher = lab.spawn("watch", dns, watch, "watch.log")
+            wait_until(lambda: lab.log("watch.log").strip() or watcher.poll() is not None, 10, "the counter watcher")
+        for b in blasters:
+            b.send_signal(signal.SIGUSR1)
+        deadline = time.monotonic() + args.timeout
+        last_total, polls = 0, 0
+        while True:
+            t_poll = time.monotonic()
+            if watch:
+                lines = lab.log("watch.log").split()
+                t_done, total = (float(lines[-2]), int(lines[-1])) if len(lines) >= 2 else (t_poll, 0)
+                polls = len(lines) // 2
+            else:
+                try:
+                    c = d.counts()
+                    total = sum(n for _e, n in c.values())
+                except (subprocess.CalledProcessError, ValueError, KeyError):
+                    total = last_total
+                polls += 1
+                t_done = time.monotonic()
+            if total >= paths:
+                break
+            last_total = total
+            if not d.alive():
+                raise RuntimeError(f"{daemon_name} exited during ingest")
+            if watch and watcher.poll() is not None:
+                raise RuntimeError(f"counter watcher exited: {lab.log('watch.log')[-300:]}")
+            if t_done > deadline:
+                raise TimeoutError(f"{daemon_name} {wl_name}: {last_total}/{paths} paths after {args.timeout} s")
+            time.sleep(0.02 if watch else max(0.0, d.poll_interval - (time.monotonic() - t_poll)))
+        cpu_done = cpu_seconds(d.pid)
+        busy_done = cpu_busy(1)
+        ev = [blaster_events(lab, i) for i in range(peers)]
+        firsts = [e["first_byte"]["t"] for e in ev if "first_byte" in e]
+        lasts = [e["last_byte"]["t"] for e in ev if "last_byte" in e]
+        t0 = min(firsts)
+        # Settle: until the daemon stops burning CPU (< 2 % over 1 s), at most 60 s.
+        prev, settle_deadline = cpu_seconds(d.pid), time.monotonic() + 60
+        while time.monotonic() < settle_deadline:
+            time.sleep(1.0)
+            now = cpu_seconds(d.pid)
+            if now - prev < 0.02:
+                break
+            prev = now
+        cpu_settled = cpu_seconds(d.pid)
+        hwm = status_kib(d.pid, "VmHWM")
+        rss_end = status_kib(d.pid, "VmRSS")
+        final_counts = d.counts()
+        # Stop the blasters (Cease) and read what the daemon advertised to them.
+        for b in blasters:
+            lab.stop(b, signal.SIGTERM, timeout=5)
+        exported = sum(blaster_events(lab, i).get("exit", {}).get("prefixes_received", 0) for i in range(peers))
+        seconds = t_done - t0
+        res = dict(daemon=daemon_name, workload=wl_name, run=run_no, paths=paths, seconds=seconds,
+                   paths_per_s=paths / seconds, cpu_s=cpu_done - cpu0, cpu_settled_s=cpu_settled - cpu0,
+                   rss_start_kib=rss0, hwm_kib=hwm, rss_end_kib=rss_end,
+                   bytes_per_path=(hwm - rss0) * 1024 / paths,
+                   write_s=max(lasts) - t0 if lasts else None, polls=polls, final_counts=final_counts,
+                   prefixes_advertised_to_blasters=exported,
+                   load1=load0, busy_before_s_per_s=quiet_busy,
+                   # CPU 1 busy time not spent in the daemon (other tenants, softirq): contention.
+                   cpu1_other_s=(busy_done - busy0) - (cpu_done - cpu0) if args.pin else None)
+        if args.verbose:
+            print(json.dumps(res), flush=True)
+        return res
+
+
+# --- report -----------------------------------------------------------------------------
+def median_row(rows):
+    keys = ("seconds", "paths_per_s", "cpu_s", "cpu_settled_s", "hwm_kib", "bytes_per_path", "write_s")
+    m = {k: statistics.median([r[k] for r in rows if r.get(k) is not None]) for k in keys
+         if any(r.get(k) is not None for r in rows)}
+    m["runs"] = len(rows)
+    m["seconds_range"] = (min(r["seconds"] for r in rows), max(r["seconds"] for r in rows))
+    return m
+
+
+def table(results, daemons, workloads):
+    lines = ["| daemon | workload | seconds (min-max) | paths/s | CPU s (settled) | peak RSS MiB | bytes/path | runs |",
+             "|---|---|---|---|---|---|---|---|"]
+    for dn in daemons:
+        for wn in workloads:
+            r = results.get((dn, wn))
+            if r is None:
+                continue
+            if "error" in r:
+                lines.append(f"| {dn} | {wn} | failed: {r['error']} | | | | | |")
+                continue
+            lo, hi = r["seconds_range"]
+            lines.append(f"| {dn} | {wn} | {r['seconds']:.2f} ({lo:.2f}-{hi:.2f}) | {r['paths_per_s'] / 1e3:,.0f}k | "
+                         f"{r['cpu_s']:.2f} ({r['cpu_settled_s']:.2f}) | {r['hwm_kib'] / 1024:.0f} | "
+                         f"{r['bytes_per_path']:.0f} | {r['runs']} |")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--daemons", default="bagd,bird,frr,gobgp")
+    ap.add_argument("--workloads", default="W1,W1b,W2,W2x")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--scale", type=float, default=1.0, help="fraction of the prefixes (smoke tests)")
+    ap.add_argument("--timeout", type=float, default=300, help="seconds per ingest before giving up")
+    ap.add_argument("--bagd", default=os.path.join(ROOT, "build", "bgpd", "bagd"))
+    ap.add_argument("--bagctl", default=os.path.join(ROOT, "build", "tools", "bagctl"))
+    ap.add_argument("--blaster", default=os.path.join(ROOT, "build-bench", "bench", "update_blaster"))
+    ap.add_argument("--no-pin", dest="pin", action="store_false", help="do not pin daemon/blasters to CPUs")
+    ap.add_argument("--json", help="write every run and the medians here")
+    ap.add_argument("--quiet-wait", type=float, default=120,
+                    help="before each run, wait up to this long for the (shared) machine to go idle")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("run as root (network namespaces)")
+    if not os.access(args.blaster, os.X_OK):
+        sys.exit(f"{args.blaster} missing: cmake --build build-bench --target update_blaster")
+    daemons = [d for d in args.daemons.split(",") if d]
+    workloads = [w for w in args.workloads.split(",") if w]
+    for w in workloads:
+        if w not in WORKLOADS:
+            sys.exit(f"unknown workload {w}")
+    if args.pin:
+        os.sched_setaffinity(0, {0})  # the poller and its children on CPU 0
+    # A private copy of bagd/bagctl, so a rebuild during the benchmark changes nothing.
+    private = None
+    if "bagd" in daemons and available("bagd", args) is True:
+        import tempfile
+        private = tempfile.mkdtemp(prefix="bagd-ingest-bin-")
+        for attr in ("bagd", "bagctl"):
+            dst = os.path.join(private, attr)
+            shutil.copy2(getattr(args, attr), dst)
+            setattr(args, attr, dst)
+    def on_term(*_):
+        raise KeyboardInterrupt("SIGTERM")
+    signal.signal(signal.SIGTERM, on_term)  # so every Lab is closed on the way out
+    vers = versions(args)
+    print("versions:", json.dumps(vers), flush=True)
+    all_runs, results, notes = [], {}, []
+    try:
+        for dn in daemons:
+            ok = available(dn, args)
+            if ok is not True:
+                notes.append(f"{dn}: skipped, {ok}")
+                print(notes[-1], flush=True)
+                continue
+            for wn in workloads:
+                rows = []
+                for r in range(args.runs):
+                    try:
+                        row = measure(dn, wn, args, r)
+                        rows.append(row)
+                        all_runs.append(row)
+                        print(f"{dn} {wn} run {r + 1}: {row['seconds']:.3f} s, {row['paths_per_s']:,.0f} paths/s, "
+                              f"CPU {row['cpu_s']:.2f} s (settled {row['cpu_settled_s']:.2f}), HWM "
+                              f"{row['hwm_kib'] / 1024:.0f} MiB, {row['bytes_per_path']:.0f} B/path; load {row['load1']:.1f}, "
+                              f"busy before {row['busy_before_s_per_s']:.2f} CPU, "
+                              f"CPU1 other {row['cpu1_other_s'] or 0:.2f} s; advertised to the blasters "
+                              f"{row['prefixes_advertised_to_blasters']}", flush=True)
+                    except (RuntimeError, TimeoutError, AssertionError, subprocess.CalledProcessError) as e:
+                        msg = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+                        notes.append(f"{dn} {wn} run {r + 1}: {msg}")
+                        print("FAILED:", notes[-1], flush=True)
+                        all_runs.append(dict(daemon=dn, workload=wn, run=r, error=msg))
+                results[(dn, wn)] = median_row(rows) if rows else {"error": notes[-1]}
+    finally:
+        if private:
+            shutil.rmtree(private, ignore_errors=True)
+    print()
+    print(table(results, daemons, workloads))
+    for wn in workloads:
+        b, o = results.get(("bagd", wn)), results.get(("bird", wn))
+        if b and o and "error" not in b and "error" not in o:
+            print(f"{wn}: bagd paths/s / BIRD paths/s = {b['paths_per_s'] / o['paths_per_s']:.2f}")
+    for n in notes:
+        print("note:", n)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(versions=vers, runs=all_runs, notes=notes,
+                           medians={f"{d} {w}": v for (d, w), v in results.items()}), f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
