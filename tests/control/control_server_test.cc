@@ -17,6 +17,7 @@
 #include "bgpd/control/control_client.h"
 #include "bgpd/control/control_server.h"
 #include "tests/control/fake_backend.h"
+#include "tests/control/serving.h"
 
 using namespace bagd::control;
 using bagd::control::testing::FakeBackend;
@@ -25,28 +26,7 @@ using Call = FakeBackend::Call;
 
 namespace {
 
-struct Running {
-  TempDir dir;
-  FakeBackend backend;
-  std::unique_ptr<ControlServer> server;
-
-  Running() {
-    auto started = ControlServer::Start(dir.SocketPath(), &backend);
-    REQUIRE(started.ok());
-    server = *std::move(started);
-  }
-
-  std::unique_ptr<ControlClient> Client() {
-    auto client = ControlClient::Connect(dir.SocketPath());
-    REQUIRE(client.ok());
-    return *std::move(client);
-  }
-
-  // A bare stub, for requests ControlClient would refuse to send.
-  std::unique_ptr<v1::Control::Stub> RawStub() {
-    return v1::Control::NewStub(grpc::CreateChannel("unix:" + dir.SocketPath(), grpc::InsecureChannelCredentials()));
-  }
-};
+using Running = bagd::control::testing::Serving<FakeBackend>;
 
 mode_t ModeOf(const std::string& path) {
   struct stat st;

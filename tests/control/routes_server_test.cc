@@ -10,6 +10,7 @@
 #include "bgpd/control/control_client.h"
 #include "bgpd/control/control_server.h"
 #include "tests/control/fake_backend.h"
+#include "tests/control/serving.h"
 
 using namespace bagd::control;
 using bagd::control::testing::FakeBackend;
@@ -22,33 +23,15 @@ using Call = FakeBackend::Call;
 
 namespace {
 
+using bagd::control::testing::Serving;
+
+// A bare ListRoutes call, for requests ControlClient would refuse to send.
 template <typename Backend>
-struct Serving {
-  TempDir dir;
-  Backend backend;
-  std::unique_ptr<ControlServer> server;
-
-  Serving() {
-    auto started = ControlServer::Start(dir.SocketPath(), &backend);
-    REQUIRE(started.ok());
-    server = *std::move(started);
-  }
-
-  std::unique_ptr<ControlClient> Client() {
-    auto client = ControlClient::Connect(dir.SocketPath());
-    REQUIRE(client.ok());
-    return *std::move(client);
-  }
-
-  // A bare stub, for requests ControlClient would refuse to send.
-  grpc::Status RawListRoutes(const v1::ListRoutesRequest& request, v1::ListRoutesResponse* response) {
-    auto stub =
-        v1::Control::NewStub(grpc::CreateChannel("unix:" + dir.SocketPath(), grpc::InsecureChannelCredentials()));
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    return stub->ListRoutes(&context, request, response);
-  }
-};
+grpc::Status RawListRoutes(Serving<Backend>& s, const v1::ListRoutesRequest& request, v1::ListRoutesResponse* response) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  return s.RawStub()->ListRoutes(&context, request, response);
+}
 
 v1::ListRoutesRequest Request(std::string prefix, std::string family = "", uint32_t limit = 0) {
   v1::ListRoutesRequest r;
@@ -160,7 +143,7 @@ TEST_CASE("control server: a bad prefix or family is INVALID_ARGUMENT and never 
     INFO(bad.prefix << " / " << bad.family);
     const size_t calls_before = s.backend.calls().size();
     v1::ListRoutesResponse response;
-    const grpc::Status status = s.RawListRoutes(Request(bad.prefix, bad.family), &response);
+    const grpc::Status status = RawListRoutes(s, Request(bad.prefix, bad.family), &response);
     CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
     CHECK(status.error_message() == bad.message);
     CHECK(s.backend.calls().size() == calls_before);
