@@ -107,6 +107,17 @@ class Stepper {
   // Events handled alike once a connection is open (OpenSent, OpenConfirm, Established).
   // Returns false for events the state handles itself.
   bool Connected(bool established, const char* hold_expired);
+  // KeepaliveTimer fired: send one and re-arm it.
+  void KeepaliveDue() {
+    Do(ActionType::kSendKeepalive);
+    Do(ActionType::kStartKeepaliveTimer, seconds(f().negotiated ? f().negotiated->keepalive : 30));
+  }
+  // A message from the peer: it is alive (no hold timer when hold time 0 was negotiated).
+  void RestartHoldTimer() {
+    if (f().negotiated && f().negotiated->hold_time != 0) {
+      Do(ActionType::kStartHoldTimer, seconds(f().negotiated->hold_time));
+    }
+  }
   void Idle();
   void ConnectOrActive();
   void OpenSent();
@@ -247,15 +258,11 @@ void Stepper::OpenConfirm() {
   if (Connected(false, "hold timer expired in OpenConfirm")) return;
   switch (e_.type) {
     case EventType::kKeepaliveTimerExpires:
-      Do(ActionType::kSendKeepalive);
-      Do(ActionType::kStartKeepaliveTimer, seconds(f().negotiated ? f().negotiated->keepalive : 30));
-      return;
+      return KeepaliveDue();
     case EventType::kTcpConnectionFails:
       return Fail(e_.reason.empty() ? "connection closed in OpenConfirm" : e_.reason, false);
     case EventType::kKeepAliveMsg:
-      if (f().negotiated && f().negotiated->hold_time != 0) {
-        Do(ActionType::kStartHoldTimer, seconds(f().negotiated->hold_time));
-      }
+      RestartHoldTimer();
       f().established_at_ms = e_.now_ms;
       f().connect_retry_counter = 0;
       f().last_error.clear();
@@ -269,15 +276,11 @@ void Stepper::Established() {
   if (Connected(true, "hold timer expired")) return;
   switch (e_.type) {
     case EventType::kKeepaliveTimerExpires:
-      Do(ActionType::kSendKeepalive);
-      Do(ActionType::kStartKeepaliveTimer, seconds(f().negotiated ? f().negotiated->keepalive : 30));
-      return;
+      return KeepaliveDue();
     case EventType::kKeepAliveMsg:
     case EventType::kUpdateMsg:
     case EventType::kRouteRefreshMsg:
-      if (f().negotiated && f().negotiated->hold_time != 0) {
-        Do(ActionType::kStartHoldTimer, seconds(f().negotiated->hold_time));
-      }
+      RestartHoldTimer();
       return;
     case EventType::kTcpConnectionFails:
       return Fail(e_.reason.empty() ? "connection closed by the peer" : e_.reason, true);

@@ -459,9 +459,14 @@ void Peer::OnUpdate(Slot& slot, const wire::UpdateMessage& u) {
 
 std::optional<wire::IpAddress> Peer::LocalAddress() const {
   if (!primary_->conn) return std::nullopt;
-  auto a = wire::IpAddress::Parse(primary_->conn->local().address().to_string());
-  if (!a.ok()) return std::nullopt;
-  return *a;
+  // Called per exported prefix: convert the bytes, no text round trip.
+  const auto a = primary_->conn->local().address();
+  if (a.is_v4()) return wire::IpAddress::V4Bytes(a.to_v4().to_bytes().data());
+  const auto v6 = a.to_v6();
+  if (v6.is_v4_mapped()) {
+    return wire::IpAddress::V4Bytes(boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, v6).to_bytes().data());
+  }
+  return wire::IpAddress::V6Bytes(v6.to_bytes().data());
 }
 
 wire::CodecContext Peer::EncodeContext() const {
