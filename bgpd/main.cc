@@ -124,7 +124,17 @@ int main(int argc, char** argv) {
   on_signal = [&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     if (sig == SIGHUP) {
-      bagd::log::Warning("SIGHUP: configuration reload is not supported yet; restart bagd to apply changes");
+      // Reload: a config with errors is rejected whole, and the running one stays.
+      auto reloaded = bagd::conf::LoadConfigFile(opts->config);
+      if (!reloaded.ok()) {
+        bagd::log::Error("SIGHUP: %s has %d errors; keeping the running configuration", opts->config,
+                         reloaded.errors.size());
+        for (const auto& e : reloaded.errors) bagd::log::Error("SIGHUP: %s", e.ToString());
+      } else if (auto st = speaker.Reload(reloaded.config); !st.ok()) {
+        bagd::log::Error("SIGHUP: %s; keeping the running configuration", st.message());
+      } else {
+        bagd::log::Info("SIGHUP: %s reloaded", opts->config);
+      }
       signals.async_wait(on_signal);
       return;
     }

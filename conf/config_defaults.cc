@@ -1,5 +1,6 @@
 #include "conf/config_defaults.h"
 
+#include <algorithm>
 #include <string>
 
 namespace bagd::conf {
@@ -68,6 +69,19 @@ void ApplyDefaults(v1::Config& config) {
       neighbor.add_address_families(LooksLikeIpv6(neighbor.address()) ? v1::IPV6_UNICAST
                                                                       : v1::IPV4_UNICAST);
     }
+    v1::NeighborLinkBandwidth& export_lb = *neighbor.mutable_link_bandwidth();
+    if (export_lb.mode() == v1::NeighborLinkBandwidth::EXPORT_UNSPECIFIED) {
+      export_lb.set_mode(v1::NeighborLinkBandwidth::EXPORT_AUTO);
+    }
+    if (export_lb.encoding() == v1::NeighborLinkBandwidth::ENCODING_UNSPECIFIED) {
+      export_lb.set_encoding(v1::NeighborLinkBandwidth::ENCODING_TRANSITIVE);
+    }
+    if (!export_lb.has_readvertise_threshold_percent()) {
+      export_lb.set_readvertise_threshold_percent(kDefaultReadvertiseThresholdPercent);
+    }
+    if (!export_lb.has_readvertise_interval()) {
+      export_lb.set_readvertise_interval(kDefaultReadvertiseInterval);
+    }
   }
 
   v1::LinkBandwidth& lb = *config.mutable_link_bandwidth();
@@ -76,6 +90,24 @@ void ApplyDefaults(v1::Config& config) {
   if (lb.missing() == v1::LinkBandwidth::MISSING_UNSPECIFIED) {
     lb.set_missing(v1::LinkBandwidth::MISSING_EQUAL_COST);
   }
+  // A listed family inherits what it leaves unset, so the daemon reads each family as is.
+  for (v1::FamilyLinkBandwidth& family : *lb.mutable_families()) {
+    if (family.mode() == v1::LinkBandwidth::MODE_UNSPECIFIED) family.set_mode(lb.mode());
+    if (family.missing() == v1::LinkBandwidth::MISSING_UNSPECIFIED) {
+      family.set_missing(lb.missing());
+    }
+    if (family.default_bandwidth().empty()) family.set_default_bandwidth(lb.default_bandwidth());
+  }
+
+  v1::Damping& damping = *config.mutable_damping();
+  if (!damping.has_decrease_delay()) damping.set_decrease_delay(kDefaultDecreaseDelay);
+  if (!damping.has_increase_hold_down()) damping.set_increase_hold_down(kDefaultIncreaseHoldDown);
+  if (!damping.has_min_change_percent()) damping.set_min_change_percent(kDefaultMinChangePercent);
+  if (!damping.has_max_hold_down()) {
+    damping.set_max_hold_down(std::max(kDefaultMaxHoldDown, damping.increase_hold_down()));
+  }
+  if (!damping.has_half_life()) damping.set_half_life(kDefaultHalfLife);
+
   v1::Fib& fib = *config.mutable_fib();
   if (fib.backend() == v1::Fib::BACKEND_UNSPECIFIED) fib.set_backend(v1::Fib::BACKEND_NETLINK);
   if (fib.kernel_table() == 0) fib.set_kernel_table(kDefaultKernelTable);

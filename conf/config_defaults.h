@@ -20,6 +20,24 @@ inline constexpr std::size_t kMaxShutdownMessageLength = 255;  // RFC 9003 §2
 inline constexpr uint32_t kDefaultKernelTable = 254;           // RT_TABLE_MAIN
 inline constexpr std::string_view kDefaultAppldbSocket = "/var/run/redis/redis.sock";
 
+// Hold-down damping (Damping; docs/damping.md), seconds unless named otherwise.
+inline constexpr uint32_t kDefaultDecreaseDelay = 0;       // decreases at once: shed load
+inline constexpr uint32_t kDefaultIncreaseHoldDown = 30;
+inline constexpr uint32_t kDefaultMinChangePercent = 5;
+inline constexpr uint32_t kDefaultMaxHoldDown = 600;       // raised to increase_hold_down
+inline constexpr uint32_t kDefaultHalfLife = 300;
+inline constexpr uint32_t kMaxDampingDelay = 3600;         // decrease_delay, increase_hold_down
+inline constexpr uint32_t kMaxDampingHoldDown = 86400;     // max_hold_down, half_life
+
+// Link bandwidth sent to a neighbor (NeighborLinkBandwidth; docs/link-bandwidth.md).
+inline constexpr uint32_t kDefaultReadvertiseThresholdPercent = 5;
+inline constexpr uint32_t kDefaultReadvertiseInterval = 5;  // seconds
+inline constexpr uint32_t kMaxReadvertiseInterval = 3600;
+
+// Next-hop-group weights (Fib; docs/weights.md). 0 in the config: backend's limit / no limit.
+inline constexpr uint32_t kMaxFibWeight = 65535;       // 16-bit nexthop weights
+inline constexpr uint32_t kMaxFibGroupBudget = 65536;
+
 // The timers a neighbor runs with after defaults: its own values, else the router's.
 struct EffectiveTimers {
   uint32_t hold_time = 0;
@@ -43,10 +61,21 @@ EffectiveTimers NeighborTimers(const bagd::config::v1::Router& router,
 //   neighbor.port        0 -> 179
 //   neighbor.timers      each absent/0 field -> NeighborTimers()
 //   neighbor.address_families empty -> IPV6_UNICAST for an IPv6 address, else IPV4_UNICAST
+//   neighbor.link_bandwidth mode -> EXPORT_AUTO, encoding -> ENCODING_TRANSITIVE,
+//                        readvertise_threshold_percent absent -> 5,
+//                        readvertise_interval absent -> 5
 //   link_bandwidth       mode -> MODE_WEIGHTED, missing -> MISSING_EQUAL_COST
+//   link_bandwidth.families[] mode, missing, default_bandwidth unset -> link_bandwidth's
+//                        (after its defaults), so each listed family is complete
+//   damping              each absent field: decrease_delay 0, increase_hold_down 30,
+//                        min_change_percent 5, max_hold_down max(600, increase_hold_down),
+//                        half_life 300
 //   fib                  backend -> BACKEND_NETLINK, kernel_table -> 254,
-//                        appldb_socket -> /var/run/redis/redis.sock
-// Multipath and Damping have no defaults yet (issues 4 and 5 decide them).
+//                        appldb_socket -> /var/run/redis/redis.sock; max_weight and
+//                        group_budget stay 0 (the backend's limit / no limit)
+// Multipath has no defaults here (0 means "decided by the RIB").
+// Rate strings (link_bandwidth, rate, reference, default_bandwidth) are kept as written;
+// read them with ParseRate (conf/rate_text.h).
 // Idempotent. Meant for a validated config; on an invalid one it still terminates but the
 // result is unspecified.
 void ApplyDefaults(bagd::config::v1::Config& config);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -29,9 +30,66 @@ namespace pb = google::protobuf;
 
 // The schema's message types, for suggestions in parser errors.
 std::vector<const pb::Descriptor*> SchemaMessages() {
-  return {v1::Config::descriptor(),        v1::Router::descriptor(),   v1::Listen::descriptor(),
-          v1::Timers::descriptor(),        v1::Neighbor::descriptor(), v1::Multipath::descriptor(),
-          v1::LinkBandwidth::descriptor(), v1::Damping::descriptor(),  v1::Fib::descriptor()};
+  return {v1::Config::descriptor(),
+          v1::Router::descriptor(),
+          v1::Listen::descriptor(),
+          v1::Timers::descriptor(),
+          v1::Neighbor::descriptor(),
+          v1::NeighborLinkBandwidth::descriptor(),
+          v1::Multipath::descriptor(),
+          v1::LinkBandwidth::descriptor(),
+          v1::FamilyLinkBandwidth::descriptor(),
+          v1::Damping::descriptor(),
+          v1::Fib::descriptor(),
+          v1::Network::descriptor()};
+}
+
+// The message type whose block contains byte `offset` of the text-format `text` (Config at
+// the top level), found by following the field names of the enclosing `name { ... }` and
+// `name: [{...}]` blocks; null when a name on the way is not in the schema. Several
+// messages have a field of the same name with different enums (`mode` in link_bandwidth
+// and in a neighbor's link_bandwidth), so an unknown enum value needs its block.
+const pb::Descriptor* EnclosingMessage(std::string_view text, std::size_t offset) {
+  struct Level {
+    const pb::Descriptor* message;
+    bool list = false;                               // inside `name: [ ... ]`
+    const pb::FieldDescriptor* list_field = nullptr;  // that name's field
+  };
+  std::vector<Level> stack{{v1::Config::descriptor()}};
+  std::string name;  // the last identifier: the field a following '{' or '[' belongs to
+  auto field_named = [&](const Level& level) -> const pb::FieldDescriptor* {
+    if (level.list) return level.list_field;
+    return level.message == nullptr ? nullptr : level.message->FindFieldByName(name);
+  };
+  offset = std::min(offset, text.size());
+  for (std::size_t i = 0; i < offset;) {
+    const char c = text[i];
+    if (c == '#') {
+      while (i < offset && text[i] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      for (++i; i < offset && text[i] != c && text[i] != '\n'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      ++i;
+    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      const std::size_t start = i;
+      while (i < offset && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) {
+        ++i;
+      }
+      name.assign(text.substr(start, i - start));
+    } else {
+      if (c == '{' || c == '<') {
+        const pb::FieldDescriptor* field = field_named(stack.back());
+        stack.push_back({field == nullptr ? nullptr : field->message_type()});
+      } else if (c == '[') {
+        stack.push_back({stack.back().message, true, field_named(stack.back())});
+      } else if ((c == '}' || c == '>' || c == ']') && stack.size() > 1) {
+        stack.pop_back();
+      }
+      ++i;
+    }
+  }
+  return stack.back().message;
 }
 
 std::size_t EditDistance(std::string_view a, std::string_view b) {
@@ -83,8 +141,9 @@ std::string UnknownFieldMessage(const pb::Descriptor* d, const std::string& unkn
 }
 
 // The protobuf text parser's messages, made actionable: unknown fields get the closest
-// field name (or the list of fields), unknown enum values the list of values.
-std::string ExplainParserError(const std::string& message) {
+// field name (or the list of fields), unknown enum values the list of values. `enclosing`
+// is the message the error is in, when known.
+std::string ExplainParserError(const std::string& message, const pb::Descriptor* enclosing) {
   const std::string type = Between(message, "Message type \"", "\"");
   const std::string unknown = Between(message, "has no field named \"", "\"");
   if (!type.empty() && !unknown.empty()) {
@@ -94,7 +153,9 @@ std::string ExplainParserError(const std::string& message) {
   const std::string value = Between(message, "Unknown enumeration value of \"", "\"");
   const std::string field_name = Between(message, "for field \"", "\"");
   if (!value.empty() && !field_name.empty()) {
-    for (const pb::Descriptor* d : SchemaMessages()) {
+    std::vector<const pb::Descriptor*> candidates = SchemaMessages();
+    if (enclosing != nullptr) candidates.insert(candidates.begin(), enclosing);
+    for (const pb::Descriptor* d : candidates) {
       const pb::FieldDescriptor* field = d->FindFieldByName(field_name);
       if (field == nullptr || field->enum_type() == nullptr) continue;
       std::vector<std::string> values;
@@ -157,9 +218,11 @@ class CollectParserErrors final : public pb::io::ErrorCollector {
   // The tokenizer and parser count from 0.
   void AddError(int line, pb::io::ColumnNumber column, const std::string& message) override {
     column = TokenStartColumn(text_, line, column, OffendingToken(message));
+    const pb::Descriptor* enclosing =
+        line < 0 ? nullptr : EnclosingMessage(text_, LineIndex(text_).Offset(line, column));
     errors_.push_back(ConfigError{std::string(file_), line < 0 ? 0 : line + 1,
                                   line < 0 ? 0 : column + 1,
-                                  Printable(ExplainParserError(message))});
+                                  Printable(ExplainParserError(message, enclosing))});
   }
   void AddWarning(int, pb::io::ColumnNumber, const std::string&) override {}
 

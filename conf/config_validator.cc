@@ -8,9 +8,11 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "conf/config_defaults.h"
 #include "conf/ip_address_text.h"
 #include "conf/md5_key.h"
+#include "conf/rate_text.h"
 
 namespace bagd::conf {
 
@@ -35,6 +37,24 @@ FieldPath Child(FieldPath path, const pb::FieldDescriptor* field, int index = -1
   return path;
 }
 
+// "A, B or C": the values of an enum without its 0 (*_UNSPECIFIED), for messages.
+std::string EnumChoices(const pb::EnumDescriptor* e) {
+  std::vector<std::string> names;
+  for (int i = 0; i < e->value_count(); ++i) {
+    if (e->value(i)->number() != 0) names.push_back(e->value(i)->name());
+  }
+  if (names.size() < 2) return absl::StrJoin(names, "");
+  const std::string last = names.back();
+  names.pop_back();
+  return absl::StrCat(absl::StrJoin(names, ", "), " or ", last);
+}
+
+// The name of an enum value, or its number when the enum has no such value.
+std::string EnumName(const pb::EnumDescriptor* e, int value) {
+  const pb::EnumValueDescriptor* v = e->FindValueByNumber(value);
+  return v != nullptr ? v->name() : absl::StrCat(value);
+}
+
 class Validator {
  public:
   Validator(const v1::Config& config, std::string_view file_name, const FieldLocator* locator)
@@ -43,7 +63,9 @@ class Validator {
   std::vector<ConfigError> Run() {
     CheckRouter();
     CheckNeighbors();
+    CheckLinkBandwidth();
     CheckDamping();
+    CheckFib();
     CheckNetworks();
     std::stable_sort(errors_.begin(), errors_.end(),
                      [](const ConfigError& a, const ConfigError& b) {
@@ -157,6 +179,30 @@ class Validator {
       Error(path, absl::StrCat(View(prefix), "port ", port,
                                " is out of range: use 1..65535 (0 or absent means 179)"));
     }
+  }
+
+  // A rate field ("100G", conf/rate_text.h): its bits per second, or nullopt when it is empty
+  // (nothing reported: the callers know whether it is required) or does not parse (reported
+  // as `<prefix><name> "<text>": <why>`).
+  std::optional<double> CheckRate(const FieldPath& path, const std::string& text,
+                                  std::string_view prefix, std::string_view name) {
+    if (text.empty()) return std::nullopt;
+    const absl::StatusOr<double> rate = ParseRate(text);
+    if (!rate.ok()) {
+      Error(path, absl::StrCat(View(prefix), View(name), " ", rate.status().message()));
+      return std::nullopt;
+    }
+    return *rate;
+  }
+
+  // A number that is not a value of the field's enum (text and JSON accept numbers for
+  // proto3 enums). `what` completes "is not ...", e.g. "a mode".
+  bool CheckEnum(const FieldPath& path, int value, std::string_view prefix, std::string_view what) {
+    const pb::FieldDescriptor* field = path.back().first;
+    if (field->enum_type()->FindValueByNumber(value) != nullptr) return true;
+    Error(path, absl::StrCat(View(prefix), field->name(), " ", value, " is not ", View(what),
+                             ": use ", EnumChoices(field->enum_type())));
+    return false;
   }
 
   // --- router ------------------------------------------------------------------------------
@@ -332,6 +378,7 @@ class Validator {
       }
 
       CheckFamilies(base, n, prefix);
+      CheckNeighborLinkBandwidth(base, n, prefix);
 
       if (n.shutdown_message().size() > kMaxShutdownMessageLength) {
         Error(path("shutdown_message"),
@@ -404,15 +451,222 @@ class Validator {
     }
   }
 
-  // --- sections used by later issues ---------------------------------------------------------
+  // Which link bandwidth the neighbor is sent (NeighborLinkBandwidth).
+  void CheckNeighborLinkBandwidth(const FieldPath& base, const v1::Neighbor& n,
+                                  const std::string& neighbor_prefix) {
+    using Nlb = v1::NeighborLinkBandwidth;
+    const pb::Descriptor* d = Nlb::descriptor();
+    const FieldPath lb = Child(base, Field(v1::Neighbor::descriptor(), "link_bandwidth"));
+    auto path = [&](const char* name) { return Child(lb, Field(d, name)); };
+    const Nlb& x = n.link_bandwidth();
+    const std::string prefix = absl::StrCat(neighbor_prefix, "link_bandwidth ");
 
+    const bool mode_ok = CheckEnum(path("mode"), x.mode(), prefix, "an export mode");
+    CheckEnum(path("encoding"), x.encoding(), prefix, "an encoding");
+    const Nlb::Export mode = x.mode() == Nlb::EXPORT_UNSPECIFIED ? Nlb::EXPORT_AUTO : x.mode();
+    const std::string mode_text =
+        x.mode() == Nlb::EXPORT_UNSPECIFIED
+            ? std::string("the default mode EXPORT_AUTO")
+            : absl::StrCat("mode ", EnumName(Nlb::Export_descriptor(), x.mode()));
+
+    // `rate` belongs to EXPORT_FIXED, `reference` to EXPORT_NUM_MULTIPATHS: required there,
+    // an error elsewhere (a value that silently does nothing is a config that lies).
+    struct Use {
+      const char* field;
+      const std::string& text;
+      Nlb::Export mode;
+      const char* mode_name;
+      const char* meaning;
+    };
+    for (const Use& use :
+         {Use{"rate", x.rate(), Nlb::EXPORT_FIXED, "EXPORT_FIXED", "the rate to send"},
+          Use{"reference", x.reference(), Nlb::EXPORT_NUM_MULTIPATHS, "EXPORT_NUM_MULTIPATHS",
+              "the rate per path of the multipath set"}}) {
+      const std::string& text = use.text;
+      if (mode_ok && mode != use.mode && !text.empty()) {
+        Error(path(use.field),
+              absl::StrCat(prefix, use.field, " \"", text, "\" is unused with ", mode_text,
+                           ": only ", use.mode_name, " uses ", use.field, " (", use.meaning,
+                           "); remove it or set mode: ", use.mode_name));
+        continue;
+      }
+      CheckRate(path(use.field), text, prefix, use.field);
+      if (mode_ok && mode == use.mode && text.empty()) {
+        Error(path("mode"), absl::StrCat(prefix, "mode ", use.mode_name, " needs ", use.field,
+                                         ", ", use.meaning, ", e.g. ", use.field,
+                                         ": \"100G\""));
+      }
+    }
+
+    if (x.has_readvertise_threshold_percent() && x.readvertise_threshold_percent() > 100) {
+      Error(path("readvertise_threshold_percent"),
+            absl::StrCat(prefix, "readvertise_threshold_percent ",
+                         x.readvertise_threshold_percent(), " is out of range: use 0..100"));
+    }
+    if (x.has_readvertise_interval() && x.readvertise_interval() > kMaxReadvertiseInterval) {
+      Error(path("readvertise_interval"),
+            absl::StrCat(prefix, "readvertise_interval ", x.readvertise_interval(),
+                         " is out of range: use 0..3600 seconds"));
+    }
+  }
+
+  // --- link_bandwidth, damping, fib ----------------------------------------------------------
+
+  void CheckLinkBandwidth() {
+    using Lb = v1::LinkBandwidth;
+    const Lb& lb = config_.link_bandwidth();
+    const pb::Descriptor* d = Lb::descriptor();
+    const FieldPath base = {{Field(v1::Config::descriptor(), "link_bandwidth"), -1}};
+    auto path = [&](const char* name) { return Child(base, Field(d, name)); };
+    const std::string prefix = "link_bandwidth: ";
+
+    CheckEnum(path("mode"), lb.mode(), prefix, "a mode");
+    CheckEnum(path("missing"), lb.missing(), prefix, "a way to treat missing link bandwidth");
+    const std::optional<double> global_default =
+        CheckRate(path("default_bandwidth"), lb.default_bandwidth(), prefix, "default_bandwidth");
+    const bool global_default_ok = lb.default_bandwidth().empty() || global_default.has_value();
+    if (lb.missing() == Lb::MISSING_DEFAULT_WEIGHT) {
+      if (lb.default_bandwidth().empty()) {
+        Error(path("missing"),
+              absl::StrCat(prefix,
+                           "missing MISSING_DEFAULT_WEIGHT needs default_bandwidth, the rate a "
+                           "path without link bandwidth counts as, e.g. default_bandwidth: "
+                           "\"10G\""));
+      } else if (global_default && *global_default == 0) {
+        Error(path("default_bandwidth"),
+              absl::StrCat(prefix, ZeroDefaultBandwidth(lb.default_bandwidth())));
+      }
+    }
+
+    const pb::Descriptor* fd = v1::FamilyLinkBandwidth::descriptor();
+    const pb::FieldDescriptor* families = Field(d, "families");
+    std::map<int, int> seen;  // family -> index
+    for (int i = 0; i < lb.families_size(); ++i) {
+      const v1::FamilyLinkBandwidth& f = lb.families(i);
+      const FieldPath at = Child(base, families, i);
+      auto fpath = [&](const char* name) { return Child(at, Field(fd, name)); };
+      const bool family_ok =
+          f.family() != v1::ADDRESS_FAMILY_UNSPECIFIED && v1::AddressFamily_IsValid(f.family());
+      const std::string fprefix =
+          family_ok ? absl::StrCat(prefix, "family ", v1::AddressFamily_Name(f.family()), ": ")
+                    : absl::StrCat(prefix, "families #", i + 1, ": ");
+      if (f.family() == v1::ADDRESS_FAMILY_UNSPECIFIED) {
+        Error(fpath("family"),
+              absl::StrCat(fprefix, "family is required: IPV4_UNICAST or IPV6_UNICAST"));
+      } else if (!family_ok) {
+        Error(fpath("family"),
+              absl::StrCat(fprefix, "family ", f.family(),
+                           " is not a family bagd supports: use IPV4_UNICAST or IPV6_UNICAST"));
+      } else if (const auto [it, inserted] = seen.emplace(f.family(), i); !inserted) {
+        Error(fpath("family"),
+              absl::StrCat(prefix, "family ", v1::AddressFamily_Name(f.family()),
+                           " is already configured",
+                           AtLine(Child(Child(base, families, it->second), Field(fd, "family"))),
+                           ": each family may appear only once"));
+      }
+      CheckEnum(fpath("mode"), f.mode(), fprefix, "a mode");
+      CheckEnum(fpath("missing"), f.missing(), fprefix, "a way to treat missing link bandwidth");
+      const std::optional<double> own_default = CheckRate(
+          fpath("default_bandwidth"), f.default_bandwidth(), fprefix, "default_bandwidth");
+
+      // MISSING_DEFAULT_WEIGHT, set here or inherited, needs a default above 0, set here or
+      // inherited. What the family inherits from link_bandwidth is reported there.
+      const Lb::Missing missing =
+          f.missing() != Lb::MISSING_UNSPECIFIED ? f.missing() : lb.missing();
+      if (missing != Lb::MISSING_DEFAULT_WEIGHT) continue;
+      if (!f.default_bandwidth().empty()) {
+        if (own_default && *own_default == 0) {
+          Error(fpath("default_bandwidth"),
+                absl::StrCat(fprefix, ZeroDefaultBandwidth(f.default_bandwidth())));
+        }
+      } else if (lb.missing() != Lb::MISSING_DEFAULT_WEIGHT && global_default_ok) {
+        if (lb.default_bandwidth().empty()) {
+          Error(fpath("missing"),
+                absl::StrCat(fprefix,
+                             "missing MISSING_DEFAULT_WEIGHT needs default_bandwidth (here, or "
+                             "in link_bandwidth for every family), the rate a path without "
+                             "link bandwidth counts as, e.g. default_bandwidth: \"10G\""));
+        } else if (global_default && *global_default == 0) {
+          Error(fpath("missing"),
+                absl::StrCat(fprefix,
+                             "missing MISSING_DEFAULT_WEIGHT with the default_bandwidth \"",
+                             lb.default_bandwidth(),
+                             "\" of link_bandwidth gives paths without link bandwidth no traffic: "
+                             "set a default_bandwidth above 0 here, or use MISSING_SKIP to leave "
+                             "those paths out"));
+        }
+      }
+    }
+  }
+
+  static std::string ZeroDefaultBandwidth(const std::string& text) {
+    return absl::StrCat("default_bandwidth \"", text,
+                        "\" with MISSING_DEFAULT_WEIGHT gives paths without link bandwidth no "
+                        "traffic: use a rate above 0, or missing: MISSING_SKIP to leave those "
+                        "paths out");
+  }
+
+  // Hold-down damping: ranges as bagd.proto gives them; only fields that are present (absent
+  // ones get defaults, conf/config_defaults.h).
   void CheckDamping() {
-    const v1::Damping& damping = config_.damping();
-    if (damping.min_change_percent() > 100) {
-      Error({{Field(v1::Config::descriptor(), "damping"), -1},
-             {Field(v1::Damping::descriptor(), "min_change_percent"), -1}},
-            absl::StrCat("damping: min_change_percent ", damping.min_change_percent(),
-                         " is out of range: use 0..100"));
+    const v1::Damping& dm = config_.damping();
+    const FieldPath base = {{Field(v1::Config::descriptor(), "damping"), -1}};
+    auto path = [&](const char* name) {
+      return Child(base, Field(v1::Damping::descriptor(), name));
+    };
+    auto range = [&](const char* name, bool present, uint32_t value, uint32_t low, uint32_t high,
+                     const char* unit) {
+      if (present && (value < low || value > high)) {
+        Error(path(name), absl::StrCat("damping: ", name, " ", value, " is out of range: use ",
+                                       low, "..", high, unit));
+        return false;
+      }
+      return true;
+    };
+    range("decrease_delay", dm.has_decrease_delay(), dm.decrease_delay(), 0, kMaxDampingDelay,
+          " seconds");
+    const bool increase_ok = range("increase_hold_down", dm.has_increase_hold_down(),
+                                   dm.increase_hold_down(), 0, kMaxDampingDelay, " seconds");
+    range("min_change_percent", dm.has_min_change_percent(), dm.min_change_percent(), 0, 100, "");
+    range("half_life", dm.has_half_life(), dm.half_life(), 1, kMaxDampingHoldDown, " seconds");
+    if (dm.has_max_hold_down()) {
+      const uint32_t increase =
+          dm.has_increase_hold_down() ? dm.increase_hold_down() : kDefaultIncreaseHoldDown;
+      if (dm.max_hold_down() > kMaxDampingHoldDown) {
+        Error(path("max_hold_down"),
+              absl::StrCat("damping: max_hold_down ", dm.max_hold_down(),
+                           " is out of range: use ", increase_ok ? increase : 0, "..",
+                           kMaxDampingHoldDown, " seconds"));
+      } else if (increase_ok && dm.max_hold_down() < increase) {
+        Error(Later(path("increase_hold_down"), path("max_hold_down")),
+              absl::StrCat("damping: max_hold_down ", dm.max_hold_down(),
+                           " is less than increase_hold_down ", increase,
+                           dm.has_increase_hold_down() ? "" : " (the default)",
+                           ": the hold-down only grows from increase_hold_down up to "
+                           "max_hold_down; use a max_hold_down of ",
+                           increase, "..", kMaxDampingHoldDown, " seconds"));
+      }
+    }
+  }
+
+  void CheckFib() {
+    const v1::Fib& fib = config_.fib();
+    const FieldPath base = {{Field(v1::Config::descriptor(), "fib"), -1}};
+    auto path = [&](const char* name) { return Child(base, Field(v1::Fib::descriptor(), name)); };
+    CheckEnum(path("backend"), fib.backend(), "fib: ", "a backend");
+    if (fib.max_weight() > kMaxFibWeight) {
+      Error(path("max_weight"),
+            absl::StrCat("fib: max_weight ", fib.max_weight(), " is out of range: use 1..",
+                         kMaxFibWeight, ", or 0 for the largest weight the backend supports"));
+    }
+    // A budget below a group's member count is handled when the group is built (each member
+    // keeps weight 1 and the budget is exceeded), since it depends on the routes.
+    if (fib.group_budget() == 1 || fib.group_budget() > kMaxFibGroupBudget) {
+      Error(path("group_budget"),
+            absl::StrCat("fib: group_budget ", fib.group_budget(), " is out of range: use 2..",
+                         kMaxFibGroupBudget,
+                         " (the weight sum a group may use, e.g. the hardware's ECMP table size: "
+                         "64, 128, 256 or 512), or 0 for no limit"));
     }
   }
 
@@ -420,8 +674,13 @@ class Validator {
     std::vector<std::pair<std::string, int>> seen;  // canonical prefix, index
     for (int i = 0; i < config_.networks_size(); ++i) {
       const std::string& text = config_.networks(i).prefix();
-      const FieldPath at = {{Field(v1::Config::descriptor(), "networks"), i},
-                            {Field(v1::Network::descriptor(), "prefix"), -1}};
+      const FieldPath network = {{Field(v1::Config::descriptor(), "networks"), i}};
+      const FieldPath at = Child(network, Field(v1::Network::descriptor(), "prefix"));
+      CheckRate(Child(network, Field(v1::Network::descriptor(), "link_bandwidth")),
+                config_.networks(i).link_bandwidth(),
+                text.empty() ? absl::StrCat("network #", i + 1, ": ")
+                             : absl::StrCat("network ", text, ": "),
+                "link_bandwidth");
       const size_t slash = text.find('/');
       const auto addr = ParseIpAddressText(text.substr(0, slash));
       int len = -1;

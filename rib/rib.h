@@ -81,6 +81,8 @@ class Rib {
   // For the step that made `paths[i]` lose to the best (kNone for the best itself).
   DecisionStep LostAt(const Destination& d, size_t i) const;
   Candidate CandidateOf(const Path& p) const;
+  // The multipath set of `d`, best first (empty when it has no best path).
+  std::vector<Path> MultipathOf(const Destination& d) const;
 
   size_t prefix_count() const { return table_.size(); }
   size_t prefix_count(wire::Family f) const { return prefixes_[static_cast<int>(f)]; }
@@ -100,7 +102,6 @@ class Rib {
  private:
   void Select(const wire::Prefix& prefix, Destination& d, bool record);
   void Remove(const wire::Prefix& prefix, Destination& d, size_t index);
-  std::vector<Path> MultipathOf(const Destination& d) const;
 
   uint32_t local_as_;
   DecisionConfig config_;

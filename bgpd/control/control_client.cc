@@ -132,4 +132,14 @@ absl::StatusOr<v1::RibSummary> ControlClient::GetRibSummary() {
   return response;
 }
 
+absl::StatusOr<v1::ListNextHopGroupsResponse> ControlClient::ListNextHopGroups(
+    const v1::ListNextHopGroupsRequest& request) {
+  auto canonical = CanonicalListNextHopGroupsRequest(request);
+  if (!canonical.ok()) return canonical.status();
+  v1::ListNextHopGroupsResponse response;
+  auto context = NewContext();
+  if (absl::Status s = CallStatus(stub_->ListNextHopGroups(context.get(), *canonical, &response)); !s.ok()) return s;
+  return response;
+}
+
 }  // namespace bagd::control

@@ -37,6 +37,9 @@ class ControlClient {
   // sent. A bagd without a routing table answers Unimplemented.
   absl::StatusOr<v1::ListRoutesResponse> ListRoutes(const v1::ListRoutesRequest& request);
   absl::StatusOr<v1::RibSummary> GetRibSummary();
+  // Checked as the server does (CanonicalListNextHopGroupsRequest: `id` and `prefix` are
+  // exclusive) before it is sent. NotFound for an id or prefix without a group.
+  absl::StatusOr<v1::ListNextHopGroupsResponse> ListNextHopGroups(const v1::ListNextHopGroupsRequest& request);
 
   const std::string& socket_path() const { return socket_path_; }
 

@@ -90,4 +90,18 @@ absl::StatusOr<v1::ListRoutesRequest> CanonicalListRoutesRequest(const v1::ListR
   return out;
 }
 
+absl::StatusOr<v1::ListNextHopGroupsRequest> CanonicalListNextHopGroupsRequest(
+    const v1::ListNextHopGroupsRequest& request) {
+  v1::ListNextHopGroupsRequest out = request;
+  if (request.prefix().empty()) return out;
+  if (request.id() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("give a next-hop group id or a prefix, not both (id ", request.id(),
+                                                   ", prefix ", Quoted(request.prefix()), ")"));
+  }
+  auto prefix = CanonicalRoutePrefix(request.prefix());
+  if (!prefix.ok()) return prefix.status();
+  out.set_prefix(*std::move(prefix));
+  return out;
+}
+
 }  // namespace bagd::control

@@ -32,4 +32,10 @@ absl::StatusOr<std::string> CanonicalRoutePrefix(std::string_view text);
 // other than "ipv4-unicast" / "ipv6-unicast" / empty, or a prefix of the other family.
 absl::StatusOr<v1::ListRoutesRequest> CanonicalListRoutesRequest(const v1::ListRoutesRequest& request);
 
+// `request` with its prefix canonical (CanonicalRoutePrefix: a prefix with its host bits
+// cleared, or an address for the most specific route covering it). InvalidArgument when
+// both `id` and `prefix` are given (they are exclusive) or the prefix does not parse.
+absl::StatusOr<v1::ListNextHopGroupsRequest> CanonicalListNextHopGroupsRequest(
+    const v1::ListNextHopGroupsRequest& request);
+
 }  // namespace bagd::control

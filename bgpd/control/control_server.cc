@@ -111,6 +111,32 @@ class ControlService final : public v1::Control::Service {
     });
   }
 
+  grpc::Status ListNextHopGroups(grpc::ServerContext*, const v1::ListNextHopGroupsRequest* request,
+                                 v1::ListNextHopGroupsResponse* response) override {
+    return Guarded("ListNextHopGroups", [&] {
+      auto canonical = CanonicalListNextHopGroupsRequest(*request);
+      if (!canonical.ok()) return ToGrpcStatus(canonical.status());
+      auto groups = backend_->ListNextHopGroups(*canonical);
+      if (!groups.ok()) return ToGrpcStatus(groups.status());
+      // The backend should have said NOT_FOUND itself; an empty answer to a filter is one.
+      if (groups->groups().empty()) {
+        if (canonical->id() != 0) {
+          return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no next-hop group ", canonical->id()));
+        }
+        if (!canonical->prefix().empty()) {
+          const bool address = canonical->prefix().find('/') == std::string::npos;
+          return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                              absl::StrCat("no next-hop group for ", address ? "the route covering " : "",
+                                           canonical->prefix()));
+        }
+      }
+      *response = *std::move(groups);
+      // Next hops and link-bandwidth text come from what peers sent.
+      ScrubInvalidUtf8(*response);
+      return grpc::Status::OK;
+    });
+  }
+
   grpc::Status EnableNeighbor(grpc::ServerContext*, const v1::EnableNeighborRequest* request,
                               v1::EnableNeighborResponse*) override {
     return Guarded("EnableNeighbor", [&] {
@@ -181,6 +207,10 @@ absl::StatusOr<v1::ListRoutesResponse> ControlBackend::ListRoutes(const v1::List
 }
 
 absl::StatusOr<v1::RibSummary> ControlBackend::GetRibSummary() { return absl::UnimplementedError(kNoRibMessage); }
+
+absl::StatusOr<v1::ListNextHopGroupsResponse> ControlBackend::ListNextHopGroups(const v1::ListNextHopGroupsRequest&) {
+  return absl::UnimplementedError(kNoRibMessage);
+}
 
 struct ControlServer::Impl {
   explicit Impl(ControlBackend* backend) : service(backend) {}

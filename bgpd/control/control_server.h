@@ -18,7 +18,8 @@ namespace bagd::control {
 //
 // The server has already checked the arguments: every `address` is the canonical text of
 // an IP address (CanonicalNeighborAddress), `message` is valid UTF-8 of at most 255 octets,
-// a ListRoutesRequest is canonical (CanonicalListRoutesRequest).
+// a ListRoutesRequest is canonical (CanonicalListRoutesRequest), and so is a
+// ListNextHopGroupsRequest (CanonicalListNextHopGroupsRequest).
 // Return NotFound for an address that is not a configured neighbor; the message of any
 // error is shown to the operator as is, so make it one an engineer can act on.
 // Text the backend returns is scrubbed of ill-formed UTF-8 by the server.
@@ -47,7 +48,16 @@ class ControlBackend {
   virtual absl::StatusOr<v1::ListRoutesResponse> ListRoutes(const v1::ListRoutesRequest& request);
   // Counts per family and per peer, attribute sets, memory.
   virtual absl::StatusOr<v1::RibSummary> GetRibSummary();
-  // What the two defaults above answer (UNIMPLEMENTED), for a daemon without a RIB.
+  // The weighted next-hop groups (control.proto, docs/control-api.md), with the weight
+  // settings and counters. `request` is canonical (CanonicalListNextHopGroupsRequest): at
+  // most one of
+  //   id      0, or one group: NotFound if there is no such group;
+  //   prefix  empty, a prefix with its host bits cleared (exactly that route) or an address
+  //           without a length (the most specific route covering it): that route's group;
+  //           NotFound if there is no such route or it has no group.
+  // Groups by id. An empty answer to an id or a prefix becomes NOT_FOUND for the client.
+  virtual absl::StatusOr<v1::ListNextHopGroupsResponse> ListNextHopGroups(const v1::ListNextHopGroupsRequest& request);
+  // What the three defaults above answer (UNIMPLEMENTED), for a daemon without a RIB.
   static constexpr const char* kNoRibMessage = "the routing table is not available in this bagd";
 };
 

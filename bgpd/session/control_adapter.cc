@@ -41,9 +41,17 @@ absl::StatusOr<control::v1::ListRoutesResponse> ControlAdapter::ListRoutes(
     const control::v1::ListRoutesRequest& request) {
   // A full table is built on the io thread: sessions wait meanwhile (bounded by --limit).
   return OnIoThread(io_, [this, request]() -> absl::StatusOr<control::v1::ListRoutesResponse> {
-           return session::ListRoutes(speaker_.rib(), request);
+           return session::ListRoutes(speaker_.rib(), request, &speaker_.groups());
          }, std::chrono::seconds(55))
       .value_or(absl::DeadlineExceededError("bagd did not answer within 55 s"));
+}
+
+absl::StatusOr<control::v1::ListNextHopGroupsResponse> ControlAdapter::ListNextHopGroups(
+    const control::v1::ListNextHopGroupsRequest& request) {
+  return OnIoThread(io_, [this, request]() -> absl::StatusOr<control::v1::ListNextHopGroupsResponse> {
+           return session::ListNextHopGroups(speaker_.rib(), speaker_.groups(), request, absl::Now());
+         })
+      .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
 }
 
 absl::StatusOr<control::v1::RibSummary> ControlAdapter::GetRibSummary() {

@@ -17,6 +17,8 @@ class ControlAdapter : public control::ControlBackend {
   absl::Status EnableNeighbor(const std::string& address) override;
   absl::StatusOr<control::v1::ListRoutesResponse> ListRoutes(const control::v1::ListRoutesRequest& request) override;
   absl::StatusOr<control::v1::RibSummary> GetRibSummary() override;
+  absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
+      const control::v1::ListNextHopGroupsRequest& request) override;
 
  private:
   boost::asio::io_context& io_;

@@ -45,6 +45,22 @@ SessionMetrics::SessionMetrics(std::shared_ptr<prometheus::Registry> registry)
       updates_packed_(prometheus::BuildCounter()
                           .Name("bagd_updates_packed_total")
                           .Help("UPDATE messages built for the neighbor")
+                          .Register(*registry_)),
+      nexthop_groups_(prometheus::BuildGauge()
+                          .Name("bagd_nexthop_groups")
+                          .Help("Weighted next-hop groups in use")
+                          .Register(*registry_)),
+      weight_changes_(prometheus::BuildCounter()
+                          .Name("bagd_weight_changes_total")
+                          .Help("Next-hop-group member bandwidth changes by hold-down outcome")
+                          .Register(*registry_)),
+      quantization_error_(prometheus::BuildGauge()
+                              .Name("bagd_weight_quantization_max_error")
+                              .Help("Largest relative share error of any group's installed weights")
+                              .Register(*registry_)),
+      fib_operations_(prometheus::BuildCounter()
+                          .Name("bagd_fib_operations_total")
+                          .Help("Group and route operations handed to the FIB")
                           .Register(*registry_)) {}
 
 prometheus::Gauge& SessionMetrics::State(const std::string& n) { return state_.Add({{"neighbor", n}}); }
@@ -75,5 +91,11 @@ prometheus::Gauge& SessionMetrics::RibPaths(const std::string& f) { return rib_p
 prometheus::Gauge& SessionMetrics::AttributeSets() { return attribute_sets_.Add({}); }
 prometheus::Counter& SessionMetrics::DecisionRuns() { return decision_runs_.Add({}); }
 prometheus::Counter& SessionMetrics::UpdatesPacked(const std::string& n) { return updates_packed_.Add({{"neighbor", n}}); }
+prometheus::Gauge& SessionMetrics::NextHopGroups() { return nexthop_groups_.Add({}); }
+prometheus::Counter& SessionMetrics::WeightChanges(const std::string& outcome) {
+  return weight_changes_.Add({{"outcome", outcome}});
+}
+prometheus::Gauge& SessionMetrics::QuantizationMaxError() { return quantization_error_.Add({}); }
+prometheus::Counter& SessionMetrics::FibOperations(const std::string& kind) { return fib_operations_.Add({{"kind", kind}}); }
 
 }  // namespace bagd::session

@@ -12,6 +12,12 @@
 //   bagd_rib_attribute_sets                            gauge: distinct interned attribute sets
 //   bagd_decision_runs_total                           counter: best-path selections
 //   bagd_updates_packed_total{neighbor}                counter: UPDATEs built for the neighbor
+//   bagd_nexthop_groups                                gauge: weighted next-hop groups in use
+//   bagd_weight_changes_total{outcome}                 counter: member bandwidth changes, by what
+//                                                      the hold-down did: applied, held, suppressed
+//   bagd_weight_quantization_max_error                 gauge: largest relative share error of any
+//                                                      group's installed weights (0.01 = 1 %)
+//   bagd_fib_operations_total{kind}                    counter: group / route operations handed to the FIB
 #pragma once
 
 #include <memory>
@@ -43,6 +49,10 @@ class SessionMetrics {
   prometheus::Gauge& AttributeSets();
   prometheus::Counter& DecisionRuns();
   prometheus::Counter& UpdatesPacked(const std::string& neighbor);
+  prometheus::Gauge& NextHopGroups();
+  prometheus::Counter& WeightChanges(const std::string& outcome);
+  prometheus::Gauge& QuantizationMaxError();
+  prometheus::Counter& FibOperations(const std::string& kind);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -61,6 +71,10 @@ class SessionMetrics {
   prometheus::Family<prometheus::Gauge>& attribute_sets_;
   prometheus::Family<prometheus::Counter>& decision_runs_;
   prometheus::Family<prometheus::Counter>& updates_packed_;
+  prometheus::Family<prometheus::Gauge>& nexthop_groups_;
+  prometheus::Family<prometheus::Counter>& weight_changes_;
+  prometheus::Family<prometheus::Gauge>& quantization_error_;
+  prometheus::Family<prometheus::Counter>& fib_operations_;
 };
 
 }  // namespace bagd::session

@@ -73,27 +73,41 @@ void FillRoute(const rib::Rib& rib, const wire::Prefix& prefix, const rib::Desti
 
 }  // namespace
 
+std::optional<wire::Prefix> FindRoute(const rib::Rib& rib, const std::string& q) {
+  if (q.find('/') != std::string::npos) {
+    auto p = wire::Prefix::Parse(q);
+    if (!p.ok() || rib.Find(*p) == nullptr) return std::nullopt;
+    return *p;
+  }
+  auto addr = wire::IpAddress::Parse(q);
+  if (!addr.ok()) return std::nullopt;
+  // Longest match.
+  for (int len = addr->is_v4() ? 32 : 128; len >= 0; --len) {
+    const wire::Prefix p = wire::Prefix::Make(addr->afi(), addr->bytes(), static_cast<uint8_t>(len));
+    if (rib.Find(p) != nullptr) return p;
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<control::v1::ListRoutesResponse> ListRoutes(const rib::Rib& rib,
-                                                           const control::v1::ListRoutesRequest& request) {
+                                                           const control::v1::ListRoutesRequest& request,
+                                                           const rib::NextHopGroupRegistry* groups) {
   control::v1::ListRoutesResponse resp;
+  auto fill = [&](const wire::Prefix& p, const rib::Destination& d) {
+    control::v1::Route& r = *resp.add_routes();
+    FillRoute(rib, p, d, r);
+    if (groups) {
+      if (const rib::NextHopGroup* g = groups->GroupOf(p)) r.set_nexthop_group(g->id);
+    }
+  };
   const std::string& q = request.prefix();
   if (!q.empty()) {
     if (q.find('/') != std::string::npos) {
-      auto p = wire::Prefix::Parse(q);
-      if (!p.ok()) return p.status();
-      if (const rib::Destination* d = rib.Find(*p)) FillRoute(rib, *p, *d, *resp.add_routes());
-      return resp;
+      if (auto p = wire::Prefix::Parse(q); !p.ok()) return p.status();
+    } else if (auto a = wire::IpAddress::Parse(q); !a.ok()) {
+      return a.status();
     }
-    auto addr = wire::IpAddress::Parse(q);
-    if (!addr.ok()) return addr.status();
-    // Longest match.
-    for (int len = addr->is_v4() ? 32 : 128; len >= 0; --len) {
-      const wire::Prefix p = wire::Prefix::Make(addr->afi(), addr->bytes(), static_cast<uint8_t>(len));
-      if (const rib::Destination* d = rib.Find(p)) {
-        FillRoute(rib, p, *d, *resp.add_routes());
-        break;
-      }
-    }
+    if (auto p = FindRoute(rib, q)) fill(*p, *rib.Find(*p));
     return resp;
   }
   std::vector<const std::pair<const wire::Prefix, rib::Destination>*> entries;
@@ -105,7 +119,7 @@ absl::StatusOr<control::v1::ListRoutesResponse> ListRoutes(const rib::Rib& rib,
   }
   std::sort(entries.begin(), entries.end(), [](auto* a, auto* b) { return RouteOrder(a->first, b->first); });
   const size_t limit = request.limit() == 0 ? entries.size() : std::min<size_t>(request.limit(), entries.size());
-  for (size_t i = 0; i < limit; ++i) FillRoute(rib, entries[i]->first, entries[i]->second, *resp.add_routes());
+  for (size_t i = 0; i < limit; ++i) fill(entries[i]->first, entries[i]->second);
   resp.set_truncated(limit < entries.size());
   return resp;
 }
@@ -142,6 +156,82 @@ control::v1::RibSummary RibSummary(const rib::Rib& rib, const rib::AttributeStor
   s.set_memory_bytes(memory);
   s.set_bytes_per_path(rib.path_count() ? memory / rib.path_count() : 0);
   return s;
+}
+
+}  // namespace bagd::session
+
+namespace bagd::session {
+
+namespace {
+
+void FillGroup(const rib::NextHopGroup& g, absl::Time now, const rib::DampingConfig& damping,
+               control::v1::NextHopGroup& out) {
+  out.set_id(g.id);
+  out.set_family(wire::FamilyName(g.family));
+  out.set_prefixes(g.prefixes);
+  out.set_max_error(g.max_error);
+  out.set_all_drained(g.all_drained);
+  uint64_t sum = 0;
+  for (const auto& m : g.members) sum += m.weight;
+  for (size_t i = 0; i < g.members.size(); ++i) {
+    const rib::NextHopGroup::Member& m = g.members[i];
+    control::v1::NextHopGroupMember& o = *out.add_members();
+    o.set_next_hop(m.next_hop.ToString());
+    o.set_bandwidth_bps(m.bps);
+    o.set_bandwidth_source(rib::BandwidthSourceName(m.source));
+    if (m.link_bandwidth) o.set_link_bandwidth(m.link_bandwidth->ToString());
+    o.set_applied_bandwidth_bps(m.hold.applied());
+    o.set_share(m.share);
+    o.set_weight(m.weight);
+    o.set_weight_share(sum ? static_cast<double>(m.weight) / static_cast<double>(sum) : 0);
+    o.set_error(m.error);
+    o.set_target_weight(i < g.key_weights.size() ? g.key_weights[i] : 0);
+    o.set_damping_state(rib::HoldDownStateName(m.hold.state()));
+    if (m.hold.state() != rib::HoldDownState::kStable) o.set_pending_until_unix_ms(absl::ToUnixMillis(m.hold.due()));
+    o.set_penalty(m.hold.Penalty(now, damping));
+    o.set_next_increase_hold_down_s(absl::ToDoubleSeconds(m.hold.IncreaseHoldDown(now, damping)));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
+    const rib::Rib& rib, const rib::NextHopGroupRegistry& groups, const control::v1::ListNextHopGroupsRequest& request,
+    absl::Time now) {
+  control::v1::ListNextHopGroupsResponse resp;
+  const rib::WeightsConfig& c = groups.config();
+  const rib::DampingConfig& d = c.damping;
+  auto* s = resp.mutable_settings();
+  s->set_max_weight(c.limits.max_weight);
+  s->set_group_budget(c.limits.budget);
+  s->set_decrease_delay_s(absl::ToDoubleSeconds(d.decrease_delay));
+  s->set_increase_hold_down_s(absl::ToDoubleSeconds(d.increase_hold_down));
+  s->set_min_change_percent(d.min_change_percent);
+  s->set_max_hold_down_s(absl::ToDoubleSeconds(d.max_hold_down));
+  s->set_half_life_s(absl::ToDoubleSeconds(d.half_life));
+  const rib::WeightCounters& k = groups.counters();
+  auto* o = resp.mutable_counters();
+  o->set_applied(k.applied);
+  o->set_held(k.held);
+  o->set_suppressed(k.suppressed);
+  o->set_group_updates(k.group_updates);
+  o->set_route_updates(k.route_updates);
+  if (request.id() != 0) {
+    const rib::NextHopGroup* g = groups.Find(request.id());
+    if (!g) return absl::NotFoundError(absl::StrFormat("no next-hop group %d", request.id()));
+    FillGroup(*g, now, d, *resp.add_groups());
+    return resp;
+  }
+  if (!request.prefix().empty()) {
+    auto p = FindRoute(rib, request.prefix());
+    if (!p) return absl::NotFoundError(absl::StrFormat("no route for %s", request.prefix()));
+    const rib::NextHopGroup* g = groups.GroupOf(*p);
+    if (!g) return absl::NotFoundError(absl::StrFormat("route %s has no next-hop group", p->ToString()));
+    FillGroup(*g, now, d, *resp.add_groups());
+    return resp;
+  }
+  for (const rib::NextHopGroup* g : groups.Groups()) FillGroup(*g, now, d, *resp.add_groups());
+  return resp;
 }
 
 }  // namespace bagd::session

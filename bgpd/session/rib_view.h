@@ -4,12 +4,22 @@
 #include "absl/status/statusor.h"
 #include "bgpd/control/control.pb.h"
 #include "rib/rib.h"
+#include "rib/weights/nexthop_group_registry.h"
 
 namespace bagd::session {
 
 // `request` was checked by the control server (canonical prefix or address, family).
+// `groups`, when given, names each route's next-hop group.
 absl::StatusOr<control::v1::ListRoutesResponse> ListRoutes(const rib::Rib& rib,
-                                                           const control::v1::ListRoutesRequest& request);
+                                                           const control::v1::ListRoutesRequest& request,
+                                                           const rib::NextHopGroupRegistry* groups = nullptr);
+// The most specific prefix of the table covering `query` (a prefix: exactly it; an address:
+// longest match); nullopt when there is none or `query` does not parse.
+std::optional<wire::Prefix> FindRoute(const rib::Rib& rib, const std::string& query);
+// bagctl show nexthop-groups. `request` was checked by the control server.
+absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
+    const rib::Rib& rib, const rib::NextHopGroupRegistry& groups, const control::v1::ListNextHopGroupsRequest& request,
+    absl::Time now);
 control::v1::RibSummary RibSummary(const rib::Rib& rib, const rib::AttributeStore& store);
 
 }  // namespace bagd::session

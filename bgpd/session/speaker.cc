@@ -1,6 +1,8 @@
 #include "bgpd/session/speaker.h"
 
 #include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <fstream>
 #include <sstream>
 
@@ -8,6 +10,7 @@
 #include "bgpd/session/log.h"
 #include "bgpd/session/socket_options.h"
 #include "bgpd/wire/update_packer.h"
+#include "conf/rate_text.h"
 
 namespace bagd::session {
 
@@ -89,6 +92,90 @@ absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& co
   return out;
 }
 
+namespace {
+
+namespace v1 = config::v1;
+
+absl::StatusOr<double> Rate(const std::string& field, const std::string& text) {
+  auto r = conf::ParseRate(text);
+  if (!r.ok()) return absl::InvalidArgumentError(absl::StrCat(field, ": ", r.status().message()));
+  return *r;
+}
+
+}  // namespace
+
+absl::StatusOr<rib::WeightsConfig> WeightsConfigOf(const config::v1::Config& config) {
+  rib::WeightsConfig w;
+  const v1::LinkBandwidth& lb = config.link_bandwidth();
+  auto policy_of = [&](v1::LinkBandwidth::Mode mode, v1::LinkBandwidth::Missing missing,
+                       const std::string& default_bandwidth) -> absl::StatusOr<rib::BandwidthPolicy> {
+    rib::BandwidthPolicy p;
+    p.use_link_bandwidth = mode != v1::LinkBandwidth::MODE_IGNORE;
+    switch (missing) {
+      case v1::LinkBandwidth::MISSING_SKIP: p.missing = rib::MissingBandwidth::kSkip; break;
+      case v1::LinkBandwidth::MISSING_DEFAULT_WEIGHT: p.missing = rib::MissingBandwidth::kDefaultWeight; break;
+      default: p.missing = rib::MissingBandwidth::kEqualCost; break;
+    }
+    if (!default_bandwidth.empty()) {
+      auto r = Rate("link_bandwidth.default_bandwidth", default_bandwidth);
+      if (!r.ok()) return r.status();
+      p.default_bps = *r;
+    }
+    if (p.missing == rib::MissingBandwidth::kDefaultWeight && p.default_bps <= 0) {
+      return absl::InvalidArgumentError("link_bandwidth: MISSING_DEFAULT_WEIGHT needs a default_bandwidth above 0");
+    }
+    return p;
+  };
+  auto global = policy_of(lb.mode(), lb.missing(), lb.default_bandwidth());
+  if (!global.ok()) return global.status();
+  w.policy = {*global, *global};
+  for (const v1::FamilyLinkBandwidth& f : lb.families()) {
+    const int index = f.family() == v1::IPV6_UNICAST ? 1 : 0;
+    auto p = policy_of(f.mode() != v1::LinkBandwidth::MODE_UNSPECIFIED ? f.mode() : lb.mode(),
+                       f.missing() != v1::LinkBandwidth::MISSING_UNSPECIFIED ? f.missing() : lb.missing(),
+                       !f.default_bandwidth().empty() ? f.default_bandwidth() : lb.default_bandwidth());
+    if (!p.ok()) return p.status();
+    w.policy[index] = *p;
+  }
+  const v1::Fib& fib = config.fib();
+  w.limits.max_weight = fib.max_weight() ? fib.max_weight() : 65535;
+  w.limits.budget = fib.group_budget();
+  const v1::Damping& d = config.damping();
+  w.damping.decrease_delay = absl::Seconds(d.has_decrease_delay() ? d.decrease_delay() : 0);
+  w.damping.increase_hold_down = absl::Seconds(d.has_increase_hold_down() ? d.increase_hold_down() : 30);
+  w.damping.min_change_percent = d.has_min_change_percent() ? d.min_change_percent() : 5;
+  w.damping.max_hold_down = absl::Seconds(d.has_max_hold_down() ? d.max_hold_down() : 600);
+  w.damping.half_life = absl::Seconds(d.has_half_life() ? d.half_life() : 300);
+  return w;
+}
+
+absl::StatusOr<rib::LinkBandwidthExport> LinkBandwidthExportOf(const config::v1::NeighborLinkBandwidth& n) {
+  rib::LinkBandwidthExport e;
+  using M = rib::LinkBandwidthExportMode;
+  switch (n.mode()) {
+    case v1::NeighborLinkBandwidth::EXPORT_NONE: e.mode = M::kNone; break;
+    case v1::NeighborLinkBandwidth::EXPORT_PASS: e.mode = M::kPass; break;
+    case v1::NeighborLinkBandwidth::EXPORT_FIXED: e.mode = M::kFixed; break;
+    case v1::NeighborLinkBandwidth::EXPORT_CUMULATIVE: e.mode = M::kCumulative; break;
+    case v1::NeighborLinkBandwidth::EXPORT_NUM_MULTIPATHS: e.mode = M::kNumMultipaths; break;
+    default: e.mode = M::kAuto; break;
+  }
+  if (!n.rate().empty()) {
+    auto r = Rate("link_bandwidth.rate", n.rate());
+    if (!r.ok()) return r.status();
+    e.fixed_bps = *r;
+  }
+  if (!n.reference().empty()) {
+    auto r = Rate("link_bandwidth.reference", n.reference());
+    if (!r.ok()) return r.status();
+    e.reference_bps = *r;
+  }
+  e.transitive = n.encoding() != v1::NeighborLinkBandwidth::ENCODING_NON_TRANSITIVE;
+  e.readvertise_threshold_percent = n.has_readvertise_threshold_percent() ? n.readvertise_threshold_percent() : 5;
+  e.readvertise_interval = absl::Seconds(n.has_readvertise_interval() ? n.readvertise_interval() : 5);
+  return e;
+}
+
 Speaker::Speaker(boost::asio::io_context& io, SessionMetrics* metrics) : io_(io), metrics_(metrics) {}
 Speaker::~Speaker() = default;
 
@@ -101,6 +188,12 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
   decision.maximum_paths_ibgp = std::max<uint32_t>(1, config.multipath().maximum_paths_ibgp());
   decision.as_path_multipath_relax = config.multipath().as_path_relax();
   rib_ = std::make_unique<rib::Rib>(local_as_, decision);
+  auto weights = WeightsConfigOf(config);
+  if (!weights.ok()) return weights.status();
+  groups_ = std::make_unique<rib::NextHopGroupRegistry>(*weights);
+  weights_timer_ = std::make_unique<boost::asio::steady_timer>(io_);
+  hold_timer_ = std::make_unique<boost::asio::steady_timer>(io_);
+  config_ = config;
   {
     rib::PeerInfo local;
     local.local = true;
@@ -109,11 +202,18 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
     local.source.ebgp = false;
     local_index_ = rib_->AddPeer(std::move(local));
     adj_out_.emplace_back();  // keeps adj_out_ indexed by rib index
+    lb_export_.emplace_back();
   }
   for (const auto& n : config.networks()) {
     auto p = wire::Prefix::Parse(n.prefix());
     if (!p.ok()) return absl::InvalidArgumentError(absl::StrCat("network '", n.prefix(), "': ", p.status().message()));
-    networks_.push_back(wire::Nlri{*p, 0});
+    Network net{wire::Nlri{*p, 0}, std::nullopt};
+    if (!n.link_bandwidth().empty()) {
+      auto r = Rate(absl::StrCat("network ", n.prefix(), ": link_bandwidth"), n.link_bandwidth());
+      if (!r.ok()) return r.status();
+      net.link_bandwidth_bps = *r;
+    }
+    networks_.push_back(net);
   }
   std::vector<std::pair<std::string, uint16_t>> listen;
   for (const auto& l : config.router().listen()) {
@@ -136,7 +236,12 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
     }
     listeners_.push_back(std::move(l));
   }
-  for (auto& pc : *peers) {
+  for (size_t i = 0; i < peers->size(); ++i) {
+    PeerConfig& pc = (*peers)[i];
+    auto lb_export = LinkBandwidthExportOf(config.neighbors(static_cast<int>(i)).link_bandwidth());
+    if (!lb_export.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("neighbor ", pc.Name(), ": ", lb_export.status().message()));
+    }
     // TCP-MD5 keys go on every listener of the peer's family (RFC 2385: the kernel checks SYNs).
     if (!pc.password.empty()) {
       for (auto& l : listeners_) {
@@ -154,6 +259,8 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
     info.name = peer->config().Name();
     peer->rib_index = rib_->AddPeer(std::move(info));
     adj_out_.emplace_back();
+    lb_export_.emplace_back();
+    lb_export_.back().config = *lb_export;
     by_address_[peer->config().Name()] = peer.get();
     peers_.push_back(std::move(peer));
   }
@@ -163,11 +270,19 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
 void Speaker::Start() {
   if (!networks_.empty()) {
     // Our own routes: ORIGIN IGP, empty AS_PATH; the next hop is set per peer on export.
-    wire::PathAttributes a;
-    a.origin = wire::Origin::kIgp;
-    a.as_path = wire::AsPath{};
-    a.local_pref = 100;
-    rib_->Announce(local_index_, networks_, store_.Intern(a));
+    // A configured link bandwidth rides along as the community our neighbors see (their
+    // export settings decide its form).
+    for (const Network& n : networks_) {
+      wire::PathAttributes a;
+      a.origin = wire::Origin::kIgp;
+      a.as_path = wire::AsPath{};
+      a.local_pref = 100;
+      if (n.link_bandwidth_bps) {
+        a.extended_communities.push_back(
+            wire::LinkBandwidth::FromBitsPerSecond(local_as_, *n.link_bandwidth_bps, true).ToExtendedCommunity());
+      }
+      rib_->Announce(local_index_, std::span(&n.nlri, 1), store_.Intern(a));
+    }
     rib_->TakeChanges();  // nobody is Established yet; the initial dumps carry them
     log::Info("originating %d prefixes", networks_.size());
   }
@@ -276,8 +391,31 @@ void Speaker::RefreshRibMetrics() {
   runs.Increment(static_cast<double>(rib_->decision_runs()) - runs.Value());
 }
 
-std::optional<wire::PathAttributes> Speaker::ExportAttributes(const Peer& to, const rib::Path& best,
+namespace {
+
+bool IsLinkBandwidth(const wire::ExtendedCommunity& ec) {
+  return ec.subtype() == wire::kLinkBandwidthSubtype &&
+         (ec.type() == wire::kLinkBandwidthTransitiveType || ec.type() == wire::kLinkBandwidthNonTransitiveType);
+}
+
+std::optional<wire::LinkBandwidth> ChosenLinkBandwidth(const wire::PathAttributes& a) {
+  return wire::SelectLinkBandwidth(a.extended_communities).chosen;
+}
+
+// True if `a` and `b` differ at most in their link-bandwidth communities.
+bool SameExceptLinkBandwidth(const wire::PathAttributes& a, const wire::PathAttributes& b) {
+  wire::PathAttributes x = a, y = b;
+  std::erase_if(x.extended_communities, IsLinkBandwidth);
+  std::erase_if(y.extended_communities, IsLinkBandwidth);
+  return x == y;
+}
+
+}  // namespace
+
+std::optional<wire::PathAttributes> Speaker::ExportAttributes(const Peer& to, std::span<const rib::Path> multipath,
                                                               wire::Family family) const {
+  if (multipath.empty()) return std::nullopt;
+  const rib::Path& best = multipath.front();
   if (best.peer == to.rib_index) return std::nullopt;  // never back to where it came from
   const rib::PeerInfo& from = rib_->peer(best.peer);
   const bool to_ebgp = to.config().ebgp();
@@ -330,6 +468,14 @@ std::optional<wire::PathAttributes> Speaker::ExportAttributes(const Peer& to, co
     if (!a.local_pref) a.local_pref = 100;
     std::erase_if(a.unknown, [](const wire::UnknownAttribute& u) { return !(u.flags & wire::attr_flag::kTransitive); });
   }
+  // Link bandwidth: replaced, never appended (RFC 10005 §7.1).
+  const bool next_hop_unchanged = !to_ebgp && !from.local;
+  std::vector<std::optional<wire::LinkBandwidth>> lbs;
+  lbs.reserve(multipath.size());
+  for (const rib::Path& p : multipath) lbs.push_back(p.attrs->link_bandwidth.chosen);
+  const auto lb = rib::ExportLinkBandwidth(lb_export_[to.rib_index].config, lbs, next_hop_unchanged, local_as_);
+  std::erase_if(a.extended_communities, IsLinkBandwidth);
+  if (lb) a.extended_communities.push_back(lb->ToExtendedCommunity());
   return a;
 }
 
@@ -340,14 +486,40 @@ void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) 
   std::vector<std::pair<rib::AttrRef, std::vector<wire::Nlri>>> groups;
   absl::flat_hash_map<const rib::InternedAttributes*, size_t> group_of;
   std::vector<wire::Nlri> withdraw[wire::kFamilyCount];
+  BandwidthExport& lbx = lb_export_[to.rib_index];
+  const absl::Time now = absl::Now();
   for (const auto& c : changes) {
     const wire::Family family = c.prefix.family();
     std::optional<wire::PathAttributes> exported;
-    if (!c.new_multipath.empty()) exported = ExportAttributes(to, c.new_multipath.front(), family);
+    if (!c.new_multipath.empty()) exported = ExportAttributes(to, c.new_multipath, family);
     if (exported) {
+      auto it = out.find(c.prefix);
+      if (it != out.end()) {
+        // Only the bandwidth changed: re-advertisement damping decides (threshold, interval).
+        const auto old_lb = ChosenLinkBandwidth(it->second->attrs);
+        const auto new_lb = ChosenLinkBandwidth(*exported);
+        if (old_lb && new_lb && !(*old_lb == *new_lb) && SameExceptLinkBandwidth(it->second->attrs, *exported)) {
+          const auto d = lbx.damping.Check(c.prefix, old_lb->bits_per_second(), new_lb->bits_per_second(), now, lbx.config);
+          if (d.verdict == rib::BandwidthReadvertisement::Verdict::kSuppress) continue;
+          if (d.verdict == rib::BandwidthReadvertisement::Verdict::kDefer) {
+            lbx.deferred.insert(c.prefix);
+            if (d.not_before < lbx.timer_at) {
+              if (!lbx.timer) lbx.timer = std::make_unique<boost::asio::steady_timer>(io_);
+              lbx.timer_at = d.not_before;
+              lbx.timer->expires_after(absl::ToChronoMilliseconds(d.not_before - now) + std::chrono::milliseconds(1));
+              lbx.timer->async_wait([this, peer = &to](const boost::system::error_code& ec) {
+                if (!ec) FlushDeferredBandwidth(*peer);
+              });
+            }
+            continue;
+          }
+          lbx.damping.Sent(c.prefix, now);
+        }
+      }
       rib::AttrRef ref = store_.Intern(*std::move(exported));
-      auto [it, inserted] = out.try_emplace(c.prefix, ref);
-      if (!inserted) {
+      if (it == out.end()) {
+        out.emplace(c.prefix, ref);
+      } else {
         if (it->second == ref) continue;
         it->second = ref;
       }
@@ -412,10 +584,33 @@ void Speaker::FlushPaced(Peer& to) {
   std::vector<rib::RouteChange> now;
   for (const auto& prefix : p.pending) {
     rib::RouteChange c{prefix, {}, {}};
-    if (const rib::Destination* d = rib_->Find(prefix); d && d->best >= 0) c.new_multipath.push_back(d->paths[d->best]);
+    if (const rib::Destination* d = rib_->Find(prefix)) c.new_multipath = rib_->MultipathOf(*d);
     now.push_back(std::move(c));
   }
   p.pending.clear();
+  AdvertisePaced(to, now);
+}
+
+std::vector<rib::RouteChange> Speaker::CurrentState(const absl::flat_hash_set<wire::Prefix>& prefixes) const {
+  std::vector<rib::RouteChange> out;
+  out.reserve(prefixes.size());
+  for (const auto& prefix : prefixes) {
+    rib::RouteChange c{prefix, {}, {}};
+    if (const rib::Destination* d = rib_->Find(prefix)) c.new_multipath = rib_->MultipathOf(*d);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+void Speaker::FlushDeferredBandwidth(Peer& to) {
+  BandwidthExport& lbx = lb_export_[to.rib_index];
+  lbx.timer_at = absl::InfiniteFuture();
+  if (lbx.deferred.empty() || !to.established()) {
+    lbx.deferred.clear();
+    return;
+  }
+  std::vector<rib::RouteChange> now = CurrentState(lbx.deferred);
+  lbx.deferred.clear();
   AdvertisePaced(to, now);
 }
 
@@ -429,7 +624,7 @@ void Speaker::OnSessionUp(Peer& peer) {
   all.reserve(rib_->prefix_count());
   for (const auto& [prefix, d] : rib_->table()) {
     if (d.best < 0) continue;
-    all.push_back(rib::RouteChange{prefix, {}, {d.paths[d.best]}});
+    all.push_back(rib::RouteChange{prefix, {}, rib_->MultipathOf(d)});
   }
   Advertise(peer, all);
   log::Info("neighbor %s: initial advertisement: %d prefixes", peer.config().Name(), adj_out_[peer.rib_index].size());
@@ -438,6 +633,13 @@ void Speaker::OnSessionUp(Peer& peer) {
 void Speaker::OnSessionDown(Peer& peer) {
   rib_->PeerDown(peer.rib_index);
   adj_out_[peer.rib_index].clear();
+  {
+    BandwidthExport& lbx = lb_export_[peer.rib_index];
+    lbx.damping.Clear();
+    lbx.deferred.clear();
+    lbx.timer_at = absl::InfiniteFuture();
+    if (lbx.timer) lbx.timer->cancel();
+  }
   if (peer.rib_index < pacing_.size()) {
     Pacing& p = pacing_[peer.rib_index];
     p.pending.clear();
@@ -445,7 +647,7 @@ void Speaker::OnSessionDown(Peer& peer) {
     if (p.timer) p.timer->cancel();
   }
   RefreshCounts(peer);
-  Propagate(rib_->TakeChanges());
+  OnRibChanges(rib_->TakeChanges());
   RefreshRibMetrics();
 }
 
@@ -474,8 +676,161 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
     }
   }
   RefreshCounts(peer);
-  Propagate(rib_->TakeChanges());
+  OnRibChanges(rib_->TakeChanges());
   RefreshRibMetrics();
+}
+
+}  // namespace bagd::session
+
+namespace bagd::session {
+
+namespace {
+// A burst of UPDATEs (a peer re-announcing its routes with a new bandwidth) arrives within
+// microseconds; one batch makes it one group operation instead of a route move per message.
+constexpr auto kWeightsBatchDelay = std::chrono::milliseconds(2);
+}  // namespace
+
+void Speaker::OnRibChanges(const std::vector<rib::RouteChange>& changes) {
+  Propagate(changes);
+  QueueWeights(changes);
+}
+
+void Speaker::QueueWeights(const std::vector<rib::RouteChange>& changes) {
+  if (changes.empty() || !groups_) return;
+  for (const auto& c : changes) weights_pending_.insert(c.prefix);
+  if (weights_scheduled_) return;
+  weights_scheduled_ = true;
+  weights_timer_->expires_after(kWeightsBatchDelay);
+  weights_timer_->async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    weights_scheduled_ = false;
+    RunWeights();
+  });
+}
+
+void Speaker::RunWeights() {
+  std::vector<rib::PrefixMembers> batch;
+  batch.reserve(weights_pending_.size());
+  for (const wire::Prefix& prefix : weights_pending_) batch.push_back(rib::MembersOf(*rib_, prefix));
+  weights_pending_.clear();
+  std::sort(batch.begin(), batch.end(), [](const auto& a, const auto& b) { return a.prefix < b.prefix; });
+  groups_->Update(batch, absl::Now());
+  FlushFib();
+}
+
+void Speaker::FlushFib() {
+  for (const std::string& n : groups_->TakeNotices()) log::Warning("%s", n);
+  const rib::FibUpdate u = groups_->TakeFibUpdate();
+  if (!u.empty()) {
+    log::Debug("fib: %d group upserts, %d route upserts, %d route deletes, %d group deletes", u.group_upserts.size(),
+               u.route_upserts.size(), u.route_deletes.size(), u.group_deletes.size());
+    for (const rib::FibGroup& g : u.group_upserts) {
+      std::string members;
+      for (const auto& m : g.members) absl::StrAppend(&members, members.empty() ? "" : " ", m.next_hop.ToString(), "*", m.weight);
+      log::Debug("fib: group %d = %s", g.id, members);
+    }
+    if (fib_sink_) fib_sink_(u);
+  }
+  RefreshWeightMetrics();
+  if (auto due = groups_->NextDue()) {
+    const absl::Duration wait = std::max(*due - absl::Now(), absl::ZeroDuration());
+    hold_timer_->expires_after(absl::ToChronoMilliseconds(wait) + std::chrono::milliseconds(1));
+    hold_timer_->async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      groups_->Expire(absl::Now());
+      FlushFib();
+    });
+  } else {
+    hold_timer_->cancel();
+  }
+}
+
+void Speaker::RefreshWeightMetrics() {
+  if (!metrics_) return;
+  const rib::WeightCounters& c = groups_->counters();
+  metrics_->NextHopGroups().Set(static_cast<double>(groups_->group_count()));
+  metrics_->QuantizationMaxError().Set(groups_->max_error());
+  auto sync = [](prometheus::Counter& counter, uint64_t value) {
+    const double delta = static_cast<double>(value) - counter.Value();
+    if (delta > 0) counter.Increment(delta);
+  };
+  sync(metrics_->WeightChanges("applied"), c.applied);
+  sync(metrics_->WeightChanges("held"), c.held);
+  sync(metrics_->WeightChanges("suppressed"), c.suppressed);
+  sync(metrics_->FibOperations("group"), c.group_updates);
+  sync(metrics_->FibOperations("route"), c.route_updates);
+}
+
+absl::Status Speaker::Reload(const config::v1::Config& config) {
+  // Everything is checked before anything changes.
+  auto weights = WeightsConfigOf(config);
+  if (!weights.ok()) return weights.status();
+  std::vector<rib::LinkBandwidthExport> exports;
+  std::vector<std::string> restart;
+  const auto& old_n = config_.neighbors();
+  const auto& new_n = config.neighbors();
+  if (config.router().SerializeAsString() != config_.router().SerializeAsString()) restart.push_back("router");
+  if (config.multipath().SerializeAsString() != config_.multipath().SerializeAsString()) restart.push_back("multipath");
+  {
+    std::string a, b;
+    for (const auto& n : config.networks()) a += n.SerializeAsString();
+    for (const auto& n : config_.networks()) b += n.SerializeAsString();
+    if (a != b) restart.push_back("networks");
+  }
+  if (config.fib().backend() != config_.fib().backend() || config.fib().kernel_table() != config_.fib().kernel_table()) {
+    restart.push_back("fib backend");
+  }
+  if (new_n.size() != old_n.size()) restart.push_back("the list of neighbors");
+  for (int i = 0; i < std::min(old_n.size(), new_n.size()); ++i) {
+    auto e = LinkBandwidthExportOf(new_n[i].link_bandwidth());
+    if (!e.ok()) return absl::InvalidArgumentError(absl::StrCat("neighbor ", new_n[i].address(), ": ", e.status().message()));
+    exports.push_back(*e);
+    config::v1::Neighbor a = old_n[i], b = new_n[i];
+    a.clear_link_bandwidth();
+    b.clear_link_bandwidth();
+    if (a.SerializeAsString() != b.SerializeAsString()) restart.push_back(absl::StrCat("neighbor ", new_n[i].address()));
+  }
+  // Damping, link-bandwidth policy and FIB limits: groups and sessions stay.
+  const bool refeed = config.link_bandwidth().SerializeAsString() != config_.link_bandwidth().SerializeAsString() ||
+                      config.fib().max_weight() != config_.fib().max_weight() ||
+                      config.fib().group_budget() != config_.fib().group_budget();
+  groups_->Reconfigure(*weights, absl::Now());
+  for (size_t i = 0; i < exports.size(); ++i) {
+    Peer& p = *peers_[i];
+    BandwidthExport& lbx = lb_export_[p.rib_index];
+    const bool changed = lbx.config.mode != exports[i].mode || lbx.config.fixed_bps != exports[i].fixed_bps ||
+                         lbx.config.reference_bps != exports[i].reference_bps ||
+                         lbx.config.transitive != exports[i].transitive;
+    lbx.config = exports[i];
+    if (changed && p.established()) {
+      // What the neighbor should have now, bandwidth damping included.
+      absl::flat_hash_set<wire::Prefix> all;
+      for (const auto& [prefix, d] : rib_->table()) all.insert(prefix);
+      AdvertisePaced(p, CurrentState(all));
+    }
+  }
+  if (refeed) {
+    // New policy or limits: every route is weighed again, at once (an operator's change,
+    // not the network's, so no hold-down).
+    std::vector<rib::PrefixMembers> all;
+    all.reserve(rib_->prefix_count());
+    for (const auto& [prefix, d] : rib_->table()) all.push_back(rib::MembersOf(*rib_, prefix));
+    groups_->Update(all, absl::Now(), /*immediate=*/true);
+    FlushFib();
+  } else {
+    FlushFib();
+  }
+  // Keep what runs: the parts that need a restart stay as they were.
+  *config_.mutable_link_bandwidth() = config.link_bandwidth();
+  *config_.mutable_damping() = config.damping();
+  config_.mutable_fib()->set_max_weight(config.fib().max_weight());
+  config_.mutable_fib()->set_group_budget(config.fib().group_budget());
+  for (int i = 0; i < std::min(old_n.size(), new_n.size()); ++i) {
+    *config_.mutable_neighbors(i)->mutable_link_bandwidth() = new_n[i].link_bandwidth();
+  }
+  log::Info("config reloaded: damping, link bandwidth and FIB limits applied");
+  for (const std::string& r : restart) log::Warning("config reload: changes to %s need a restart of bagd; not applied", r);
+  return absl::OkStatus();
 }
 
 }  // namespace bagd::session

@@ -18,11 +18,17 @@
 #include "bgpd/session/peer.h"
 #include "conf/bagd.pb.h"
 #include "rib/rib.h"
+#include "rib/weights/link_bandwidth_export.h"
+#include "rib/weights/nexthop_group_registry.h"
 
 namespace bagd::session {
 
 // The config, turned into what the sessions need (defaults applied by conf/).
 absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& config);
+// The weights stage's settings (link bandwidth policy per family, FIB limits, damping).
+absl::StatusOr<rib::WeightsConfig> WeightsConfigOf(const config::v1::Config& config);
+// A neighbor's link-bandwidth export settings.
+absl::StatusOr<rib::LinkBandwidthExport> LinkBandwidthExportOf(const config::v1::NeighborLinkBandwidth& n);
 
 class Speaker : public RouteSink {
  public:
@@ -33,6 +39,12 @@ class Speaker : public RouteSink {
   // are returned; nothing is started then.
   absl::Status Configure(const config::v1::Config& config);
   void Start();
+  // SIGHUP: applies what can change without touching a session (damping, link bandwidth
+  // policy and export, FIB limits) and says what else changed and needs a restart. An
+  // error leaves the running config as it was.
+  absl::Status Reload(const config::v1::Config& config);
+  // Where FIB updates go (fib_sync/); without one they are computed and dropped.
+  void SetFibSink(std::function<void(const rib::FibUpdate&)> sink) { fib_sink_ = std::move(sink); }
   // Cease / Administrative Shutdown to every neighbor, then `done` once the NOTIFICATIONs
   // are flushed (or after `grace`).
   void Shutdown(const std::string& message, std::chrono::milliseconds grace, std::function<void()> done);
@@ -44,6 +56,7 @@ class Speaker : public RouteSink {
   size_t neighbor_count() const { return peers_.size(); }
   const rib::Rib& rib() const { return *rib_; }
   const rib::AttributeStore& attribute_store() const { return store_; }
+  const rib::NextHopGroupRegistry& groups() const { return *groups_; }
 
   // RouteSink: the routes of every session flow through here.
   void OnSessionUp(Peer& peer) override;
@@ -53,7 +66,9 @@ class Speaker : public RouteSink {
   // What `to` gets for a best path learned from `from` (RFC 4271 §9.1.3, §5.1): nothing
   // back to its source, nothing iBGP to iBGP; to eBGP: own AS prepended, next hop self,
   // MED/LOCAL_PREF/non-transitive attributes removed.
-  std::optional<wire::PathAttributes> ExportAttributes(const Peer& to, const rib::Path& best,
+  // `multipath`: the prefix's multipath set, best first (its link bandwidth is exported per
+  // the neighbor's link_bandwidth settings).
+  std::optional<wire::PathAttributes> ExportAttributes(const Peer& to, std::span<const rib::Path> multipath,
                                                        wire::Family family) const;
 
  private:
@@ -63,6 +78,17 @@ class Speaker : public RouteSink {
   void AdvertisePaced(Peer& to, const std::vector<rib::RouteChange>& changes);
   void FlushPaced(Peer& to);
   void Propagate(const std::vector<rib::RouteChange>& changes);
+  // Everything that follows a RIB change: advertisement and the weights stage.
+  void OnRibChanges(const std::vector<rib::RouteChange>& changes);
+  // The weights stage: a burst of changes is batched (kWeightsBatchDelay), so a peer
+  // re-announcing many prefixes with a new bandwidth moves their group once.
+  void QueueWeights(const std::vector<rib::RouteChange>& changes);
+  void RunWeights();
+  void FlushFib();  // hands the registry's FIB update on and re-arms the hold-down timer
+  void RefreshWeightMetrics();
+  // Re-sends prefixes whose bandwidth change waited for the re-advertisement interval.
+  void FlushDeferredBandwidth(Peer& to);
+  std::vector<rib::RouteChange> CurrentState(const absl::flat_hash_set<wire::Prefix>& prefixes) const;
   void RefreshCounts(Peer& p);
   void RefreshRibMetrics();
   struct Listener;
@@ -88,7 +114,29 @@ class Speaker : public RouteSink {
   };
   std::vector<Pacing> pacing_;
   rib::PeerIndex local_index_ = 0;  // this router's own routes (config networks)
-  std::vector<wire::Nlri> networks_;
+  struct Network {
+    wire::Nlri nlri;
+    std::optional<double> link_bandwidth_bps;
+  };
+  std::vector<Network> networks_;
+
+  // Weights and next-hop groups.
+  std::unique_ptr<rib::NextHopGroupRegistry> groups_;
+  absl::flat_hash_set<wire::Prefix> weights_pending_;
+  std::unique_ptr<boost::asio::steady_timer> weights_timer_;
+  bool weights_scheduled_ = false;
+  std::unique_ptr<boost::asio::steady_timer> hold_timer_;
+  std::function<void(const rib::FibUpdate&)> fib_sink_;
+  // Per peer (by rib index): link-bandwidth export and its re-advertisement damping.
+  struct BandwidthExport {
+    rib::LinkBandwidthExport config;
+    rib::BandwidthReadvertisement damping;
+    absl::flat_hash_set<wire::Prefix> deferred;
+    std::unique_ptr<boost::asio::steady_timer> timer;
+    absl::Time timer_at = absl::InfiniteFuture();
+  };
+  std::vector<BandwidthExport> lb_export_;
+  config::v1::Config config_;  // the running config
 };
 
 }  // namespace bagd::session

@@ -46,6 +46,10 @@ class IpAddress {
 
   friend bool operator==(const IpAddress&, const IpAddress&) = default;
   friend auto operator<=>(const IpAddress&, const IpAddress&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const IpAddress& a) {
+    return H::combine(std::move(h), a.afi_, a.bytes_);
+  }
 
  private:
   Afi afi_ = Afi::kIpv4;

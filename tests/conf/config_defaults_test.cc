@@ -41,7 +41,161 @@ TEST_CASE("router defaults", "[conf][defaults]") {
   CHECK(c.fib().backend() == v1::Fib::BACKEND_NETLINK);
   CHECK(c.fib().kernel_table() == 254);
   CHECK(c.fib().appldb_socket() == "/var/run/redis/redis.sock");
-  CHECK_FALSE(c.has_multipath());  // decided in issue 4
+  CHECK(c.fib().max_weight() == 0);    // the backend's limit
+  CHECK(c.fib().group_budget() == 0);  // no limit
+  CHECK_FALSE(c.has_multipath());      // 0 means "decided by the RIB"
+}
+
+TEST_CASE("damping defaults", "[conf][defaults][damping]") {
+  v1::Config c;
+  ApplyDefaults(c);
+  const v1::Damping& d = c.damping();
+  CHECK(d.has_decrease_delay());
+  CHECK(d.decrease_delay() == 0);
+  CHECK(d.increase_hold_down() == 30);
+  CHECK(d.min_change_percent() == 5);
+  CHECK(d.max_hold_down() == 600);
+  CHECK(d.half_life() == 300);
+  // Every field is present after defaults, even those whose value is 0.
+  CHECK(d.has_increase_hold_down());
+  CHECK(d.has_min_change_percent());
+  CHECK(d.has_max_hold_down());
+  CHECK(d.has_half_life());
+}
+
+TEST_CASE("damping: given values are kept, max_hold_down is at least increase_hold_down",
+          "[conf][defaults][damping]") {
+  auto damping = [](const std::string& text) {
+    return Parsed(WithRouter(text)).damping();
+  };
+  SECTION("explicit zeros stay zeros") {
+    const v1::Damping d = damping("damping { increase_hold_down: 0 min_change_percent: 0 }");
+    CHECK(d.increase_hold_down() == 0);
+    CHECK(d.min_change_percent() == 0);
+    CHECK(d.max_hold_down() == 600);
+  }
+  SECTION("a long increase_hold_down raises the default max_hold_down") {
+    const v1::Damping d = damping("damping { increase_hold_down: 1800 }");
+    CHECK(d.increase_hold_down() == 1800);
+    CHECK(d.max_hold_down() == 1800);
+    CHECK(d.half_life() == 300);
+  }
+  SECTION("a given max_hold_down is kept") {
+    const v1::Damping d = damping("damping { increase_hold_down: 60 max_hold_down: 120 }");
+    CHECK(d.max_hold_down() == 120);
+  }
+  SECTION("every field given") {
+    const v1::Damping d = damping(
+        "damping { decrease_delay: 2 increase_hold_down: 10 min_change_percent: 20 "
+        "max_hold_down: 40 half_life: 50 }");
+    CHECK(std::vector<uint32_t>{d.decrease_delay(), d.increase_hold_down(), d.min_change_percent(),
+                                d.max_hold_down(), d.half_life()} ==
+          std::vector<uint32_t>{2, 10, 20, 40, 50});
+  }
+}
+
+TEST_CASE("neighbor link_bandwidth defaults", "[conf][defaults][link_bandwidth]") {
+  const v1::Config c = Parsed(R"(router { asn: 65001 router_id: "192.0.2.1" }
+    neighbors { address: "192.0.2.2" remote_as: 65002 }
+    neighbors { address: "192.0.2.3" remote_as: 65002 link_bandwidth {
+                  mode: EXPORT_FIXED rate: "10G" encoding: ENCODING_NON_TRANSITIVE
+                  readvertise_threshold_percent: 0 readvertise_interval: 0 } }
+    neighbors { address: "192.0.2.4" remote_as: 65002 link_bandwidth {
+                  readvertise_interval: 60 } })");
+  using Nlb = v1::NeighborLinkBandwidth;
+  const Nlb& defaulted = c.neighbors(0).link_bandwidth();
+  CHECK(defaulted.mode() == Nlb::EXPORT_AUTO);
+  CHECK(defaulted.encoding() == Nlb::ENCODING_TRANSITIVE);
+  CHECK(defaulted.has_readvertise_threshold_percent());
+  CHECK(defaulted.readvertise_threshold_percent() == 5);
+  CHECK(defaulted.has_readvertise_interval());
+  CHECK(defaulted.readvertise_interval() == 5);
+  CHECK(defaulted.rate().empty());
+  CHECK(defaulted.reference().empty());
+
+  const Nlb& given = c.neighbors(1).link_bandwidth();
+  CHECK(given.mode() == Nlb::EXPORT_FIXED);
+  CHECK(given.rate() == "10G");  // rates are kept as written
+  CHECK(given.encoding() == Nlb::ENCODING_NON_TRANSITIVE);
+  CHECK(given.readvertise_threshold_percent() == 0);  // 0 is a value: re-send every change
+  CHECK(given.readvertise_interval() == 0);
+
+  const Nlb& partly = c.neighbors(2).link_bandwidth();
+  CHECK(partly.mode() == Nlb::EXPORT_AUTO);
+  CHECK(partly.readvertise_threshold_percent() == 5);
+  CHECK(partly.readvertise_interval() == 60);
+}
+
+TEST_CASE("link_bandwidth families inherit what they leave unset",
+          "[conf][defaults][link_bandwidth]") {
+  using Lb = v1::LinkBandwidth;
+  const v1::Config c = Parsed(R"(router { asn: 65001 router_id: "192.0.2.1" }
+    link_bandwidth {
+      missing: MISSING_DEFAULT_WEIGHT default_bandwidth: "10G"
+      families { family: IPV4_UNICAST }
+      families { family: IPV6_UNICAST mode: MODE_IGNORE missing: MISSING_SKIP
+                 default_bandwidth: "1G" }
+    })");
+  const Lb& lb = c.link_bandwidth();
+  CHECK(lb.mode() == Lb::MODE_WEIGHTED);
+  CHECK(lb.missing() == Lb::MISSING_DEFAULT_WEIGHT);
+  REQUIRE(lb.families_size() == 2);
+  CHECK(lb.families(0).mode() == Lb::MODE_WEIGHTED);  // the global default, filled in
+  CHECK(lb.families(0).missing() == Lb::MISSING_DEFAULT_WEIGHT);
+  CHECK(lb.families(0).default_bandwidth() == "10G");
+  CHECK(lb.families(1).mode() == Lb::MODE_IGNORE);
+  CHECK(lb.families(1).missing() == Lb::MISSING_SKIP);
+  CHECK(lb.families(1).default_bandwidth() == "1G");
+}
+
+namespace {
+
+// Fields of `message` (recursively) that ApplyDefaults left without a value: an enum at its
+// 0 (*_UNSPECIFIED) or a field with presence that is absent. Message fields are only
+// descended into when set.
+void Unset(const google::protobuf::Message& message, const std::string& path,
+           std::vector<std::string>& out) {
+  const google::protobuf::Descriptor* d = message.GetDescriptor();
+  const google::protobuf::Reflection* r = message.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d->field(i);
+    const std::string name = path + f->name();
+    if (f->is_repeated()) {
+      for (int j = 0; j < r->FieldSize(message, f); ++j) {
+        const std::string element = name + "[" + std::to_string(j) + "]";
+        if (f->type() == google::protobuf::FieldDescriptor::TYPE_MESSAGE) {
+          Unset(r->GetRepeatedMessage(message, f, j), element + ".", out);
+        } else if (f->type() == google::protobuf::FieldDescriptor::TYPE_ENUM &&
+                   r->GetRepeatedEnumValue(message, f, j) == 0) {
+          out.push_back(element);
+        }
+      }
+    } else if (f->type() == google::protobuf::FieldDescriptor::TYPE_MESSAGE) {
+      if (r->HasField(message, f)) Unset(r->GetMessage(message, f), name + ".", out);
+    } else if (f->has_presence() && !r->HasField(message, f)) {
+      out.push_back(name);
+    } else if (f->type() == google::protobuf::FieldDescriptor::TYPE_ENUM &&
+               r->GetEnumValue(message, f) == 0) {
+      out.push_back(name);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("after defaults no enum is unspecified and no optional field is absent",
+          "[conf][defaults]") {
+  // A config that writes as little as possible in every message of the schema.
+  const v1::Config c = Parsed(R"(
+    router { asn: 65001 router_id: "192.0.2.1" listen { address: "::" } }
+    neighbors { address: "192.0.2.2" remote_as: 65002 timers { } link_bandwidth { } }
+    link_bandwidth { families { family: IPV6_UNICAST } }
+    damping { }
+    fib { }
+    networks { prefix: "10.0.0.0/8" })");
+  std::vector<std::string> unset;
+  Unset(c, "", unset);
+  CHECK(unset == std::vector<std::string>{});
 }
 
 TEST_CASE("listen: given addresses are kept, port 0 becomes 179", "[conf][defaults]") {

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "conf/config_loader.h"
+#include "conf/rate_text.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "tests/conf/conf_test_support.h"
 
@@ -67,6 +68,32 @@ TEST_CASE("bag-router example: IPv4 and IPv6 eBGP, MD5, GTSM, both families", "[
   // Router timers are inherited by neighbors without their own.
   CHECK(c.neighbors(0).timers().hold_time() == 9);
   CHECK(c.neighbors(0).timers().keepalive() == 3);
+}
+
+TEST_CASE("bag-router example: link bandwidth export, origination and damping",
+          "[conf][examples][link_bandwidth]") {
+  const LoadedConfig loaded = LoadConfigFile(SourcePath("conf/examples/bag-router.textproto"));
+  REQUIRE(loaded.ok());
+  const v1::Config& c = loaded.config;
+  int cumulative_non_transitive = 0;
+  for (const v1::Neighbor& n : c.neighbors()) {
+    if (n.link_bandwidth().mode() == v1::NeighborLinkBandwidth::EXPORT_CUMULATIVE &&
+        n.link_bandwidth().encoding() == v1::NeighborLinkBandwidth::ENCODING_NON_TRANSITIVE) {
+      ++cumulative_non_transitive;
+    }
+  }
+  CHECK(cumulative_non_transitive == 1);
+  int with_bandwidth = 0;
+  for (const v1::Network& network : c.networks()) {
+    if (network.link_bandwidth().empty()) continue;
+    ++with_bandwidth;
+    const absl::StatusOr<double> bps = ParseRate(network.link_bandwidth());
+    REQUIRE(bps.ok());
+    CHECK(*bps == 400e9);
+  }
+  CHECK(with_bandwidth == 1);
+  CHECK(c.damping().increase_hold_down() <= c.damping().max_hold_down());
+  CHECK(c.fib().group_budget() == 0);  // commented out in the example
 }
 
 TEST_CASE("bag-router.json and bag-router.textproto give equal protos", "[conf][examples][json]") {

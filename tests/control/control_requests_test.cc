@@ -1,5 +1,8 @@
 // The pure parts of the control API: request checks, UTF-8, status mapping, NOTIFICATIONs.
 #include <catch2/catch.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "bgpd/control/control_requests.h"
 #include "bgpd/control/grpc_status.h"
@@ -63,6 +66,43 @@ TEST_CASE("control requests: route prefixes and ListRoutes requests", "[control]
   request.set_prefix("");
   request.set_family("IPv4-Unicast");
   CHECK(CanonicalListRoutesRequest(request).status().code() == absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("control requests: ListNextHopGroups requests", "[control][requests][nexthop-groups]") {
+  v1::ListNextHopGroupsRequest request;
+  auto all = CanonicalListNextHopGroupsRequest(request);
+  REQUIRE(all.ok());
+  CHECK(all->id() == 0);
+  CHECK(all->prefix().empty());
+  request.set_id(7);
+  auto by_id = CanonicalListNextHopGroupsRequest(request);
+  REQUIRE(by_id.ok());
+  CHECK(by_id->id() == 7);
+  request.set_prefix("192.0.2.0/24");  // both: which one was meant?
+  auto both = CanonicalListNextHopGroupsRequest(request);
+  CHECK(both.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(both.status().message() == "give a next-hop group id or a prefix, not both (id 7, prefix '192.0.2.0/24')");
+  request.set_id(0);
+  for (const auto& [given, canonical] : std::vector<std::pair<std::string, std::string>>{
+           {"192.0.2.77/24", "192.0.2.0/24"},  // host bits cleared, as in ListRoutes
+           {"2001:DB8:0::/32", "2001:db8::/32"},
+           {"192.0.2.7", "192.0.2.7"},  // an address stays an address: longest match
+           {"2001:DB8::1", "2001:db8::1"},
+       }) {
+    INFO(given);
+    request.set_prefix(given);
+    auto r = CanonicalListNextHopGroupsRequest(request);
+    REQUIRE(r.ok());
+    CHECK(r->prefix() == canonical);
+    CHECK(r->id() == 0);
+  }
+  for (const char* bad : {"spine-1", "192.0.2.0/33", "2001:db8::/129", "192.0.2.0/"}) {
+    INFO(bad);
+    request.set_prefix(bad);
+    auto r = CanonicalListNextHopGroupsRequest(request);
+    CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(r.status().message() == CanonicalRoutePrefix(bad).status().message());  // ListRoutes' words
+  }
 }
 
 TEST_CASE("control requests: RFC 9003 shutdown messages", "[control][requests]") {

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -153,6 +154,7 @@ v1::ListRoutesResponse SampleRoutes() {
     p->add_cluster_list("10.255.0.2");
     p->set_atomic_aggregate(true);
   }
+  r->set_nexthop_group(7);
   r = response.add_routes();
   r->set_prefix("198.51.100.0/24");
   {
@@ -181,6 +183,7 @@ v1::ListRoutesResponse SampleRoutes() {
     p->set_has_med(true);
     p->set_med(50);
   }
+  r->set_nexthop_group(8);
   return response;
 }
 
@@ -218,8 +221,77 @@ v1::RibSummary SampleRibSummary() {
   return s;
 }
 
+v1::ListNextHopGroupsResponse SampleNextHopGroups() {
+  v1::ListNextHopGroupsResponse response;
+  auto* s = response.mutable_settings();
+  s->set_max_weight(255);
+  s->set_group_budget(64);
+  s->set_decrease_delay_s(0);
+  s->set_increase_hold_down_s(30);
+  s->set_min_change_percent(5);
+  s->set_max_hold_down_s(600);
+  s->set_half_life_s(300);
+  auto* c = response.mutable_counters();
+  c->set_applied(12);
+  c->set_held(3);
+  c->set_suppressed(1);
+  c->set_group_updates(40);
+  c->set_route_updates(1200);
+
+  const auto member = [](v1::NextHopGroup* g, const char* next_hop, double bps, const char* source,
+                         const char* community, double applied, double share, uint32_t weight, double weight_share,
+                         double error, uint32_t target) {
+    v1::NextHopGroupMember* m = g->add_members();
+    m->set_next_hop(next_hop);
+    m->set_bandwidth_bps(bps);
+    m->set_bandwidth_source(source);
+    m->set_link_bandwidth(community);
+    m->set_applied_bandwidth_bps(applied);
+    m->set_share(share);
+    m->set_weight(weight);
+    m->set_weight_share(weight_share);
+    m->set_error(error);
+    m->set_target_weight(target);
+    m->set_damping_state("stable");
+    m->set_next_increase_hold_down_s(30);
+    return m;
+  };
+  v1::NextHopGroup* g = response.add_groups();
+  g->set_id(7);
+  g->set_family("ipv4-unicast");
+  g->set_prefixes(12);
+  g->set_max_error(0);
+  // Applied 100G : 2.5G : 0 : 2.5G is 40 : 1 : 0 : 1, exactly; advertised 100G : 5G : 0 : 2.5G
+  // will be 40 : 2 : 0 : 1.
+  member(g, "192.0.2.2", 100e9, "community", "LB:65002:1.25e+10B/s (100Gbps) transitive", 100e9, 40.0 / 42, 40,
+         40.0 / 42, 0, 40);
+  v1::NextHopGroupMember* pending = member(g, "192.0.2.3", 5e9, "community",
+                                           "LB:65003:6.25e+08B/s (5Gbps) transitive", 2.5e9, 1.0 / 42, 1, 1.0 / 42, 0, 2);
+  pending->set_damping_state("pending-increase");
+  pending->set_pending_until_unix_ms(kNowUnixMs + 21000);
+  pending->set_penalty(2);
+  pending->set_next_increase_hold_down_s(60);
+  member(g, "192.0.2.4", 0, "drained", "LB:65004:0B/s (0bps) transitive", 0, 0, 0, 0, 0, 0);
+  member(g, "192.0.2.5", 2.5e9, "community", "LB:65005:3.125e+08B/s (2.5Gbps) transitive", 2.5e9, 1.0 / 42, 1,
+         1.0 / 42, 0, 1);
+
+  g = response.add_groups();
+  g->set_id(8);
+  g->set_family("ipv6-unicast");
+  g->set_prefixes(1);
+  // 10G : 3.3G is 100 : 33, more than the budget of 64; 3 : 1 is the closest.
+  const double s3 = 10.0 / 13.3, s4 = 3.3 / 13.3;
+  const double e3 = std::abs(0.75 - s3) / s3, e4 = std::abs(0.25 - s4) / s4;
+  g->set_max_error(e4);
+  member(g, "2001:db8::3", 10e9, "community", "LB:65003:1.25e+09B/s (10Gbps) transitive", 10e9, s3, 3, 0.75, e3, 3);
+  member(g, "2001:db8::4", 3.3e9, "default", "", 3.3e9, s4, 1, 0.25, e4, 1);
+  return response;
+}
+
 FakeBackend::FakeBackend()
-    : neighbors_{SampleEstablished(), SampleActive(), SampleAdminDown()}, routes_(SampleRoutes()) {}
+    : neighbors_{SampleEstablished(), SampleActive(), SampleAdminDown()},
+      routes_(SampleRoutes()),
+      groups_(SampleNextHopGroups()) {}
 
 void FakeBackend::MaybeThrow() {
   if (throw_next_) {
@@ -272,6 +344,64 @@ absl::StatusOr<v1::RibSummary> FakeBackend::GetRibSummary() {
   MaybeThrow();
   if (!rib_status_.ok()) return rib_status_;
   return SampleRibSummary();
+}
+
+const v1::Route* FakeBackend::RouteFor(const std::string& prefix) {
+  if (prefix.find('/') != std::string::npos) {
+    for (const v1::Route& route : routes_.routes()) {
+      if (route.prefix() == prefix) return &route;
+    }
+    return nullptr;
+  }
+  const wire::IpAddress address = *wire::IpAddress::Parse(prefix);
+  const v1::Route* longest = nullptr;
+  int longest_length = -1;
+  for (const v1::Route& route : routes_.routes()) {
+    const wire::Prefix p = *wire::Prefix::Parse(route.prefix());
+    if (address.afi() != p.afi() || wire::Prefix::Make(p.afi(), address.bytes(), p.length()) != p) continue;
+    if (p.length() > longest_length) {
+      longest = &route;
+      longest_length = p.length();
+    }
+  }
+  return longest;
+}
+
+absl::StatusOr<v1::ListNextHopGroupsResponse> FakeBackend::ListNextHopGroups(
+    const v1::ListNextHopGroupsRequest& request) {
+  std::lock_guard lock(mu_);
+  calls_.push_back({"ListNextHopGroups", request.prefix(), request.id() == 0 ? "" : absl::StrCat(request.id())});
+  groups_requests_.push_back(request);
+  MaybeThrow();
+  if (!rib_status_.ok()) return rib_status_;
+  v1::ListNextHopGroupsResponse out = groups_;
+  out.clear_groups();
+  uint32_t id = request.id();
+  if (!request.prefix().empty()) {
+    const v1::Route* route = RouteFor(request.prefix());
+    if (route == nullptr) return absl::NotFoundError(absl::StrCat("no route for ", request.prefix()));
+    if (route->nexthop_group() == 0) {
+      return absl::NotFoundError(absl::StrCat("route ", route->prefix(), " has no next-hop group"));
+    }
+    id = route->nexthop_group();
+  }
+  for (const v1::NextHopGroup& g : groups_.groups()) {
+    if (id == 0 || g.id() == id) *out.add_groups() = g;
+  }
+  if (request.id() != 0 && out.groups().empty()) {
+    return absl::NotFoundError(absl::StrCat("no next-hop group ", request.id()));
+  }
+  return out;
+}
+
+std::vector<v1::ListNextHopGroupsRequest> FakeBackend::groups_requests() {
+  std::lock_guard lock(mu_);
+  return groups_requests_;
+}
+
+void FakeBackend::SetNextHopGroups(v1::ListNextHopGroupsResponse groups) {
+  std::lock_guard lock(mu_);
+  groups_ = std::move(groups);
 }
 
 std::vector<v1::ListRoutesRequest> FakeBackend::routes_requests() {

@@ -23,6 +23,14 @@ v1::NeighborStatus SampleAdminDown();
 v1::ListRoutesResponse SampleRoutes();
 // Two families, five peers, attribute sets and memory.
 v1::RibSummary SampleRibSummary();
+// Settings (max weight 255, budget 64, default damping), counters, and two groups:
+// 7 (ipv4-unicast, 12 prefixes): 192.0.2.2 100G stable; 192.0.2.3 advertising 5G with 2.5G
+//   applied, an increase pending until kNowUnixMs + 21 s (weight 1 -> 2, penalty 2, next
+//   hold-down 60 s); 192.0.2.4 drained (weight 0); 192.0.2.5 2.5G. No error.
+// 8 (ipv6-unicast, 1 prefix): 2001:db8::3 10G and 2001:db8::4 3.3G by default, weights 3:1
+//   (budget), max error 0.76 %.
+// SampleRoutes' 192.0.2.0/24 uses group 7, 2001:db8::/32 group 8, 198.51.100.0/24 none.
+v1::ListNextHopGroupsResponse SampleNextHopGroups();
 
 // The fixed "now" the render goldens use: 2024-05-01 12:00:00 UTC.
 inline constexpr int64_t kNowUnixMs = 1714564800000;
@@ -46,9 +54,17 @@ class FakeBackend : public ControlBackend {
   // family}; the whole request in routes_requests().
   absl::StatusOr<v1::ListRoutesResponse> ListRoutes(const v1::ListRoutesRequest& request) override;
   absl::StatusOr<v1::RibSummary> GetRibSummary() override;
+  // SampleNextHopGroups (or SetNextHopGroups) filtered as the API says: an id (NotFound if
+  // there is none), or a prefix (the route as ListRoutes finds it; NotFound if there is
+  // none or it has no group; an empty answer if its group is not among the groups).
+  // Recorded as Call{"ListNextHopGroups", prefix, id or ""}; the whole request in
+  // groups_requests().
+  absl::StatusOr<v1::ListNextHopGroupsResponse> ListNextHopGroups(const v1::ListNextHopGroupsRequest& request) override;
 
   std::vector<Call> calls();
   std::vector<v1::ListRoutesRequest> routes_requests();
+  std::vector<v1::ListNextHopGroupsRequest> groups_requests();
+  void SetNextHopGroups(v1::ListNextHopGroupsResponse groups);
   void SetNeighbors(std::vector<v1::NeighborStatus> neighbors);
   void SetRoutes(v1::ListRoutesResponse routes);
   void IgnoreLimit() { std::lock_guard lock(mu_); ignore_limit_ = true; }
@@ -57,19 +73,24 @@ class FakeBackend : public ControlBackend {
 
  private:
   v1::NeighborStatus* Find(const std::string& address);  // mu_ held
+  // The route for a canonical prefix (exact) or address (longest match); mu_ held.
+  const v1::Route* RouteFor(const std::string& prefix);
   void MaybeThrow();                                      // mu_ held
   std::mutex mu_;
   std::vector<v1::NeighborStatus> neighbors_;
   v1::ListRoutesResponse routes_;
   std::vector<Call> calls_;
   std::vector<v1::ListRoutesRequest> routes_requests_;
+  v1::ListNextHopGroupsResponse groups_;
+  std::vector<v1::ListNextHopGroupsRequest> groups_requests_;
   bool ignore_limit_ = false;
   absl::Status rib_status_;
   bool throw_next_ = false;
 };
 
 // A backend written before the routing table existed: it implements only the neighbor
-// calls, so ListRoutes and GetRibSummary are ControlBackend's defaults (UNIMPLEMENTED).
+// calls, so ListRoutes, GetRibSummary and ListNextHopGroups are ControlBackend's defaults
+// (UNIMPLEMENTED).
 class NeighborsOnlyBackend : public ControlBackend {
  public:
   std::vector<v1::NeighborStatus> ListNeighbors(const std::string&) override { return {}; }

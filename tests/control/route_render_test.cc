@@ -112,6 +112,7 @@ TEST_CASE("bagctl route render: one prefix in detail", "[control][render][routes
   CHECK(RenderRouteDetail(routes.routes(0)) ==
         "BGP routing table entry for 192.0.2.0/24\n"
         "Paths: 3 available, best #1, 2 in the multipath set\n"
+        "Next-hop group 7\n"
         "  Path #1 from 192.0.2.2 (AS 65002)\n"
         "    best, multipath\n"
         "    AS path: 65002 65010, origin IGP\n"
@@ -147,11 +148,18 @@ TEST_CASE("bagctl route render: one prefix in detail", "[control][render][routes
   CHECK(RenderRouteDetail(routes.routes(2)) ==
         "BGP routing table entry for 2001:db8::/32\n"
         "Paths: 1 available, best #1\n"
+        "Next-hop group 8\n"
         "  Path #1 from 2001:db8::3 (AS 4200000003)\n"
         "    best\n"
         "    AS path: 4200000003, origin incomplete\n"
         "    Next hop: 2001:db8::3, link-local fe80::3\n"
         "    Local pref: 100, MED: 50\n");
+  SECTION("a route without a next-hop group (local, or a bagd without weights) has no such line") {
+    Route r = routes.routes(0);
+    r.clear_nexthop_group();
+    CHECK_THAT(RenderRouteDetail(r), !Catch::Contains("Next-hop group"));
+    CHECK_THAT(RenderRouteDetail(routes.routes(1)), !Catch::Contains("Next-hop group"));
+  }
   SECTION("no best path at all is said so") {
     Route r = routes.routes(0);
     r.mutable_paths(0)->set_best(false);

@@ -14,6 +14,7 @@
 #include "bgpd/control/control_client.h"
 #include "bgpd/control/control_requests.h"
 #include "tools/bagctl/neighbor_render.h"
+#include "tools/bagctl/nexthop_group_render.h"
 #include "tools/bagctl/route_render.h"
 
 namespace bagd::bagctl {
@@ -29,6 +30,12 @@ const char* const kControlUsage = R"(  show neighbors [ADDRESS] [--json]
       --family ipv4|ipv6    only that address family
       --limit N             at most N prefixes (default: all)
   show rib-summary [--json] prefixes and paths per family and per peer, attribute sets, memory
+  show nexthop-groups [ID | PREFIX | ADDRESS] [--json]
+                            the weighted next-hop groups: per member the link bandwidth it
+                            advertises and the one its weight is computed from (hold-down),
+                            its share, weight, error and damping state; with ID that group,
+                            with PREFIX or ADDRESS the group of that route
+                            (docs/bagctl-nexthop-groups.md)
       --json                the answer as protobuf JSON, field names as in control.proto
                             (docs/control-api.md)
   neighbor ADDRESS shutdown [MESSAGE...]
@@ -177,6 +184,15 @@ int ShowRoutes(control::ControlClient& client, const control::v1::ListRoutesRequ
   return kControlExitOk;
 }
 
+int ShowNextHopGroups(control::ControlClient& client, const control::v1::ListNextHopGroupsRequest& request, bool json,
+                      std::ostream& out, std::ostream& err) {
+  auto response = client.ListNextHopGroups(request);
+  if (!response.ok()) return Failed(err, response.status());
+  if (json) return PrintJson(*response, out, err);
+  out << RenderNextHopGroups(*response, NowUnixMs());
+  return kControlExitOk;
+}
+
 int ShowRibSummary(control::ControlClient& client, bool json, std::ostream& out, std::ostream& err) {
   auto summary = client.GetRibSummary();
   if (!summary.ok()) return Failed(err, summary.status());
@@ -213,10 +229,11 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
   const std::vector<std::string>& w = parsed->words;
   if (w.empty()) return UsageError(err, "no command given");
 
-  enum class Command { kShowNeighbors, kShowRoutes, kShowRibSummary, kShutdown, kEnable };
+  enum class Command { kShowNeighbors, kShowRoutes, kShowRibSummary, kShowNextHopGroups, kShutdown, kEnable };
   Command command = Command::kShowNeighbors;
   std::string address, message;
   control::v1::ListRoutesRequest routes_request;
+  control::v1::ListNextHopGroupsRequest groups_request;
   if (w[0] == "show") {
     const std::string what = w.size() < 2 ? "" : w[1];
     if (what == "neighbors" || what == "neighbor") {
@@ -238,8 +255,23 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
     } else if (what == "rib-summary") {
       if (w.size() > 2) return UsageError(err, "show rib-summary takes no operands");
       command = Command::kShowRibSummary;
+    } else if (what == "nexthop-groups" || what == "nexthop-group") {
+      if (w.size() > 3) return UsageError(err, "show nexthop-groups takes at most one ID, PREFIX or ADDRESS");
+      command = Command::kShowNextHopGroups;
+      if (w.size() == 3) {
+        const std::string& operand = w[2];
+        if (!operand.empty() && std::all_of(operand.begin(), operand.end(), absl::ascii_isdigit)) {
+          uint32_t id = 0;
+          if (!absl::SimpleAtoi(operand, &id) || id == 0) {
+            return UsageError(err, absl::StrCat("a next-hop group id is 1 to 4294967295, not ", operand));
+          }
+          groups_request.set_id(id);
+        } else {
+          groups_request.set_prefix(operand);
+        }
+      }
     } else {
-      return UsageError(err, "show what? (neighbors, routes, rib-summary)");
+      return UsageError(err, "show what? (neighbors, routes, rib-summary, nexthop-groups)");
     }
     if (command != Command::kShowRoutes && (parsed->family || parsed->limit)) {
       return UsageError(err, "--family and --limit are for show routes");
@@ -267,6 +299,10 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
     auto canonical = control::CanonicalListRoutesRequest(routes_request);
     if (!canonical.ok()) return Failed(err, canonical.status());
   }
+  if (command == Command::kShowNextHopGroups) {
+    auto canonical = control::CanonicalListNextHopGroupsRequest(groups_request);
+    if (!canonical.ok()) return Failed(err, canonical.status());
+  }
 
   const std::string socket = ResolveControlSocket(parsed->socket, env_socket);
   auto client = control::ControlClient::Connect(socket);
@@ -279,6 +315,8 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
       return ShowRoutes(**client, routes_request, parsed->json, out, err);
     case Command::kShowRibSummary:
       return ShowRibSummary(**client, parsed->json, out, err);
+    case Command::kShowNextHopGroups:
+      return ShowNextHopGroups(**client, groups_request, parsed->json, out, err);
     case Command::kShutdown: {
       if (absl::Status s = (*client)->ShutdownNeighbor(address, message); !s.ok()) return Failed(err, s);
       out << "neighbor " << address << ": administratively shut down";

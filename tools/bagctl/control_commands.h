@@ -1,6 +1,6 @@
 // bagctl's commands that talk to a running bagd through the control API
 // (bgpd/control/control.proto): `show neighbors`, `show routes`, `show rib-summary`,
-// `neighbor ADDRESS shutdown|enable`.
+// `show nexthop-groups`, `neighbor ADDRESS shutdown|enable`.
 #pragma once
 
 #include <iosfwd>

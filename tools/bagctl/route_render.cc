@@ -18,42 +18,10 @@ using control::v1::PeerRibSummary;
 
 constexpr const char* kLocal = "local";
 
-// A table column: header, alignment, minimum width.
-struct Column {
-  std::string header;
-  bool right;
-  size_t min_width;
-};
+using Column = TableColumn;
 
-// Rows under a header line, columns one blank apart; no line ends in blanks.
 std::string RenderColumns(const std::vector<Column>& columns, const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> width(columns.size());
-  for (size_t c = 0; c < columns.size(); ++c) {
-    width[c] = std::max(columns[c].min_width, columns[c].header.size());
-    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
-  }
-  const auto line = [&](auto cell) {
-    std::string out;
-    for (size_t c = 0; c < columns.size(); ++c) {
-      const std::string& text = cell(c);
-      if (c > 0) out += ' ';
-      const size_t pad = width[c] - text.size();
-      if (columns[c].right) {
-        out.append(pad, ' ').append(text);
-      } else if (c + 1 == columns.size()) {
-        out += text;
-      } else {
-        out.append(text).append(pad, ' ');
-      }
-    }
-    // Blank cells at the end would leave padding behind.
-    out.erase(out.find_last_not_of(' ') + 1);
-    out += '\n';
-    return out;
-  };
-  std::string out = line([&](size_t c) -> const std::string& { return columns[c].header; });
-  for (const auto& row : rows) out += line([&](size_t c) -> const std::string& { return row[c]; });
-  return out;
+  return RenderTable(columns, rows);
 }
 
 std::string Plural(uint64_t n, const char* one, const char* many) { return absl::StrCat(n, " ", n == 1 ? one : many); }
@@ -83,6 +51,37 @@ std::string LinkBandwidthText(const RoutePath& p) {
 }
 
 }  // namespace
+
+std::string RenderTable(const std::vector<TableColumn>& columns, const std::vector<std::vector<std::string>>& rows,
+                        std::string_view indent) {
+  std::vector<size_t> width(columns.size());
+  for (size_t c = 0; c < columns.size(); ++c) {
+    width[c] = std::max(columns[c].min_width, columns[c].header.size());
+    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
+  }
+  const auto line = [&](auto cell) {
+    std::string out(indent);
+    for (size_t c = 0; c < columns.size(); ++c) {
+      const std::string& text = cell(c);
+      if (c > 0) out += ' ';
+      const size_t pad = width[c] - text.size();
+      if (columns[c].right) {
+        out.append(pad, ' ').append(text);
+      } else if (c + 1 == columns.size()) {
+        out += text;
+      } else {
+        out.append(text).append(pad, ' ');
+      }
+    }
+    // Blank cells at the end would leave padding behind.
+    out.erase(out.find_last_not_of(' ') + 1);
+    out += '\n';
+    return out;
+  };
+  std::string out = line([&](size_t c) -> const std::string& { return columns[c].header; });
+  for (const auto& row : rows) out += line([&](size_t c) -> const std::string& { return row[c]; });
+  return out;
+}
 
 std::string OriginCode(std::string_view origin) {
   const std::string lower = absl::AsciiStrToLower(std::string(origin));
@@ -199,6 +198,8 @@ std::string RenderRouteDetail(const Route& route) {
                   best > 0 ? absl::StrCat("best #", best) : std::string("no best path"));
   if (multipath > 1) absl::StrAppend(&out, ", ", multipath, " in the multipath set");
   out += "\n";
+  // The weighted next-hop group the route is installed with (bagctl show nexthop-groups ID).
+  if (route.nexthop_group() != 0) absl::StrAppend(&out, "Next-hop group ", route.nexthop_group(), "\n");
 
   for (int i = 0; i < route.paths_size(); ++i) {
     const RoutePath& p = route.paths(i);

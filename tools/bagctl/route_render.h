@@ -3,9 +3,11 @@
 // Pure functions of the messages, so every view is a golden string in the tests.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "bgpd/control/control.pb.h"
 
@@ -32,13 +34,25 @@ std::string RouteFlags(const RoutePath& path);
 // Empty for the best path.
 std::string NotBestText(const RoutePath& path);
 
+// A column of a text table: its header, whether it is right-aligned, its minimum width.
+struct TableColumn {
+  std::string header;
+  bool right;
+  size_t min_width;
+};
+// Rows (one cell per column) under a header line, columns one blank apart, each line
+// starting with `indent`; no line ends in blanks. Widths count octets: cells are ASCII.
+std::string RenderTable(const std::vector<TableColumn>& columns, const std::vector<std::vector<std::string>>& rows,
+                        std::string_view indent = "");
+
 // "1023 B", "1.5 KiB", "12.3 MiB", "2.0 GiB".
 std::string FormatBytes(uint64_t bytes);
 
 // All routes as a table, like FRR's `show ip bgp` / BIRD's `show route`: one line per
 // path, the prefix on the first line of its paths, then the counts.
 std::string RenderRouteTable(const ListRoutesResponse& response);
-// One route with every path and all its attributes, like FRR's `show ip bgp PREFIX`.
+// One route with every path and all its attributes, like FRR's `show ip bgp PREFIX`, and
+// the weighted next-hop group it uses ("Next-hop group 7") when it has one.
 std::string RenderRouteDetail(const Route& route);
 // Per family, per peer, attribute sets and memory.
 std::string RenderRibSummary(const RibSummary& summary);

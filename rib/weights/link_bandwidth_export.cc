@@ -1,0 +1,82 @@
+#include "rib/weights/link_bandwidth_export.h"
+
+#include <cmath>
+
+namespace bagd::rib {
+
+const char* LinkBandwidthExportModeName(LinkBandwidthExportMode m) {
+  switch (m) {
+    case LinkBandwidthExportMode::kAuto: return "auto";
+    case LinkBandwidthExportMode::kNone: return "none";
+    case LinkBandwidthExportMode::kPass: return "pass";
+    case LinkBandwidthExportMode::kFixed: return "fixed";
+    case LinkBandwidthExportMode::kCumulative: return "cumulative";
+    case LinkBandwidthExportMode::kNumMultipaths: return "num-multipaths";
+  }
+  return "?";
+}
+
+namespace {
+
+std::optional<double> Cumulative(std::span<const std::optional<wire::LinkBandwidth>> multipath) {
+  if (multipath.empty()) return std::nullopt;
+  double sum = 0;
+  for (const auto& lb : multipath) {
+    if (!lb) return std::nullopt;  // RFC 10005 practice (FRR, IOS-XR): all or nothing
+    sum += lb->bits_per_second();
+  }
+  return sum;
+}
+
+std::optional<wire::LinkBandwidth> Pass(std::span<const std::optional<wire::LinkBandwidth>> multipath,
+                                        bool next_hop_unchanged) {
+  // A bandwidth describes the link to the next hop; with another next hop it would lie.
+  if (!next_hop_unchanged || multipath.empty()) return std::nullopt;
+  return multipath.front();
+}
+
+}  // namespace
+
+std::optional<wire::LinkBandwidth> ExportLinkBandwidth(const LinkBandwidthExport& config,
+                                                       std::span<const std::optional<wire::LinkBandwidth>> multipath,
+                                                       bool next_hop_unchanged, uint32_t local_as) {
+  auto make = [&](double bps) { return wire::LinkBandwidth::FromBitsPerSecond(local_as, bps, config.transitive); };
+  switch (config.mode) {
+    case LinkBandwidthExportMode::kNone:
+      return std::nullopt;
+    case LinkBandwidthExportMode::kPass:
+      return Pass(multipath, next_hop_unchanged);
+    case LinkBandwidthExportMode::kFixed:
+      return make(config.fixed_bps);
+    case LinkBandwidthExportMode::kCumulative:
+      if (auto sum = Cumulative(multipath)) return make(*sum);
+      return std::nullopt;
+    case LinkBandwidthExportMode::kNumMultipaths:
+      if (multipath.empty()) return std::nullopt;
+      return make(static_cast<double>(multipath.size()) * config.reference_bps);
+    case LinkBandwidthExportMode::kAuto:
+      if (!next_hop_unchanged) {
+        if (auto sum = Cumulative(multipath)) return make(*sum);
+      }
+      return Pass(multipath, next_hop_unchanged);
+  }
+  return std::nullopt;
+}
+
+BandwidthReadvertisement::Decision BandwidthReadvertisement::Check(const wire::Prefix& prefix, double old_bps,
+                                                                   double new_bps, absl::Time now,
+                                                                   const LinkBandwidthExport& config) {
+  if (old_bps > 0 && std::abs(new_bps - old_bps) * 100.0 < config.readvertise_threshold_percent * old_bps) {
+    return {Verdict::kSuppress, absl::InfinitePast()};
+  }
+  auto it = last_sent_.find(prefix);
+  if (it == last_sent_.end()) return {Verdict::kSend, absl::InfinitePast()};
+  const absl::Time allowed = it->second + config.readvertise_interval;
+  if (now >= allowed) {
+    last_sent_.erase(it);  // quiet for an interval: forget it (keeps the map small)
+    return {Verdict::kSend, absl::InfinitePast()};
+  }
+  return {Verdict::kDefer, allowed};
+}
+
+}  // namespace bagd::rib

@@ -1,0 +1,353 @@
+#include "rib/weights/nexthop_group_registry.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace bagd::rib {
+namespace {
+
+// The canonical key: family, then per member its address and target weight.
+std::string KeyOf(wire::Family family, const ResolvedBandwidths& r, const std::vector<uint32_t>& weights) {
+  std::string key;
+  key.reserve(1 + r.members.size() * 21);
+  key.push_back(static_cast<char>(family));
+  for (size_t i = 0; i < r.members.size(); ++i) {
+    const wire::IpAddress& a = r.members[i].next_hop;
+    key.push_back(static_cast<char>(a.size()));
+    key.append(reinterpret_cast<const char*>(a.bytes()), a.size());
+    const uint32_t w = weights[i];
+    key.append({static_cast<char>(w >> 24), static_cast<char>(w >> 16), static_cast<char>(w >> 8), static_cast<char>(w)});
+  }
+  return key;
+}
+
+}  // namespace
+
+PrefixMembers MembersOf(const Rib& rib, const wire::Prefix& prefix) {
+  PrefixMembers pm{prefix, {}};
+  if (const Destination* d = rib.Find(prefix)) {
+    for (const Path& p : rib.MultipathOf(*d)) {
+      if (rib.peer(p.peer).local) continue;
+      pm.members.push_back(MemberInput{p.attrs->next_hop, p.attrs->link_bandwidth.chosen});
+    }
+  }
+  return pm;
+}
+
+std::vector<uint32_t> NextHopGroupRegistry::TargetWeights(const ResolvedBandwidths& r) {
+  std::vector<double> positive;
+  for (const auto& m : r.members) {
+    if (m.bps > 0) positive.push_back(m.bps);
+  }
+  std::vector<uint32_t> weights(r.members.size(), 0);
+  if (positive.empty()) return weights;
+  auto it = quantized_.find(positive);
+  if (it == quantized_.end()) {
+    if (quantized_.size() > 4096) quantized_.clear();
+    it = quantized_.emplace(positive, Quantize(positive, config_.limits).weights).first;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < r.members.size(); ++i) {
+    if (r.members[i].bps > 0) weights[i] = it->second[k++];
+  }
+  return weights;
+}
+
+NextHopGroupRegistry::Target NextHopGroupRegistry::Resolve(const PrefixMembers& p) {
+  Target t;
+  t.family = p.prefix.family();
+  if (p.members.empty()) return t;
+  t.resolved = ResolveBandwidths(p.members, config_.policy[static_cast<int>(t.family)]);
+  t.weights = TargetWeights(t.resolved);
+  t.key = KeyOf(t.family, t.resolved, t.weights);
+  return t;
+}
+
+void NextHopGroupRegistry::Count(HoldDownOutcome o) {
+  switch (o) {
+    case HoldDownOutcome::kApplied: ++counters_.applied; break;
+    case HoldDownOutcome::kHeld: ++counters_.held; break;
+    case HoldDownOutcome::kSuppressed: ++counters_.suppressed; break;
+    case HoldDownOutcome::kUnchanged:
+    case HoldDownOutcome::kCancelled: break;
+  }
+}
+
+NextHopGroup& NextHopGroupRegistry::Create(const Target& t, const NextHopGroup* parent, absl::Time now,
+                                           bool immediate) {
+  const GroupId id = next_id_++;
+  NextHopGroup& g = groups_[id];
+  g.id = id;
+  g.family = t.family;
+  by_key_[t.key] = id;
+  key_of_[id] = t.key;
+  if (parent) {
+    // Split off `parent`: shared members keep their damping state, so moving to a new
+    // group is no way around a hold-down.
+    g.members = parent->members;
+    Rekey(g, t, now, immediate);
+    return g;
+  }
+  for (size_t i = 0; i < t.resolved.members.size(); ++i) {
+    const MemberBandwidth& m = t.resolved.members[i];
+    g.members.push_back(NextHopGroup::Member{m.next_hop, m.bps, m.source, m.link_bandwidth, MemberHoldDown(m.bps)});
+  }
+  g.key_weights = t.weights;
+  g.all_drained = t.resolved.all_drained;
+  if (g.all_drained) {
+    notices_.push_back(absl::StrCat("next-hop group ", id, ": every member advertises 0 bandwidth; using equal weights"));
+  }
+  Reweigh(g);
+  return g;
+}
+
+void NextHopGroupRegistry::Rekey(NextHopGroup& g, const Target& t, absl::Time now, bool immediate) {
+  std::vector<NextHopGroup::Member> members;
+  members.reserve(t.resolved.members.size());
+  for (const MemberBandwidth& m : t.resolved.members) {
+    auto old = std::find_if(g.members.begin(), g.members.end(),
+                            [&](const NextHopGroup::Member& o) { return o.next_hop == m.next_hop; });
+    if (old == g.members.end()) {
+      // A next hop that joins is used at once; one that left is gone at once (below).
+      members.push_back(NextHopGroup::Member{m.next_hop, m.bps, m.source, m.link_bandwidth, MemberHoldDown(m.bps)});
+      continue;
+    }
+    NextHopGroup::Member kept = *old;
+    const HoldDownOutcome o = kept.hold.Observe(m.bps, now, config_.damping);
+    if (immediate && o == HoldDownOutcome::kHeld) {
+      kept.hold.ApplyNow();
+      Count(HoldDownOutcome::kApplied);
+    } else {
+      Count(o);
+    }
+    kept.bps = m.bps;
+    kept.source = m.source;
+    kept.link_bandwidth = m.link_bandwidth;
+    members.push_back(std::move(kept));
+  }
+  g.members = std::move(members);
+  g.key_weights = t.weights;
+  if (t.resolved.all_drained && !g.all_drained) {
+    notices_.push_back(absl::StrCat("next-hop group ", g.id, ": every member advertises 0 bandwidth; using equal weights"));
+  }
+  g.all_drained = t.resolved.all_drained;
+  if (const auto it = key_of_.find(g.id); it != key_of_.end() && it->second != t.key) {
+    if (auto k = by_key_.find(it->second); k != by_key_.end() && k->second == g.id) by_key_.erase(k);
+    it->second = t.key;
+    by_key_[t.key] = g.id;
+  }
+  Reweigh(g);
+}
+
+void NextHopGroupRegistry::Reweigh(NextHopGroup& g) {
+  // Damping never keeps every live next hop out: if nothing is applied, apply all.
+  const bool any = std::any_of(g.members.begin(), g.members.end(), [](const auto& m) { return m.hold.applied() > 0; });
+  if (!any) {
+    for (auto& m : g.members) {
+      if (m.hold.ApplyNow()) ++counters_.applied;
+    }
+  }
+  std::vector<double> applied;
+  double total = 0;
+  for (const auto& m : g.members) {
+    if (m.hold.applied() > 0) {
+      applied.push_back(m.hold.applied());
+      total += m.hold.applied();
+    }
+  }
+  std::vector<FibGroupMember> installed;
+  g.max_error = 0;
+  if (!applied.empty()) {
+    const QuantizedWeights q = Quantize(applied, config_.limits);
+    uint64_t sum = 0;
+    for (uint32_t w : q.weights) sum += w;
+    size_t k = 0;
+    for (auto& m : g.members) {
+      if (m.hold.applied() <= 0) {
+        m.weight = 0;
+        m.share = 0;
+        m.error = 0;
+        continue;
+      }
+      m.weight = q.weights[k++];
+      m.share = m.hold.applied() / total;
+      m.error = std::abs(static_cast<double>(m.weight) / static_cast<double>(sum) - m.share) / m.share;
+      g.max_error = std::max(g.max_error, m.error);
+      installed.push_back(FibGroupMember{m.next_hop, m.weight});
+    }
+  }
+  if (installed != g.installed || !g.announced) {
+    g.installed = std::move(installed);
+    dirty_groups_.insert(g.id);
+  }
+}
+
+void NextHopGroupRegistry::Attach(const wire::Prefix& prefix, NextHopGroup& g) {
+  ++g.prefixes;
+  route_group_[prefix] = g.id;
+  dirty_routes_[prefix] = g.id;
+}
+
+void NextHopGroupRegistry::Detach(NextHopGroup& g) {
+  if (--g.prefixes > 0) return;
+  const GroupId id = g.id;
+  if (auto k = key_of_.find(id); k != key_of_.end()) {
+    if (auto b = by_key_.find(k->second); b != by_key_.end() && b->second == id) by_key_.erase(b);
+    key_of_.erase(k);
+  }
+  dirty_groups_.erase(id);
+  if (g.announced) deleted_groups_.push_back(id);
+  groups_.erase(id);
+}
+
+void NextHopGroupRegistry::Update(std::span<const PrefixMembers> changes, absl::Time now, bool immediate) {
+  std::vector<Target> targets;
+  targets.reserve(changes.size());
+  // Changes by the group their prefix uses now (0: none yet).
+  absl::flat_hash_map<GroupId, std::vector<size_t>> by_old;
+  for (size_t i = 0; i < changes.size(); ++i) {
+    targets.push_back(Resolve(changes[i]));
+    auto it = route_group_.find(changes[i].prefix);
+    by_old[it == route_group_.end() ? 0 : it->second].push_back(i);
+  }
+  std::vector<GroupId> old_ids;
+  for (const auto& [id, v] : by_old) old_ids.push_back(id);
+  std::sort(old_ids.begin(), old_ids.end());  // deterministic ids for the same input
+
+  for (const GroupId old_id : old_ids) {
+    const std::vector<size_t>& moves = by_old[old_id];
+    NextHopGroup* g = nullptr;
+    if (old_id != 0) g = &groups_.at(old_id);
+    if (g && moves.size() == g->prefixes) {
+      // Every prefix of the group changed. If they all want the same key, and no other
+      // group has it, the group follows them in place: one FIB operation.
+      const std::string& key = targets[moves.front()].key;
+      const bool same = !key.empty() && std::all_of(moves.begin(), moves.end(), [&](size_t i) { return targets[i].key == key; });
+      const auto existing = by_key_.find(key);
+      if (same && (existing == by_key_.end() || existing->second == g->id)) {
+        Rekey(*g, targets[moves.front()], now, immediate);
+        continue;
+      }
+    }
+    for (const size_t i : moves) {
+      const wire::Prefix& prefix = changes[i].prefix;
+      const Target& t = targets[i];
+      if (g && !t.key.empty() && key_of_.at(g->id) == t.key) continue;  // same group
+      // Into the group for the new key (found, or split off the old one).
+      NextHopGroup* to = nullptr;
+      if (!t.key.empty()) {
+        if (auto e = by_key_.find(t.key); e != by_key_.end()) {
+          to = &groups_.at(e->second);
+        } else {
+          to = &Create(t, g, now, immediate);
+        }
+      }
+      if (to) {
+        Attach(prefix, *to);
+      } else {
+        route_group_.erase(prefix);
+        dirty_routes_[prefix] = 0;
+      }
+      if (g) {
+        Detach(*g);
+        if (!groups_.contains(old_id)) g = nullptr;
+      }
+    }
+  }
+}
+
+void NextHopGroupRegistry::Expire(absl::Time now) {
+  for (auto& [id, g] : groups_) {
+    bool changed = false;
+    for (auto& m : g.members) {
+      if (m.hold.Expire(now)) {
+        changed = true;
+        ++counters_.applied;
+      }
+    }
+    if (changed) Reweigh(g);
+  }
+}
+
+std::optional<absl::Time> NextHopGroupRegistry::NextDue() const {
+  std::optional<absl::Time> due;
+  for (const auto& [id, g] : groups_) {
+    for (const auto& m : g.members) {
+      if (m.hold.state() != HoldDownState::kStable && (!due || m.hold.due() < *due)) due = m.hold.due();
+    }
+  }
+  return due;
+}
+
+FibUpdate NextHopGroupRegistry::TakeFibUpdate() {
+  FibUpdate u;
+  std::vector<GroupId> dirty(dirty_groups_.begin(), dirty_groups_.end());
+  std::sort(dirty.begin(), dirty.end());
+  for (const GroupId id : dirty) {
+    NextHopGroup& g = groups_.at(id);
+    g.announced = true;
+    u.group_upserts.push_back(FibGroup{id, g.installed});
+  }
+  dirty_groups_.clear();
+  for (const auto& [prefix, id] : dirty_routes_) {
+    if (id == 0) {
+      u.route_deletes.push_back(prefix);
+    } else {
+      u.route_upserts.emplace_back(prefix, id);
+    }
+  }
+  dirty_routes_.clear();
+  std::sort(u.route_upserts.begin(), u.route_upserts.end());
+  std::sort(u.route_deletes.begin(), u.route_deletes.end());
+  u.group_deletes = std::move(deleted_groups_);
+  deleted_groups_.clear();
+  counters_.group_updates += u.group_upserts.size();
+  counters_.route_updates += u.route_upserts.size() + u.route_deletes.size();
+  return u;
+}
+
+void NextHopGroupRegistry::Reconfigure(const WeightsConfig& config, absl::Time now) {
+  const WeightsConfig old = config_;
+  config_ = config;
+  quantized_.clear();
+  for (auto& [id, g] : groups_) {
+    for (auto& m : g.members) m.hold.Reconfigure(old.damping, config_.damping);
+  }
+  // Held changes may be due under the new timers; limits may change the weights.
+  for (auto& [id, g] : groups_) {
+    for (auto& m : g.members) {
+      if (m.hold.Expire(now)) ++counters_.applied;
+    }
+    Reweigh(g);
+  }
+}
+
+std::vector<std::string> NextHopGroupRegistry::TakeNotices() { return std::exchange(notices_, {}); }
+
+const NextHopGroup* NextHopGroupRegistry::GroupOf(const wire::Prefix& prefix) const {
+  auto it = route_group_.find(prefix);
+  return it == route_group_.end() ? nullptr : Find(it->second);
+}
+
+const NextHopGroup* NextHopGroupRegistry::Find(GroupId id) const {
+  auto it = groups_.find(id);
+  return it == groups_.end() ? nullptr : &it->second;
+}
+
+std::vector<const NextHopGroup*> NextHopGroupRegistry::Groups() const {
+  std::vector<const NextHopGroup*> out;
+  out.reserve(groups_.size());
+  for (const auto& [id, g] : groups_) out.push_back(&g);
+  std::sort(out.begin(), out.end(), [](const NextHopGroup* a, const NextHopGroup* b) { return a->id < b->id; });
+  return out;
+}
+
+double NextHopGroupRegistry::max_error() const {
+  double e = 0;
+  for (const auto& [id, g] : groups_) e = std::max(e, g.max_error);
+  return e;
+}
+
+}  // namespace bagd::rib

@@ -1,0 +1,148 @@
+// Next-hop groups shared by every prefix with the same weighted next-hop set (design.md
+// rule 6), with hold-down damping of each member's bandwidth (rib/weights/hold_down.h).
+//
+// A group's key is canonical: its family and the sorted (next hop, target weight) pairs,
+// the target weights being the quantized bandwidths the members advertise now. Prefixes
+// whose multipath sets have the same key point at one group, refcounted.
+//
+// A weight change is one group operation, however many prefixes use the group: when every
+// prefix of a group moves to the same new key in one batch (a peer re-announcing its routes
+// with a new link bandwidth, a next hop leaving with its session), the group is re-keyed in
+// place: same id, new members/weights, no route touched. The weights it installs are
+// computed from the damped (applied) bandwidths, so they can lag the key while an increase
+// is held down. When only some prefixes move, they move to another group (which inherits
+// the damping state of the members it shares with the group they left).
+//
+// Pure: no I/O, time is an argument. The caller batches route changes (a burst of UPDATEs
+// becomes one Update call) and calls Expire() at NextDue().
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
+#include "absl/time/time.h"
+#include "rib/fib_update.h"
+#include "rib/rib.h"
+#include "rib/weights/hold_down.h"
+#include "rib/weights/member_bandwidth.h"
+#include "rib/weights/quantize.h"
+
+namespace bagd::rib {
+
+// One route's multipath set, as the weights stage needs it. No members: the route is gone
+// (or has no next hop to install, like our own `networks`).
+struct PrefixMembers {
+  wire::Prefix prefix;
+  std::vector<MemberInput> members;
+};
+
+// The members of `prefix`'s multipath set as the RIB has it now. Our own routes (config
+// `networks`) have no next hop to install and are left out.
+PrefixMembers MembersOf(const Rib& rib, const wire::Prefix& prefix);
+
+struct WeightsConfig {
+  std::array<BandwidthPolicy, wire::kFamilyCount> policy;  // by wire::Family
+  QuantizeLimits limits;                                   // what the FIB can hold
+  DampingConfig damping;
+};
+
+struct NextHopGroup {
+  struct Member {
+    wire::IpAddress next_hop;
+    double bps = 0;  // what the member advertises now (after the missing-LB policy)
+    BandwidthSource source = BandwidthSource::kCommunity;
+    std::optional<wire::LinkBandwidth> link_bandwidth;  // as received
+    MemberHoldDown hold;
+    uint32_t weight = 0;     // installed weight; 0: not in the FIB group
+    double share = 0;        // ideal share of the applied bandwidth
+    double error = 0;        // |weight share - share| / share
+  };
+  GroupId id = 0;
+  wire::Family family = wire::Family::kIpv4Unicast;
+  std::vector<Member> members;        // sorted by next hop
+  std::vector<uint32_t> key_weights;  // target weights, parallel to members
+  uint32_t prefixes = 0;              // routes using the group
+  double max_error = 0;               // of the installed weights
+  bool all_drained = false;           // every member advertised 0; equal weights instead
+  std::vector<FibGroupMember> installed;  // what was last handed to the FIB
+  bool announced = false;                 // handed to the FIB at least once
+};
+
+struct WeightCounters {
+  uint64_t applied = 0;     // member bandwidth changes that reached the weights
+  uint64_t held = 0;        // changes that had to wait (increase hold-down, decrease delay)
+  uint64_t suppressed = 0;  // changes below min_change_percent, never applied
+  uint64_t group_updates = 0;  // group upserts handed to the FIB
+  uint64_t route_updates = 0;  // route upserts and deletes handed to the FIB
+};
+
+class NextHopGroupRegistry {
+ public:
+  explicit NextHopGroupRegistry(WeightsConfig config) : config_(std::move(config)) {}
+
+  // Routes whose multipath set changed (each prefix at most once per call). `immediate`:
+  // the change comes from the operator (a policy or limit reload), not from the network, so
+  // bandwidth changes apply at once instead of through the hold-down.
+  void Update(std::span<const PrefixMembers> changes, absl::Time now, bool immediate = false);
+  // Applies held changes that are due.
+  void Expire(absl::Time now);
+  // The earliest time a held change is due; nullopt if none is.
+  std::optional<absl::Time> NextDue() const;
+  // What to install since the last call, make-before-break ordered.
+  FibUpdate TakeFibUpdate();
+  // A config reload: damping timers, policies and limits change; groups and their routes stay.
+  void Reconfigure(const WeightsConfig& config, absl::Time now);
+  // Log lines the caller should print (a set whose members all drained, ...).
+  std::vector<std::string> TakeNotices();
+
+  const NextHopGroup* GroupOf(const wire::Prefix& prefix) const;
+  const NextHopGroup* Find(GroupId id) const;
+  std::vector<const NextHopGroup*> Groups() const;  // by id
+  size_t group_count() const { return groups_.size(); }
+  size_t route_count() const { return route_group_.size(); }
+  double max_error() const;
+  const WeightCounters& counters() const { return counters_; }
+  const WeightsConfig& config() const { return config_; }
+
+ private:
+  struct Target {
+    wire::Family family = wire::Family::kIpv4Unicast;
+    ResolvedBandwidths resolved;
+    std::vector<uint32_t> weights;  // parallel to resolved.members
+    std::string key;                // canonical key bytes; empty: no route
+  };
+  Target Resolve(const PrefixMembers& p);
+  std::vector<uint32_t> TargetWeights(const ResolvedBandwidths& r);
+  NextHopGroup& Create(const Target& t, const NextHopGroup* parent, absl::Time now, bool immediate);
+  // Moves `g` to the members and key of `t` (damped unless `immediate`), keeping its id.
+  void Rekey(NextHopGroup& g, const Target& t, absl::Time now, bool immediate);
+  void Count(HoldDownOutcome o);
+  // Recomputes the installed weights from the applied bandwidths; marks it dirty if changed.
+  void Reweigh(NextHopGroup& g);
+  void Attach(const wire::Prefix& prefix, NextHopGroup& g);
+  void Detach(NextHopGroup& g);
+
+  WeightsConfig config_;
+  GroupId next_id_ = 1;
+  absl::node_hash_map<GroupId, NextHopGroup> groups_;  // stable addresses
+  absl::flat_hash_map<std::string, GroupId> by_key_;
+  absl::flat_hash_map<GroupId, std::string> key_of_;
+  absl::flat_hash_map<wire::Prefix, GroupId> route_group_;
+  // Pending FIB work.
+  absl::flat_hash_set<GroupId> dirty_groups_;
+  absl::flat_hash_map<wire::Prefix, GroupId> dirty_routes_;  // 0: delete
+  std::vector<GroupId> deleted_groups_;
+  // Quantization of target bandwidths, memoized: a burst of prefixes has few distinct sets.
+  absl::flat_hash_map<std::vector<double>, std::vector<uint32_t>> quantized_;
+  WeightCounters counters_;
+  std::vector<std::string> notices_;
+};
+
+}  // namespace bagd::rib

@@ -1,0 +1,146 @@
+// bagctl's text view of the weighted next-hop groups: golden strings for the fixed sample.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+
+#include "tests/control/fake_backend.h"
+#include "tools/bagctl/nexthop_group_render.h"
+
+using namespace bagd::bagctl;
+using bagd::control::testing::kNowUnixMs;
+using bagd::control::testing::SampleNextHopGroups;
+
+TEST_CASE("bagctl nexthop-group render: rates, durations, countdowns", "[control][render][nexthop-groups]") {
+  CHECK(FormatRate(100e9) == "100G");
+  CHECK(FormatRate(2.5e9) == "2.5G");
+  CHECK(FormatRate(800e6) == "800M");
+  CHECK(FormatRate(1e12) == "1T");
+  CHECK(FormatRate(400e12) == "400T");
+  CHECK(FormatRate(1500) == "1.5K");
+  CHECK(FormatRate(999) == "999");
+  CHECK(FormatRate(1) == "1");
+  CHECK(FormatRate(0) == "0");
+  CHECK(FormatRate(3.3e9) == "3.3G");
+  CHECK(FormatRate(1.23456789e9) == "1.23457G");
+  CHECK(FormatRate(999999999.9) == "1G");  // rounded before the unit is chosen
+  CHECK(FormatRate(-1) == "-1");
+  CHECK(FormatRate(std::numeric_limits<double>::infinity()) == "inf");
+
+  CHECK(FormatSeconds(0) == "0s");
+  CHECK(FormatSeconds(30) == "30s");
+  CHECK(FormatSeconds(1.5) == "1.5s");
+  CHECK(FormatSeconds(59) == "59s");
+  CHECK(FormatSeconds(60) == "1m");
+  CHECK(FormatSeconds(90) == "1m30s");
+  CHECK(FormatSeconds(600) == "10m");
+  CHECK(FormatSeconds(7200) == "2h");
+  CHECK(FormatSeconds(3605) == "1h5s");
+  CHECK(FormatSeconds(90.5) == "90.5s");
+
+  CHECK(FormatCountdown(21000) == "21s");
+  CHECK(FormatCountdown(20001) == "21s");  // rounded up: never "0s" while still pending
+  CHECK(FormatCountdown(1) == "1s");
+  CHECK(FormatCountdown(125000) == "2m05s");
+  CHECK(FormatCountdown(3720000) == "1h02m");
+}
+
+TEST_CASE("bagctl nexthop-group render: columns", "[control][render][nexthop-groups]") {
+  const auto sample = SampleNextHopGroups();
+  const auto& g7 = sample.groups(0);
+  const auto& settings = sample.settings();
+
+  CHECK(AdvertisedColumn(g7.members(0)) == "100G");  // the community: no source shown
+  CHECK(AdvertisedColumn(g7.members(2)) == "0 (drained)");
+  CHECK(AdvertisedColumn(sample.groups(1).members(1)) == "3.3G (default)");
+
+  CHECK(WeightColumn(g7.members(0)) == "40");
+  CHECK(WeightColumn(g7.members(1)) == "1->2");  // the pending increase will raise it
+  CHECK(WeightColumn(g7.members(2)) == "0");
+
+  NextHopGroupMember m = g7.members(1);
+  CHECK(DampingStateColumn(m, kNowUnixMs) == "increase at 12:00:21 (in 21s)");
+  CHECK(DampingStateColumn(m, kNowUnixMs + 20500) == "increase at 12:00:21 (in 1s)");
+  CHECK(DampingStateColumn(m, kNowUnixMs + 21000) == "increase at 12:00:21 (due)");
+  CHECK(DampingStateColumn(m, kNowUnixMs - 100000) == "increase at 12:00:21 (in 2m01s)");
+  m.set_damping_state("pending-decrease");
+  m.set_pending_until_unix_ms(kNowUnixMs + 5000);
+  CHECK(DampingStateColumn(m, kNowUnixMs) == "decrease at 12:00:05 (in 5s)");
+  m.set_pending_until_unix_ms(0);
+  CHECK(DampingStateColumn(m, kNowUnixMs) == "decrease pending");
+  m.set_damping_state("stable");
+  CHECK(DampingStateColumn(m, kNowUnixMs) == "stable");
+  m.set_damping_state("frozen\x1b");  // a state this bagctl does not know: as given, escaped
+  CHECK(DampingStateColumn(m, kNowUnixMs) == "frozen\\x1b");
+
+  CHECK(PenaltyColumn(g7.members(0), settings) == "0.00");
+  CHECK(PenaltyColumn(g7.members(1), settings) == "2.00 (hold 1m)");  // 60 s > the configured 30 s
+}
+
+TEST_CASE("bagctl nexthop-group render: the settings and every group", "[control][render][nexthop-groups]") {
+  const std::string expected =
+      "Weights: max weight 255, group budget 64; damping: decrease delay 0s, increase hold-down 30s, "
+      "min change 5%, max hold-down 10m, half-life 5m\n"
+      "Bandwidth changes: 12 applied, 3 held, 1 suppressed; FIB updates: 40 groups, 1200 routes\n"
+      "\n"
+      "group 7  ipv4-unicast  12 prefixes  max error 0.00%\n"
+      "  NEXT HOP        ADVERTISED  APPLIED SHARE % WEIGHT ERROR % STATE                         PENALTY\n"
+      "  192.0.2.2       100G           100G   95.24     40    0.00 stable                        0.00\n"
+      "  192.0.2.3       5G             2.5G    2.38   1->2    0.00 increase at 12:00:21 (in 21s) 2.00 (hold 1m)\n"
+      "  192.0.2.4       0 (drained)       0    0.00      0       - stable                        0.00\n"
+      "  192.0.2.5       2.5G           2.5G    2.38      1    0.00 stable                        0.00\n"
+      "\n"
+      "group 8  ipv6-unicast  1 prefix  max error 0.76%\n"
+      "  NEXT HOP        ADVERTISED     APPLIED SHARE % WEIGHT ERROR % STATE  PENALTY\n"
+      "  2001:db8::3     10G                10G   75.19      3    0.25 stable 0.00\n"
+      "  2001:db8::4     3.3G (default)    3.3G   24.81      1    0.76 stable 0.00\n";
+  CHECK(RenderNextHopGroups(SampleNextHopGroups(), kNowUnixMs) == expected);
+
+  SECTION("no groups; no budget; no members; every member drained; text from peers escaped") {
+    ListNextHopGroupsResponse r = SampleNextHopGroups();
+    r.mutable_settings()->set_group_budget(0);
+    r.mutable_settings()->set_decrease_delay_s(2.5);
+    r.mutable_counters()->set_group_updates(1);
+    r.mutable_counters()->set_route_updates(1);
+    r.clear_groups();
+    CHECK(RenderNextHopGroups(r, kNowUnixMs) ==
+          "Weights: max weight 255, no group budget; damping: decrease delay 2.5s, increase hold-down 30s, "
+          "min change 5%, max hold-down 10m, half-life 5m\n"
+          "Bandwidth changes: 12 applied, 3 held, 1 suppressed; FIB updates: 1 group, 1 route\n"
+          "\n"
+          "No next-hop groups.\n");
+
+    NextHopGroup empty;
+    empty.set_id(3);
+    empty.set_family("ipv4-unicast");
+    empty.set_prefixes(1);
+    CHECK(RenderNextHopGroup(empty, r.settings(), kNowUnixMs) ==
+          "group 3  ipv4-unicast  1 prefix  max error 0.00%\n"
+          "  (no members)\n");
+
+    // Every member advertised 0: equal weights instead, from an equal bandwidth of 1 bit/s.
+    NextHopGroup drained;
+    drained.set_id(4);
+    drained.set_family("ipv6-unicast");
+    drained.set_prefixes(2);
+    drained.set_all_drained(true);
+    for (const char* next_hop : {"2001:db8::a", "2001:db8::b\x1b[2J"}) {
+      NextHopGroupMember* m = drained.add_members();
+      m->set_next_hop(next_hop);
+      m->set_bandwidth_bps(1);
+      m->set_bandwidth_source("equal-cost");
+      m->set_applied_bandwidth_bps(1);
+      m->set_share(0.5);
+      m->set_weight(1);
+      m->set_weight_share(0.5);
+      m->set_target_weight(1);
+      m->set_damping_state("stable");
+      m->set_next_increase_hold_down_s(30);
+    }
+    drained.mutable_members(1)->set_error(std::nan(""));  // whatever the daemon sends: no crash, "-"
+    CHECK(RenderNextHopGroup(drained, r.settings(), kNowUnixMs) ==
+          "group 4  ipv6-unicast  2 prefixes  max error 0.00%  all drained: equal weights\n"
+          "  NEXT HOP           ADVERTISED     APPLIED SHARE % WEIGHT ERROR % STATE  PENALTY\n"
+          "  2001:db8::a        1 (equal-cost)       1   50.00      1    0.00 stable 0.00\n"
+          "  2001:db8::b\\x1b[2J 1 (equal-cost)       1   50.00      1       - stable 0.00\n");
+  }
+}

@@ -1,0 +1,209 @@
+// The pure parts of the weights stage: bandwidth per member under each policy, the hold-down
+// of one member, and which link bandwidth goes out to a neighbor.
+#include <catch2/catch.hpp>
+
+#include "rib/weights/hold_down.h"
+#include "rib/weights/link_bandwidth_export.h"
+#include "rib/weights/member_bandwidth.h"
+
+namespace bagd::rib {
+namespace {
+
+wire::IpAddress A(const char* s) { return *wire::IpAddress::Parse(s); }
+MemberInput M(const char* nh, std::optional<double> bps) {
+  MemberInput m{A(nh), std::nullopt};
+  if (bps) m.link_bandwidth = wire::LinkBandwidth::FromBitsPerSecond(65001, *bps, true);
+  return m;
+}
+std::vector<double> Bps(const ResolvedBandwidths& r) {
+  std::vector<double> out;
+  for (const auto& m : r.members) out.push_back(m.bps);
+  return out;
+}
+
+TEST_CASE("bandwidth per member under each policy", "[weights]") {
+  BandwidthPolicy p;
+  SECTION("every path carries LB: its value, sorted by next hop") {
+    // Values a float32 of bytes/s holds exactly (8 and 32 Gbit/s).
+    const std::vector<MemberInput> in = {M("10.0.0.3", 3.2e10), M("10.0.0.1", 8e9), M("10.0.0.2", 8e9)};
+    const auto r = ResolveBandwidths(in, p);
+    REQUIRE(r.members.size() == 3);
+    CHECK(r.members[0].next_hop == A("10.0.0.1"));
+    CHECK(r.members[2].next_hop == A("10.0.0.3"));
+    CHECK(Bps(r) == std::vector<double>{8e9, 8e9, 3.2e10});
+    CHECK(r.members[2].source == BandwidthSource::kCommunity);
+  }
+  const std::vector<MemberInput> mixed = {M("10.0.0.1", 1e9), M("10.0.0.2", 2e9), M("10.0.0.3", std::nullopt)};
+  SECTION("some lack LB, equal cost (default): equal at the largest advertised value") {
+    const auto r = ResolveBandwidths(mixed, p);
+    CHECK(Bps(r) == std::vector<double>{2e9, 2e9, 2e9});
+    CHECK(r.members[0].source == BandwidthSource::kEqualCost);
+  }
+  SECTION("skip: members without LB carry nothing") {
+    p.missing = MissingBandwidth::kSkip;
+    const auto r = ResolveBandwidths(mixed, p);
+    CHECK(Bps(r) == std::vector<double>{1e9, 2e9, 0});
+    CHECK(r.members[2].source == BandwidthSource::kSkipped);
+  }
+  SECTION("skip with no LB at all: equal cost") {
+    p.missing = MissingBandwidth::kSkip;
+    const std::vector<MemberInput> none = {M("10.0.0.1", std::nullopt), M("10.0.0.2", std::nullopt)};
+    const auto r = ResolveBandwidths(none, p);
+    CHECK(Bps(r) == std::vector<double>{1, 1});
+  }
+  SECTION("default weight: the configured bandwidth") {
+    p.missing = MissingBandwidth::kDefaultWeight;
+    p.default_bps = 5e8;
+    const auto r = ResolveBandwidths(mixed, p);
+    CHECK(Bps(r) == std::vector<double>{1e9, 2e9, 5e8});
+    CHECK(r.members[2].source == BandwidthSource::kDefault);
+  }
+  SECTION("ignore: equal") {
+    p.use_link_bandwidth = false;
+    const auto r = ResolveBandwidths(mixed, p);
+    CHECK(Bps(r) == std::vector<double>{2e9, 2e9, 2e9});
+  }
+  SECTION("zero drains a member; all zero falls back to equal weights") {
+    const std::vector<MemberInput> one = {M("10.0.0.1", 0), M("10.0.0.2", 1e9)};
+    auto r = ResolveBandwidths(one, p);
+    CHECK(Bps(r) == std::vector<double>{0, 1e9});
+    CHECK(r.members[0].source == BandwidthSource::kDrained);
+    CHECK_FALSE(r.all_drained);
+    const std::vector<MemberInput> all = {M("10.0.0.1", 0), M("10.0.0.2", 0)};
+    r = ResolveBandwidths(all, p);
+    CHECK(r.all_drained);
+    CHECK(Bps(r) == std::vector<double>{1, 1});
+  }
+  SECTION("two paths over one next hop are one member with the sum") {
+    const std::vector<MemberInput> twice = {M("10.0.0.1", 1e9), M("10.0.0.1", 3e9), M("10.0.0.2", 4e9)};
+    const auto r = ResolveBandwidths(twice, p);
+    CHECK(Bps(r) == std::vector<double>{4e9, 4e9});
+  }
+}
+
+TEST_CASE("hold-down of one member", "[weights][hold-down]") {
+  DampingConfig c;  // defaults: decrease 0, increase 30 s, 5 %, max 600 s, half-life 300 s
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  MemberHoldDown h(100);
+  SECTION("a decrease applies at once, an increase after 30 s") {
+    CHECK(h.Observe(50, t0, c) == HoldDownOutcome::kApplied);
+    CHECK(h.applied() == 50);
+    CHECK(h.Observe(100, t0 + absl::Seconds(1), c) == HoldDownOutcome::kHeld);
+    CHECK(h.state() == HoldDownState::kPendingIncrease);
+    CHECK(h.due() == t0 + absl::Seconds(31));
+    CHECK_FALSE(h.Expire(t0 + absl::Seconds(30)));
+    CHECK(h.Expire(t0 + absl::Seconds(31)));
+    CHECK(h.applied() == 100);
+  }
+  SECTION("every change restarts the wait of an increase; no new penalty within one wait") {
+    h.Observe(50, t0, c);
+    h.Observe(80, t0 + absl::Seconds(1), c);
+    h.Observe(100, t0 + absl::Seconds(20), c);
+    CHECK(h.due() == t0 + absl::Seconds(50));
+    CHECK(h.Penalty(t0 + absl::Seconds(20), c) == Approx(std::exp2(-19.0 / 300)));
+  }
+  SECTION("decrease_delay: the first deadline holds") {
+    c.decrease_delay = absl::Seconds(10);
+    CHECK(h.Observe(50, t0, c) == HoldDownOutcome::kHeld);
+    CHECK(h.Observe(40, t0 + absl::Seconds(5), c) == HoldDownOutcome::kHeld);
+    CHECK(h.due() == t0 + absl::Seconds(10));
+    CHECK(h.Expire(t0 + absl::Seconds(10)));
+    CHECK(h.applied() == 40);
+  }
+  SECTION("small changes are suppressed, measured against the applied value") {
+    CHECK(h.Observe(96, t0, c) == HoldDownOutcome::kSuppressed);
+    CHECK(h.Observe(97, t0, c) == HoldDownOutcome::kSuppressed);
+    CHECK(h.Observe(94, t0, c) == HoldDownOutcome::kApplied);
+    CHECK(h.applied() == 94);
+  }
+  SECTION("the penalty halves every half-life and the hold-down is capped") {
+    c.max_hold_down = absl::Seconds(100);
+    h.Observe(50, t0, c);
+    h.Observe(100, t0, c);  // p = 1
+    h.Observe(50, t0, c);
+    h.Observe(100, t0, c);  // p = 2
+    h.Observe(50, t0, c);
+    h.Observe(100, t0, c);  // p = 3 -> 120 s, capped at 100 s
+    CHECK(h.Penalty(t0, c) == Approx(3.0));
+    CHECK(h.due() == t0 + absl::Seconds(100));
+    CHECK(h.Penalty(t0 + absl::Seconds(300), c) == Approx(1.5));
+    // p = 0.75 after two half-lives: below 1, so the base hold-down again
+    CHECK(h.IncreaseHoldDown(t0 + absl::Seconds(600), c) == absl::Seconds(30));
+  }
+  SECTION("a reload re-times what is pending from when it was seen") {
+    h.Observe(50, t0, c);
+    h.Observe(100, t0, c);
+    DampingConfig longer = c;
+    longer.increase_hold_down = absl::Seconds(90);
+    h.Reconfigure(c, longer);
+    CHECK(h.due() == t0 + absl::Seconds(90));
+  }
+}
+
+std::optional<wire::LinkBandwidth> Lb(double bps, bool transitive = true, uint32_t asn = 65002) {
+  return wire::LinkBandwidth::FromBitsPerSecond(asn, bps, transitive);
+}
+
+TEST_CASE("link bandwidth sent to a neighbor", "[weights][export]") {
+  LinkBandwidthExport e;
+  const std::vector<std::optional<wire::LinkBandwidth>> all = {Lb(1e9), Lb(2e9), Lb(3e9)};
+  const std::vector<std::optional<wire::LinkBandwidth>> some = {Lb(1e9), std::nullopt};
+  SECTION("auto: the sum when we are the next hop and every path has one") {
+    auto lb = ExportLinkBandwidth(e, all, false, 65000);
+    REQUIRE(lb);
+    CHECK(lb->bits_per_second() == Approx(6e9));
+    CHECK(lb->asn() == 65000);
+    CHECK(lb->transitive());
+    CHECK_FALSE(ExportLinkBandwidth(e, some, false, 65000));
+    // next hop unchanged (iBGP): the best path's value as received
+    lb = ExportLinkBandwidth(e, some, true, 65000);
+    REQUIRE(lb);
+    CHECK(lb->asn() == 65002);
+  }
+  SECTION("cumulative: all or nothing; large sums stay right") {
+    e.mode = LinkBandwidthExportMode::kCumulative;
+    const std::vector<std::optional<wire::LinkBandwidth>> big = {Lb(8e11), Lb(8e11), Lb(8e11), Lb(8e11)};
+    auto lb = ExportLinkBandwidth(e, big, false, 65000);
+    REQUIRE(lb);
+    CHECK(lb->bits_per_second() == Approx(3.2e12));
+    CHECK_FALSE(ExportLinkBandwidth(e, some, true, 65000));
+  }
+  SECTION("pass, none, fixed, num-multipaths, non-transitive, AS_TRANS") {
+    e.mode = LinkBandwidthExportMode::kPass;
+    CHECK_FALSE(ExportLinkBandwidth(e, all, false, 65000));
+    CHECK(ExportLinkBandwidth(e, all, true, 65000)->bits_per_second() == Approx(1e9));
+    e.mode = LinkBandwidthExportMode::kNone;
+    CHECK_FALSE(ExportLinkBandwidth(e, all, true, 65000));
+    e.mode = LinkBandwidthExportMode::kFixed;
+    e.fixed_bps = 4e11;
+    e.transitive = false;
+    auto lb = ExportLinkBandwidth(e, some, false, 4200000000u);
+    REQUIRE(lb);
+    CHECK(lb->bits_per_second() == Approx(4e11));
+    CHECK_FALSE(lb->transitive());
+    CHECK(lb->asn() == wire::kAsTrans);
+    e.mode = LinkBandwidthExportMode::kNumMultipaths;
+    e.reference_bps = 1e6;
+    CHECK(ExportLinkBandwidth(e, all, false, 65000)->bits_per_second() == Approx(3e6));
+  }
+}
+
+TEST_CASE("re-advertisement damping of bandwidth", "[weights][export]") {
+  LinkBandwidthExport e;  // 5 %, 5 s
+  BandwidthReadvertisement d;
+  const wire::Prefix p = *wire::Prefix::Parse("10.0.0.0/24");
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  using V = BandwidthReadvertisement::Verdict;
+  CHECK(d.Check(p, 100e9, 97e9, t0, e).verdict == V::kSuppress);
+  CHECK(d.Check(p, 100e9, 50e9, t0, e).verdict == V::kSend);
+  d.Sent(p, t0);
+  auto second = d.Check(p, 50e9, 100e9, t0 + absl::Seconds(2), e);
+  CHECK(second.verdict == V::kDefer);
+  CHECK(second.not_before == t0 + absl::Seconds(5));
+  CHECK(d.Check(p, 50e9, 100e9, t0 + absl::Seconds(5), e).verdict == V::kSend);
+  CHECK(d.tracked() == 0);  // a quiet prefix is forgotten
+  CHECK(d.Check(p, 0, 1e9, t0, e).verdict == V::kSend);  // from nothing is never small
+}
+
+}  // namespace
+}  // namespace bagd::rib

@@ -1,0 +1,69 @@
+// A FIB that records what it is asked to do: the state it would hold (groups and the routes
+// that point at them) and every operation, checked for make-before-break order. Used by the
+// scenario tests; the kernel backend of fib_sync/ gets the same FibUpdates.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "rib/fib_update.h"
+
+namespace bagd::test {
+
+class RecordingFib {
+ public:
+  // Applies `u`; returns an empty string, or what was wrong with it.
+  std::string Apply(const rib::FibUpdate& u) {
+    std::string err;
+    for (const rib::FibGroup& g : u.group_upserts) {
+      if (g.members.empty()) err += absl::StrCat("group ", g.id, " upserted with no members; ");
+      groups_[g.id] = g.members;
+      ++group_ops_;
+    }
+    for (const auto& [prefix, id] : u.route_upserts) {
+      if (!groups_.contains(id)) err += absl::StrCat("route ", prefix.ToString(), " points at unknown group ", id, "; ");
+      routes_[prefix] = id;
+      ++route_ops_;
+    }
+    for (const wire::Prefix& p : u.route_deletes) {
+      if (routes_.erase(p) == 0) err += absl::StrCat("delete of unknown route ", p.ToString(), "; ");
+      ++route_ops_;
+    }
+    for (rib::GroupId id : u.group_deletes) {
+      for (const auto& [p, g] : routes_) {
+        if (g == id) {
+          err += absl::StrCat("group ", id, " deleted while route ", p.ToString(), " uses it; ");
+          break;
+        }
+      }
+      if (groups_.erase(id) == 0) err += absl::StrCat("delete of unknown group ", id, "; ");
+      ++group_ops_;
+    }
+    return err;
+  }
+
+  const std::vector<rib::FibGroupMember>* GroupOfRoute(const wire::Prefix& p) const {
+    auto r = routes_.find(p);
+    if (r == routes_.end()) return nullptr;
+    auto g = groups_.find(r->second);
+    return g == groups_.end() ? nullptr : &g->second;
+  }
+  size_t group_count() const { return groups_.size(); }
+  size_t route_count() const { return routes_.size(); }
+  // Operations since the last call.
+  std::pair<size_t, size_t> TakeOps() {
+    auto r = std::make_pair(group_ops_, route_ops_);
+    group_ops_ = route_ops_ = 0;
+    return r;
+  }
+
+ private:
+  std::map<rib::GroupId, std::vector<rib::FibGroupMember>> groups_;
+  std::map<wire::Prefix, rib::GroupId> routes_;
+  size_t group_ops_ = 0;
+  size_t route_ops_ = 0;
+};
+
+}  // namespace bagd::test

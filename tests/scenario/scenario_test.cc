@@ -1,0 +1,348 @@
+// Scenario tests: the routing core (RIB, decision, multipath, weights, next-hop groups,
+// hold-down) driven from files in tests/data/scenario/ on a fake clock, with a recording FIB.
+// The language is described in tests/data/scenario/README.md.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "conf/rate_text.h"
+#include "rib/weights/nexthop_group_registry.h"
+#include "tests/scenario/recording_fib.h"
+
+namespace bagd::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ScenarioError {
+  std::string message;
+};
+
+absl::Duration ParseDuration(const std::string& s) {
+  absl::Duration d;
+  if (!absl::ParseDuration(s, &d)) throw ScenarioError{absl::StrCat("bad duration '", s, "' (e.g. 30s, 500ms, 2m)")};
+  return d;
+}
+
+double ParseRateOrThrow(const std::string& s) {
+  auto r = conf::ParseRate(s);
+  if (!r.ok()) throw ScenarioError{std::string(r.status().message())};
+  return *r;
+}
+
+uint64_t ParseNumber(const std::string& s) {
+  uint64_t v = 0;
+  if (!absl::SimpleAtoi(s, &v)) throw ScenarioError{absl::StrCat("bad number '", s, "'")};
+  return v;
+}
+
+// `count` consecutive prefixes of the same length starting at `first`.
+std::vector<wire::Nlri> Prefixes(const wire::Prefix& first, uint64_t count) {
+  std::vector<wire::Nlri> out;
+  std::array<uint8_t, 16> bytes{};
+  std::memcpy(bytes.data(), first.bytes(), 16);
+  const int len = first.length();
+  for (uint64_t i = 0; i < count; ++i) {
+    out.push_back(wire::Nlri{wire::Prefix::Make(first.afi(), bytes.data(), static_cast<uint8_t>(len)), 0});
+    // Add one at bit `len - 1`.
+    int bit = len - 1;
+    while (bit >= 0) {
+      const int byte = bit / 8;
+      const uint8_t inc = static_cast<uint8_t>(0x80 >> (bit % 8));
+      const uint8_t before = bytes[byte];
+      bytes[byte] = static_cast<uint8_t>(bytes[byte] + inc);
+      if (bytes[byte] > before) break;  // no carry
+      bit = byte * 8 - 1;               // carry into the previous byte's last bit
+    }
+  }
+  return out;
+}
+
+class Scenario {
+ public:
+  Scenario() : rib_(65000, Decision()), registry_(rib::WeightsConfig{}) {}
+
+  void Run(const std::string& path) {
+    std::ifstream in(path);
+    REQUIRE(in.good());
+    std::string line;
+    int line_no = 0;
+    while (std::getline(in, line)) {
+      ++line_no;
+      if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+      std::vector<std::string> w = absl::StrSplit(line, ' ', absl::SkipWhitespace());
+      if (w.empty()) continue;
+      INFO(path << ":" << line_no << ": " << line);
+      try {
+        Execute(w);
+      } catch (const ScenarioError& e) {
+        FAIL(e.message);
+      }
+    }
+    Flush();
+  }
+
+ private:
+  static rib::DecisionConfig Decision() {
+    rib::DecisionConfig c;
+    c.maximum_paths_ebgp = 16;
+    c.maximum_paths_ibgp = 16;
+    c.as_path_multipath_relax = true;
+    return c;
+  }
+
+  // Consecutive announce/withdraw/down lines are one burst: one batch for the weights stage.
+  void Flush() {
+    const auto changes = rib_.TakeChanges();
+    if (changes.empty()) return;
+    std::vector<rib::PrefixMembers> batch;
+    for (const auto& c : changes) batch.push_back(rib::MembersOf(rib_, c.prefix));
+    registry_.Update(batch, now_);
+    Install();
+  }
+
+  void Install() {
+    const std::string err = fib_.Apply(registry_.TakeFibUpdate());
+    if (!err.empty()) FAIL("FIB update out of order: " << err);
+  }
+
+  wire::Prefix Prefix(const std::string& s) {
+    auto p = wire::Prefix::Parse(s);
+    if (!p.ok()) throw ScenarioError{absl::StrCat("bad prefix '", s, "'")};
+    return *p;
+  }
+
+  rib::PeerIndex PeerNamed(const std::string& name) {
+    auto it = peers_.find(name);
+    if (it == peers_.end()) throw ScenarioError{absl::StrCat("no peer '", name, "'")};
+    return it->second;
+  }
+
+  void Execute(const std::vector<std::string>& w) {
+    const std::string& cmd = w[0];
+    const bool burst = cmd == "announce" || cmd == "withdraw" || cmd == "down";
+    if (!burst) Flush();
+    if (cmd == "peer") return AddPeer(w);
+    if (cmd == "announce") return Announce(w);
+    if (cmd == "withdraw") return Withdraw(w);
+    if (cmd == "down") return rib_.PeerDown(PeerNamed(w.at(1)));
+    if (cmd == "advance") return Advance(ParseDuration(w.at(1)));
+    if (cmd == "damping" || cmd == "limits" || cmd == "missing" || cmd == "mode") return Configure(w);
+    if (cmd == "expect") return Expect(w);
+    throw ScenarioError{absl::StrCat("unknown command '", cmd, "'")};
+  }
+
+  void AddPeer(const std::vector<std::string>& w) {
+    // peer NAME ADDRESS AS
+    rib::PeerInfo info;
+    auto a = wire::IpAddress::Parse(w.at(2));
+    if (!a.ok()) throw ScenarioError{absl::StrCat("bad address '", w.at(2), "'")};
+    info.source.address = *a;
+    info.source.ebgp = true;
+    info.source.router_id = static_cast<uint32_t>(peers_.size() + 1);
+    info.asn = static_cast<uint32_t>(ParseNumber(w.at(3)));
+    info.name = w.at(1);
+    peers_[w.at(1)] = rib_.AddPeer(info);
+    next_hop_[w.at(1)] = *a;
+    asn_[w.at(1)] = info.asn;
+  }
+
+  void Announce(const std::vector<std::string>& w) {
+    // announce NAME PREFIX [count N] [lb RATE | lb-non-transitive RATE]
+    const std::string& name = w.at(1);
+    const rib::PeerIndex peer = PeerNamed(name);
+    uint64_t count = 1;
+    wire::PathAttributes a;
+    a.origin = wire::Origin::kIgp;
+    a.as_path = wire::AsPath{{{wire::AsSegmentType::kSequence, {asn_[name]}}}};
+    a.next_hop = next_hop_[name];
+    for (size_t i = 3; i + 1 < w.size(); i += 2) {
+      if (w[i] == "count") {
+        count = ParseNumber(w[i + 1]);
+      } else if (w[i] == "lb" || w[i] == "lb-non-transitive") {
+        a.extended_communities.push_back(
+            wire::LinkBandwidth::FromBitsPerSecond(asn_[name], ParseRateOrThrow(w[i + 1]), w[i] == "lb")
+                .ToExtendedCommunity());
+      } else {
+        throw ScenarioError{absl::StrCat("unknown announce option '", w[i], "'")};
+      }
+    }
+    const auto nlri = Prefixes(Prefix(w.at(2)), count);
+    rib_.Announce(peer, nlri, store_.Intern(a));
+  }
+
+  void Withdraw(const std::vector<std::string>& w) {
+    // withdraw NAME PREFIX [count N]
+    const uint64_t count = w.size() >= 5 && w[3] == "count" ? ParseNumber(w[4]) : 1;
+    rib_.Withdraw(PeerNamed(w.at(1)), Prefixes(Prefix(w.at(2)), count));
+  }
+
+  void Advance(absl::Duration d) {
+    // Step through every due time on the way, as the daemon's timer does.
+    const absl::Time end = now_ + d;
+    while (true) {
+      auto due = registry_.NextDue();
+      if (!due || *due > end) break;
+      now_ = std::max(now_, *due);
+      registry_.Expire(now_);
+      Install();
+    }
+    now_ = end;
+    registry_.Expire(now_);
+    Install();
+  }
+
+  void Configure(const std::vector<std::string>& w) {
+    rib::WeightsConfig c = registry_.config();
+    const std::string& what = w[0];
+    if (what == "mode") {
+      for (auto& p : c.policy) p.use_link_bandwidth = w.at(1) != "ignore";
+    } else if (what == "missing") {
+      for (auto& p : c.policy) {
+        if (w.at(1) == "equal-cost") {
+          p.missing = rib::MissingBandwidth::kEqualCost;
+        } else if (w.at(1) == "skip") {
+          p.missing = rib::MissingBandwidth::kSkip;
+        } else if (w.at(1) == "default") {
+          p.missing = rib::MissingBandwidth::kDefaultWeight;
+          p.default_bps = ParseRateOrThrow(w.at(2));
+        } else {
+          throw ScenarioError{"missing: equal-cost, skip or default RATE"};
+        }
+      }
+    } else {
+      for (size_t i = 1; i < w.size(); ++i) {
+        std::pair<std::string, std::string> kv = absl::StrSplit(w[i], absl::MaxSplits('=', 1));
+        const auto& [k, v] = kv;
+        if (k == "decrease_delay") c.damping.decrease_delay = ParseDuration(v);
+        else if (k == "increase_hold_down") c.damping.increase_hold_down = ParseDuration(v);
+        else if (k == "min_change_percent") c.damping.min_change_percent = static_cast<double>(ParseNumber(v));
+        else if (k == "max_hold_down") c.damping.max_hold_down = ParseDuration(v);
+        else if (k == "half_life") c.damping.half_life = ParseDuration(v);
+        else if (k == "max_weight") c.limits.max_weight = static_cast<uint32_t>(ParseNumber(v));
+        else if (k == "budget") c.limits.budget = static_cast<uint32_t>(ParseNumber(v));
+        else throw ScenarioError{absl::StrCat("unknown setting '", k, "'")};
+      }
+    }
+    registry_.Reconfigure(c, now_);
+    if (what != "damping") {
+      // Policies and limits change the target weights: every route is looked at again.
+      std::vector<rib::PrefixMembers> all;
+      for (const auto& [prefix, d] : rib_.table()) all.push_back(rib::MembersOf(rib_, prefix));
+      registry_.Update(all, now_, /*immediate=*/true);
+    }
+    Install();
+  }
+
+  const rib::NextHopGroup::Member& MemberOf(const wire::Prefix& p, const std::string& nh) {
+    const rib::NextHopGroup* g = registry_.GroupOf(p);
+    if (!g) throw ScenarioError{absl::StrCat(p.ToString(), " has no group")};
+    for (const auto& m : g->members) {
+      if (m.next_hop.ToString() == nh) return m;
+    }
+    throw ScenarioError{absl::StrCat(p.ToString(), ": no member ", nh)};
+  }
+
+  void Expect(const std::vector<std::string>& w) {
+    const std::string& what = w.at(1);
+    if (what == "weights") {
+      // expect weights PREFIX NH=W ... (exactly the installed members)
+      const wire::Prefix p = Prefix(w.at(2));
+      const auto* members = fib_.GroupOfRoute(p);
+      if (!members) throw ScenarioError{absl::StrCat(p.ToString(), " is not in the FIB")};
+      std::string got, want;
+      for (const auto& m : *members) absl::StrAppend(&got, got.empty() ? "" : " ", m.next_hop.ToString(), "=", m.weight);
+      for (size_t i = 3; i < w.size(); ++i) absl::StrAppend(&want, want.empty() ? "" : " ", w[i]);
+      CHECK(got == want);
+    } else if (what == "no-route") {
+      CHECK(fib_.GroupOfRoute(Prefix(w.at(2))) == nullptr);
+    } else if (what == "ops") {
+      // expect ops groups=N routes=N (FIB operations since the last `expect ops`)
+      const auto [groups, routes] = fib_.TakeOps();
+      for (size_t i = 2; i < w.size(); ++i) {
+        std::pair<std::string, std::string> kv = absl::StrSplit(w[i], absl::MaxSplits('=', 1));
+        const size_t want = ParseNumber(kv.second);
+        if (kv.first == "groups") CHECK(groups == want);
+        else if (kv.first == "routes") CHECK(routes == want);
+        else throw ScenarioError{absl::StrCat("unknown ops counter '", kv.first, "'")};
+      }
+    } else if (what == "groups") {
+      CHECK(registry_.group_count() == ParseNumber(w.at(2)));
+      CHECK(fib_.group_count() == ParseNumber(w.at(2)));
+    } else if (what == "routes") {
+      CHECK(fib_.route_count() == ParseNumber(w.at(2)));
+    } else if (what == "state") {
+      // expect state PREFIX NH STATE [in DURATION]
+      const auto& m = MemberOf(Prefix(w.at(2)), w.at(3));
+      CHECK(std::string(rib::HoldDownStateName(m.hold.state())) == w.at(4));
+      if (w.size() >= 7 && w[5] == "in") {
+        // "in 30s" exactly, "in ~85s" within a second
+        const bool approx = w[6][0] == '~';
+        const absl::Duration want = ParseDuration(approx ? w[6].substr(1) : w[6]);
+        const absl::Duration got = m.hold.due() - now_;
+        INFO("due in " << absl::FormatDuration(got));
+        if (approx) {
+          CHECK(absl::AbsDuration(got - want) <= absl::Seconds(1));
+        } else {
+          CHECK(got == want);
+        }
+      }
+    } else if (what == "counters") {
+      const rib::WeightCounters& c = registry_.counters();
+      for (size_t i = 2; i < w.size(); ++i) {
+        std::pair<std::string, std::string> kv = absl::StrSplit(w[i], absl::MaxSplits('=', 1));
+        const uint64_t want = ParseNumber(kv.second);
+        if (kv.first == "applied") CHECK(c.applied == want);
+        else if (kv.first == "held") CHECK(c.held == want);
+        else if (kv.first == "suppressed") CHECK(c.suppressed == want);
+        else throw ScenarioError{absl::StrCat("unknown counter '", kv.first, "'")};
+      }
+    } else if (what == "same-group") {
+      // expect same-group PREFIX PREFIX
+      const auto* a = registry_.GroupOf(Prefix(w.at(2)));
+      const auto* b = registry_.GroupOf(Prefix(w.at(3)));
+      REQUIRE(a != nullptr);
+      CHECK(a == b);
+    } else if (what == "group-id") {
+      // expect group-id PREFIX N: ids stay across reweights
+      const auto* g = registry_.GroupOf(Prefix(w.at(2)));
+      REQUIRE(g != nullptr);
+      CHECK(g->id == ParseNumber(w.at(3)));
+    } else {
+      throw ScenarioError{absl::StrCat("unknown expectation '", what, "'")};
+    }
+  }
+
+  rib::AttributeStore store_;
+  rib::Rib rib_;
+  rib::NextHopGroupRegistry registry_;
+  RecordingFib fib_;
+  absl::Time now_ = absl::FromUnixSeconds(1'800'000'000);
+  std::map<std::string, rib::PeerIndex> peers_;
+  std::map<std::string, wire::IpAddress> next_hop_;
+  std::map<std::string, uint32_t> asn_;
+};
+
+TEST_CASE("scenarios from tests/data/scenario", "[scenario]") {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(BAGD_SCENARIO_DIR)) {
+    if (e.path().extension() == ".scenario") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 8);
+  for (const auto& f : files) {
+    DYNAMIC_SECTION(f.filename().string()) {
+      Scenario s;
+      s.Run(f.string());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace bagd::test

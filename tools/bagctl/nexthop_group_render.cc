@@ -1,0 +1,176 @@
+#include "tools/bagctl/nexthop_group_render.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "tools/bagctl/neighbor_render.h"
+#include "tools/bagctl/route_render.h"
+
+namespace bagd::bagctl {
+namespace {
+
+constexpr const char* kCommunity = "community";
+constexpr const char* kStable = "stable";
+constexpr const char* kPendingIncrease = "pending-increase";
+constexpr const char* kPendingDecrease = "pending-decrease";
+
+// 0.1234 -> "12.34"; "-" for a value that is not a number (a share of nothing).
+std::string Percent(double fraction) {
+  if (!std::isfinite(fraction)) return "-";
+  return absl::StrFormat("%.2f", fraction * 100);
+}
+
+// "12:00:21", UTC.
+std::string TimeOfDay(int64_t unix_ms) {
+  const std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  if (gmtime_r(&t, &tm) == nullptr) return absl::StrCat(unix_ms, " ms");
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+  return buf;
+}
+
+std::string Plural(uint64_t n, const char* one, const char* many) { return absl::StrCat(n, " ", n == 1 ? one : many); }
+
+}  // namespace
+
+std::string FormatRate(double bps) {
+  if (!std::isfinite(bps) || bps < 0) return absl::StrFormat("%g", bps);
+  // Round to what is shown first, so 999999999.9 is "1G", not "1000M".
+  const double shown = std::strtod(absl::StrFormat("%.6g", bps).c_str(), nullptr);
+  static constexpr struct {
+    double scale;
+    const char* unit;
+  } kUnits[] = {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "K"}};
+  for (const auto& u : kUnits) {
+    if (shown >= u.scale) return absl::StrFormat("%.6g%s", shown / u.scale, u.unit);
+  }
+  return absl::StrFormat("%.6g", shown);
+}
+
+std::string FormatSeconds(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return absl::StrFormat("%gs", seconds);
+  if (seconds != std::floor(seconds) || seconds < 60 || seconds > 1e12) return absl::StrFormat("%gs", seconds);
+  const auto whole = static_cast<int64_t>(seconds);
+  std::string out;
+  if (whole >= 3600) absl::StrAppend(&out, whole / 3600, "h");
+  if (whole / 60 % 60 != 0) absl::StrAppend(&out, whole / 60 % 60, "m");
+  if (whole % 60 != 0) absl::StrAppend(&out, whole % 60, "s");
+  return out;
+}
+
+std::string FormatCountdown(int64_t ms) {
+  if (ms < 0) ms = 0;
+  const int64_t s = (ms + 999) / 1000;
+  if (s < 60) return absl::StrCat(s, "s");
+  if (s < 3600) return absl::StrFormat("%dm%02ds", s / 60, s % 60);
+  return absl::StrFormat("%dh%02dm", s / 3600, s / 60 % 60);
+}
+
+std::string AdvertisedColumn(const NextHopGroupMember& m) {
+  std::string out = FormatRate(m.bandwidth_bps());
+  if (!m.bandwidth_source().empty() && m.bandwidth_source() != kCommunity) {
+    absl::StrAppend(&out, " (", Printable(m.bandwidth_source()), ")");
+  }
+  return out;
+}
+
+std::string WeightColumn(const NextHopGroupMember& m) {
+  if (m.target_weight() == m.weight()) return absl::StrCat(m.weight());
+  return absl::StrCat(m.weight(), "->", m.target_weight());
+}
+
+std::string DampingStateColumn(const NextHopGroupMember& m, int64_t now_unix_ms) {
+  const std::string& state = m.damping_state();
+  const char* what = nullptr;
+  if (state == kPendingIncrease) {
+    what = "increase";
+  } else if (state == kPendingDecrease) {
+    what = "decrease";
+  } else if (state == kStable) {
+    return kStable;
+  } else {
+    return state.empty() ? "-" : Printable(state);  // a state this bagctl does not know
+  }
+  if (m.pending_until_unix_ms() <= 0) return absl::StrCat(what, " pending");
+  const int64_t left = m.pending_until_unix_ms() - now_unix_ms;
+  return absl::StrCat(what, " at ", TimeOfDay(m.pending_until_unix_ms()), " (",
+                      left > 0 ? absl::StrCat("in ", FormatCountdown(left)) : std::string("due"), ")");
+}
+
+std::string PenaltyColumn(const NextHopGroupMember& m, const WeightSettings& settings) {
+  std::string out = absl::StrFormat("%.2f", m.penalty());
+  // Shown only when the flap penalty has stretched it: otherwise it is the setting.
+  if (m.next_increase_hold_down_s() > settings.increase_hold_down_s()) {
+    absl::StrAppend(&out, " (hold ", FormatSeconds(m.next_increase_hold_down_s()), ")");
+  }
+  return out;
+}
+
+std::string RenderWeightSettings(const WeightSettings& s, const WeightCounters& c) {
+  std::string out = absl::StrCat("Weights: max weight ", s.max_weight(), ", ",
+                                 s.group_budget() == 0 ? std::string("no group budget")
+                                                       : absl::StrCat("group budget ", s.group_budget()),
+                                 "; damping: decrease delay ", FormatSeconds(s.decrease_delay_s()),
+                                 ", increase hold-down ", FormatSeconds(s.increase_hold_down_s()), ", min change ",
+                                 absl::StrFormat("%g%%", s.min_change_percent()), ", max hold-down ",
+                                 FormatSeconds(s.max_hold_down_s()), ", half-life ", FormatSeconds(s.half_life_s()),
+                                 "\n");
+  absl::StrAppend(&out, "Bandwidth changes: ", c.applied(), " applied, ", c.held(), " held, ", c.suppressed(),
+                  " suppressed; FIB updates: ", Plural(c.group_updates(), "group", "groups"), ", ",
+                  Plural(c.route_updates(), "route", "routes"), "\n");
+  return out;
+}
+
+std::string RenderNextHopGroup(const NextHopGroup& g, const WeightSettings& settings, int64_t now_unix_ms) {
+  const std::string max_error = Percent(g.max_error());
+  std::string out = absl::StrCat("group ", g.id(), "  ", Printable(g.family()), "  ",
+                                 Plural(g.prefixes(), "prefix", "prefixes"), "  max error ", max_error,
+                                 max_error == "-" ? "" : "%");
+  if (g.all_drained()) out += "  all drained: equal weights";
+  out += "\n";
+  if (g.members().empty()) {
+    out += "  (no members)\n";
+    return out;
+  }
+  const std::vector<TableColumn> columns = {
+      {"NEXT HOP", false, 15}, {"ADVERTISED", false, 0}, {"APPLIED", true, 0}, {"SHARE %", true, 0},
+      {"WEIGHT", true, 0},     {"ERROR %", true, 0},     {"STATE", false, 0},  {"PENALTY", false, 0},
+  };
+  std::vector<std::vector<std::string>> rows;
+  for (const NextHopGroupMember& m : g.members()) {
+    // A member with no share of the bandwidth has no relative error to speak of.
+    const bool no_share = !(m.share() > 0);
+    rows.push_back({
+        Printable(m.next_hop()),
+        AdvertisedColumn(m),
+        FormatRate(m.applied_bandwidth_bps()),
+        Percent(m.share()),
+        WeightColumn(m),
+        no_share ? "-" : Percent(m.error()),
+        DampingStateColumn(m, now_unix_ms),
+        PenaltyColumn(m, settings),
+    });
+  }
+  out += RenderTable(columns, rows, "  ");
+  return out;
+}
+
+std::string RenderNextHopGroups(const ListNextHopGroupsResponse& response, int64_t now_unix_ms) {
+  std::string out = RenderWeightSettings(response.settings(), response.counters());
+  if (response.groups().empty()) {
+    out += "\nNo next-hop groups.\n";
+    return out;
+  }
+  for (const NextHopGroup& g : response.groups()) {
+    out += '\n';
+    out += RenderNextHopGroup(g, response.settings(), now_unix_ms);
+  }
+  return out;
+}
+
+}  // namespace bagd::bagctl
