@@ -1,0 +1,92 @@
+// The interface every FIB backend implements (design.md rule 7): the Linux kernel over
+// rtnetlink (fib_sync/netlink_backend.h), SONiC's APPL_DB, and a recording backend for tests
+// and `bagd --dry-run`. Free of netlink types: a backend speaks in next hops (a gateway),
+// groups of next hops with weights, and routes that point at a group.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "bgpd/wire/ip_prefix.h"
+
+namespace bagd::fib {
+
+// Next hops and groups share one id space (as kernel nexthop objects do).
+using ObjectId = uint32_t;
+
+struct FibCapabilities {
+  uint32_t max_weight = 65535;  // 255 on kernels before 6.12
+  uint32_t max_members = 256;   // members per group bagd will ask for
+  bool resilient_groups = false;
+};
+
+struct NexthopOp {
+  ObjectId id = 0;
+  wire::IpAddress gateway;
+  bool remove = false;
+};
+
+struct GroupOp {
+  ObjectId id = 0;
+  std::vector<std::pair<ObjectId, uint32_t>> members;  // (next hop id, weight >= 1), by id
+  bool remove = false;
+};
+
+struct RouteOp {
+  wire::Prefix prefix;
+  ObjectId group = 0;
+  bool remove = false;
+};
+
+using FibOp = std::variant<NexthopOp, GroupOp, RouteOp>;
+std::string Describe(const FibOp& op);  // "group 7 = 3*1 4*2", "route 10.0.0.0/24 -> 7", ...
+
+// What a backend holds that bagd owns (protocol / owner tag), and the ids others use.
+struct FibState {
+  std::map<ObjectId, wire::IpAddress> nexthops;
+  std::map<ObjectId, std::vector<std::pair<ObjectId, uint32_t>>> groups;
+  absl::flat_hash_map<wire::Prefix, ObjectId> routes;
+  std::vector<ObjectId> foreign_ids;  // object ids in use by others: never allocated by bagd
+};
+
+// Something happened behind the reconciler's back.
+struct FibEvent {
+  enum class Kind {
+    kNexthopDeleted,  // e.g. the kernel removed it on link loss (and from every group)
+    kLinkUp,          // a link came up: next hops that failed may now be created
+    kResyncNeeded,    // notifications were lost (ENOBUFS): dump and compare everything
+  };
+  Kind kind = Kind::kResyncNeeded;
+  ObjectId id = 0;
+};
+
+class FibBackend {
+ public:
+  virtual ~FibBackend() = default;
+  virtual FibCapabilities Capabilities() const = 0;
+  // Applies `ops` in order; one status per op (a failed op does not stop the others).
+  virtual std::vector<absl::Status> Apply(std::span<const FibOp> ops) = 0;
+  // Everything the backend holds that bagd owns.
+  virtual absl::StatusOr<FibState> Dump() = 0;
+  // Events are delivered through this callback (on the owner's thread).
+  void SetEventHandler(std::function<void(const FibEvent&)> handler) { on_event_ = std::move(handler); }
+
+ protected:
+  void Emit(const FibEvent& e) {
+    if (on_event_) on_event_(e);
+  }
+
+ private:
+  std::function<void(const FibEvent&)> on_event_;
+};
+
+}  // namespace bagd::fib

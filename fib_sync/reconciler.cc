@@ -1,0 +1,453 @@
+#include "fib_sync/reconciler.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace bagd::fib {
+
+namespace {
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+constexpr size_t kMaxErrorsReported = 20;
+
+}  // namespace
+
+std::string Describe(const FibOp& op) {
+  return std::visit(Overloaded{
+                        [](const NexthopOp& n) {
+                          return n.remove ? absl::StrCat("delete next hop ", n.id)
+                                          : absl::StrCat("next hop ", n.id, " via ", n.gateway.ToString());
+                        },
+                        [](const GroupOp& g) {
+                          if (g.remove) return absl::StrCat("delete group ", g.id);
+                          std::string s = absl::StrCat("group ", g.id, " =");
+                          for (const auto& [id, w] : g.members) absl::StrAppend(&s, " ", id, "*", w);
+                          return s;
+                        },
+                        [](const RouteOp& r) {
+                          return r.remove ? absl::StrCat("delete route ", r.prefix.ToString())
+                                          : absl::StrCat("route ", r.prefix.ToString(), " -> group ", r.group);
+                        },
+                    },
+                    op);
+}
+
+absl::Status Reconciler::Start() {
+  auto state = backend_.Dump();
+  if (!state.ok()) return state.status();
+  confirmed_ = std::move(*state);
+  foreign_ = std::set<ObjectId>(confirmed_.foreign_ids.begin(), confirmed_.foreign_ids.end());
+  route_refs_.clear();
+  for (const auto& [prefix, id] : confirmed_.routes) ++route_refs_[id];
+  for (const auto& [id, gw] : confirmed_.nexthops) stale_nexthops_.insert(id);
+  for (const auto& [id, members] : confirmed_.groups) stale_groups_.insert(id);
+  for (const auto& [prefix, id] : confirmed_.routes) stale_routes_.insert(prefix);
+  return absl::OkStatus();
+}
+
+bool Reconciler::InUse(ObjectId id) const {
+  return allocated_.contains(id) || confirmed_.nexthops.contains(id) || confirmed_.groups.contains(id) ||
+         foreign_.contains(id);
+}
+
+ObjectId Reconciler::Allocate() {
+  ObjectId id = std::max(next_id_, options_.id_base);
+  while (InUse(id)) ++id;
+  next_id_ = id + 1;
+  allocated_.insert(id);
+  return id;
+}
+
+ObjectId Reconciler::NexthopFor(const wire::IpAddress& gateway) {
+  auto it = nexthops_.find(gateway);
+  if (it != nexthops_.end()) {
+    ++it->second.refs;
+    return it->second.id;
+  }
+  std::optional<ObjectId> id;
+  // One of ours already in the backend (from a previous run, or waiting to be deleted)?
+  for (const auto& [oid, gw] : confirmed_.nexthops) {
+    if (gw == gateway && !allocated_.contains(oid)) {
+      id = oid;
+      if (stale_nexthops_.erase(oid)) ++stats_.adopted;
+      delete_nexthops_.erase(oid);
+      allocated_.insert(oid);
+      break;
+    }
+  }
+  if (!id) id = Allocate();
+  nexthops_[gateway] = DesiredNexthop{*id, 1};
+  dirty_nexthops_.insert(gateway);
+  return *id;
+}
+
+void Reconciler::ReleaseNexthop(const wire::IpAddress& gateway) {
+  auto it = nexthops_.find(gateway);
+  if (it == nexthops_.end() || --it->second.refs > 0) return;
+  const ObjectId id = it->second.id;
+  nexthops_.erase(it);
+  dirty_nexthops_.erase(gateway);
+  if (confirmed_.nexthops.contains(id)) {
+    delete_nexthops_.insert(id);  // allocated_ keeps the id until it is gone
+  } else {
+    allocated_.erase(id);
+  }
+}
+
+std::vector<std::pair<ObjectId, uint32_t>> Reconciler::KernelMembers(const DesiredGroup& g, bool confirmed_only) const {
+  std::vector<std::pair<ObjectId, uint32_t>> out;
+  for (const auto& m : g.members) {
+    auto it = nexthops_.find(m.next_hop);
+    if (it == nexthops_.end()) continue;
+    if (confirmed_only && confirmed_.nexthops.find(it->second.id) == confirmed_.nexthops.end()) continue;
+    out.emplace_back(it->second.id, m.weight);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<ObjectId> Reconciler::ClaimGroup(const DesiredGroup& g) {
+  const auto want = KernelMembers(g, false);
+  for (ObjectId id : stale_groups_) {
+    auto have = confirmed_.groups.at(id);
+    std::sort(have.begin(), have.end());
+    if (have == want) {
+      stale_groups_.erase(id);
+      allocated_.insert(id);
+      ++stats_.adopted;
+      return id;
+    }
+  }
+  return std::nullopt;
+}
+
+void Reconciler::Update(const rib::FibUpdate& u) {
+  for (const rib::FibGroup& fg : u.group_upserts) {
+    auto it = groups_.find(fg.id);
+    if (it != groups_.end()) {
+      DesiredGroup& g = it->second;
+      for (const auto& m : fg.members) NexthopFor(m.next_hop);
+      for (const auto& m : g.members) ReleaseNexthop(m.next_hop);
+      g.members = fg.members;
+    } else {
+      DesiredGroup g{0, fg.members};
+      for (const auto& m : fg.members) NexthopFor(m.next_hop);
+      if (auto id = ClaimGroup(g)) {
+        g.id = *id;
+      } else {
+        g.id = Allocate();
+      }
+      group_object_[g.id] = fg.id;
+      groups_[fg.id] = std::move(g);
+    }
+    dirty_groups_.insert(fg.id);
+  }
+  for (const auto& [prefix, gid] : u.route_upserts) {
+    routes_[prefix] = gid;
+    dirty_routes_.insert(prefix);
+    stale_routes_.erase(prefix);
+  }
+  for (const wire::Prefix& prefix : u.route_deletes) {
+    routes_.erase(prefix);
+    dirty_routes_.insert(prefix);
+    stale_routes_.erase(prefix);
+  }
+  for (const rib::GroupId gid : u.group_deletes) {
+    auto it = groups_.find(gid);
+    if (it == groups_.end()) continue;
+    for (const auto& m : it->second.members) ReleaseNexthop(m.next_hop);
+    const ObjectId id = it->second.id;
+    group_object_.erase(id);
+    groups_.erase(it);
+    dirty_groups_.erase(gid);
+    if (confirmed_.groups.contains(id)) {
+      delete_groups_.insert(id);
+    } else {
+      allocated_.erase(id);
+    }
+  }
+}
+
+void Reconciler::SetConfirmedRoute(const wire::Prefix& prefix, std::optional<ObjectId> group) {
+  auto it = confirmed_.routes.find(prefix);
+  if (it != confirmed_.routes.end()) {
+    if (--route_refs_[it->second] == 0) route_refs_.erase(it->second);
+    if (!group) {
+      confirmed_.routes.erase(it);
+      return;
+    }
+    it->second = *group;
+  } else if (group) {
+    confirmed_.routes.emplace(prefix, *group);
+  }
+  if (group) ++route_refs_[*group];
+}
+
+void Reconciler::Record(FlushResult& r, const FibOp& op, const absl::Status& st) {
+  if (st.ok()) {
+    ++r.applied;
+    ++stats_.applied;
+  } else {
+    ++r.failed;
+    ++stats_.failed;
+    if (r.errors.size() < kMaxErrorsReported) r.errors.push_back(absl::StrCat(Describe(op), ": ", st.message()));
+  }
+  std::visit(Overloaded{[&](const NexthopOp&) { ++r.nexthop_ops; }, [&](const GroupOp&) { ++r.group_ops; },
+                        [&](const RouteOp&) { ++r.route_ops; }},
+             op);
+}
+
+std::vector<absl::Status> Reconciler::Apply(const std::vector<FibOp>& ops, FlushResult& r) {
+  if (ops.empty()) return {};
+  std::vector<absl::Status> st = backend_.Apply(ops);
+  st.resize(ops.size(), absl::InternalError("the backend gave no status"));
+  for (size_t i = 0; i < ops.size(); ++i) Record(r, ops[i], st[i]);
+  return st;
+}
+
+FlushResult Reconciler::Flush() {
+  FlushResult r;
+  // 1. Next hops.
+  {
+    std::vector<FibOp> ops;
+    std::vector<wire::IpAddress> gws;
+    for (auto it = dirty_nexthops_.begin(); it != dirty_nexthops_.end();) {
+      auto d = nexthops_.find(*it);
+      auto c = d == nexthops_.end() ? confirmed_.nexthops.end() : confirmed_.nexthops.find(d->second.id);
+      if (d == nexthops_.end() || (c != confirmed_.nexthops.end() && c->second == *it)) {
+        it = dirty_nexthops_.erase(it);
+        continue;
+      }
+      ops.push_back(NexthopOp{d->second.id, *it, false});
+      gws.push_back(*it);
+      ++it;
+    }
+    const auto st = Apply(ops, r);
+    for (size_t i = 0; i < st.size(); ++i) {
+      if (!st[i].ok()) continue;
+      confirmed_.nexthops[std::get<NexthopOp>(ops[i]).id] = gws[i];
+      dirty_nexthops_.erase(gws[i]);
+      // Groups that wanted this next hop can now have it.
+      for (const auto& [gid, g] : groups_) {
+        for (const auto& m : g.members) {
+          if (m.next_hop == gws[i]) dirty_groups_.insert(gid);
+        }
+      }
+    }
+  }
+  // 2. Groups, with the members whose next hops exist (a group missing one stays dirty).
+  {
+    std::vector<FibOp> ops;
+    std::vector<std::pair<rib::GroupId, bool>> meta;  // group, complete
+    for (auto it = dirty_groups_.begin(); it != dirty_groups_.end();) {
+      auto d = groups_.find(*it);
+      if (d == groups_.end()) {
+        it = dirty_groups_.erase(it);
+        continue;
+      }
+      auto members = KernelMembers(d->second, true);
+      const bool complete = members.size() == d->second.members.size();
+      auto c = confirmed_.groups.find(d->second.id);
+      std::vector<std::pair<ObjectId, uint32_t>> have;
+      if (c != confirmed_.groups.end()) {
+        have = c->second;
+        std::sort(have.begin(), have.end());
+      }
+      if (members.empty() || (c != confirmed_.groups.end() && have == members)) {
+        if (complete && !members.empty()) {
+          it = dirty_groups_.erase(it);
+        } else {
+          ++it;
+        }
+        continue;
+      }
+      ops.push_back(GroupOp{d->second.id, std::move(members), false});
+      meta.emplace_back(*it, complete);
+      ++it;
+    }
+    const auto st = Apply(ops, r);
+    for (size_t i = 0; i < st.size(); ++i) {
+      if (!st[i].ok()) continue;
+      const GroupOp& op = std::get<GroupOp>(ops[i]);
+      confirmed_.groups[op.id] = op.members;
+      if (meta[i].second) dirty_groups_.erase(meta[i].first);
+    }
+  }
+  // 3 and 4. Routes: add or repoint to a confirmed group; delete what is not wanted.
+  {
+    std::vector<FibOp> ops;
+    std::vector<wire::Prefix> clean;
+    for (const wire::Prefix& prefix : dirty_routes_) {
+      auto current = confirmed_.routes.find(prefix);
+      auto want = routes_.find(prefix);
+      if (want == routes_.end()) {
+        if (current == confirmed_.routes.end() || stale_routes_.contains(prefix)) {
+          clean.push_back(prefix);
+        } else {
+          ops.push_back(RouteOp{prefix, current->second, true});
+        }
+        continue;
+      }
+      auto g = groups_.find(want->second);
+      if (g == groups_.end() || !confirmed_.groups.contains(g->second.id)) continue;  // group not installed yet
+      if (current != confirmed_.routes.end() && current->second == g->second.id) {
+        clean.push_back(prefix);
+        continue;
+      }
+      ops.push_back(RouteOp{prefix, g->second.id, false});
+    }
+    for (const auto& p : clean) dirty_routes_.erase(p);
+    // Upserts before deletes (make-before-break within the batch).
+    std::stable_partition(ops.begin(), ops.end(), [](const FibOp& op) { return !std::get<RouteOp>(op).remove; });
+    const auto st = Apply(ops, r);
+    for (size_t i = 0; i < st.size(); ++i) {
+      if (!st[i].ok()) continue;
+      const RouteOp& op = std::get<RouteOp>(ops[i]);
+      SetConfirmedRoute(op.prefix, op.remove ? std::nullopt : std::optional<ObjectId>(op.group));
+      dirty_routes_.erase(op.prefix);
+    }
+  }
+  // 5. Groups no confirmed route uses any more.
+  {
+    std::vector<FibOp> ops;
+    for (auto it = delete_groups_.begin(); it != delete_groups_.end();) {
+      if (!confirmed_.groups.contains(*it)) {
+        allocated_.erase(*it);
+        it = delete_groups_.erase(it);
+        continue;
+      }
+      if (!route_refs_.contains(*it)) ops.push_back(GroupOp{*it, {}, true});
+      ++it;
+    }
+    const auto st = Apply(ops, r);
+    for (size_t i = 0; i < st.size(); ++i) {
+      if (!st[i].ok()) continue;
+      const ObjectId id = std::get<GroupOp>(ops[i]).id;
+      confirmed_.groups.erase(id);
+      delete_groups_.erase(id);
+      allocated_.erase(id);
+    }
+  }
+  // 6. Next hops no group uses any more.
+  {
+    std::set<ObjectId> used;
+    for (const auto& [id, members] : confirmed_.groups) {
+      for (const auto& [nh, w] : members) used.insert(nh);
+    }
+    std::vector<FibOp> ops;
+    for (auto it = delete_nexthops_.begin(); it != delete_nexthops_.end();) {
+      if (!confirmed_.nexthops.contains(*it)) {
+        allocated_.erase(*it);
+        it = delete_nexthops_.erase(it);
+        continue;
+      }
+      if (!used.contains(*it)) ops.push_back(NexthopOp{*it, {}, true});
+      ++it;
+    }
+    const auto st = Apply(ops, r);
+    for (size_t i = 0; i < st.size(); ++i) {
+      if (!st[i].ok()) continue;
+      const ObjectId id = std::get<NexthopOp>(ops[i]).id;
+      confirmed_.nexthops.erase(id);
+      delete_nexthops_.erase(id);
+      allocated_.erase(id);
+    }
+  }
+  return r;
+}
+
+void Reconciler::Sweep() {
+  for (const wire::Prefix& p : stale_routes_) {
+    if (!routes_.contains(p)) dirty_routes_.insert(p);
+  }
+  stats_.swept += stale_routes_.size() + stale_groups_.size() + stale_nexthops_.size();
+  stale_routes_.clear();
+  for (ObjectId id : stale_groups_) {
+    delete_groups_.insert(id);
+    allocated_.insert(id);
+  }
+  stale_groups_.clear();
+  for (ObjectId id : stale_nexthops_) {
+    delete_nexthops_.insert(id);
+    allocated_.insert(id);
+  }
+  stale_nexthops_.clear();
+}
+
+absl::Status Reconciler::Resync() {
+  auto state = backend_.Dump();
+  if (!state.ok()) return state.status();
+  ++stats_.resyncs;
+  resync_wanted_ = false;
+  confirmed_ = std::move(*state);
+  foreign_ = std::set<ObjectId>(confirmed_.foreign_ids.begin(), confirmed_.foreign_ids.end());
+  route_refs_.clear();
+  for (const auto& [prefix, id] : confirmed_.routes) ++route_refs_[id];
+  // Everything desired is looked at again; Flush() acts only where the backend differs.
+  for (const auto& [gw, d] : nexthops_) dirty_nexthops_.insert(gw);
+  for (const auto& [gid, g] : groups_) dirty_groups_.insert(gid);
+  for (const auto& [prefix, gid] : routes_) dirty_routes_.insert(prefix);
+  // What we own and no longer want goes (unless it waits for the sweep).
+  for (const auto& [prefix, id] : confirmed_.routes) {
+    if (!routes_.contains(prefix) && !stale_routes_.contains(prefix)) dirty_routes_.insert(prefix);
+  }
+  for (const auto& [id, members] : confirmed_.groups) {
+    if (!group_object_.contains(id) && !stale_groups_.contains(id)) delete_groups_.insert(id);
+  }
+  std::set<ObjectId> wanted_nexthops;
+  for (const auto& [gw, d] : nexthops_) wanted_nexthops.insert(d.id);
+  for (const auto& [id, gw] : confirmed_.nexthops) {
+    if (!wanted_nexthops.contains(id) && !stale_nexthops_.contains(id)) delete_nexthops_.insert(id);
+  }
+  return absl::OkStatus();
+}
+
+void Reconciler::OnEvent(const FibEvent& e) {
+  switch (e.kind) {
+    case FibEvent::Kind::kNexthopDeleted: {
+      if (confirmed_.nexthops.erase(e.id) == 0) return;
+      // The kernel took it out of every group too.
+      for (auto& [id, members] : confirmed_.groups) {
+        const auto before = members.size();
+        std::erase_if(members, [&](const auto& m) { return m.first == e.id; });
+        if (members.size() != before) {
+          if (auto g = group_object_.find(id); g != group_object_.end()) dirty_groups_.insert(g->second);
+        }
+      }
+      for (const auto& [gw, d] : nexthops_) {
+        if (d.id == e.id) dirty_nexthops_.insert(gw);
+      }
+      // A group left without members takes its routes with it in the kernel: look again.
+      resync_wanted_ = true;
+      break;
+    }
+    case FibEvent::Kind::kLinkUp:
+      for (const auto& [gw, d] : nexthops_) {
+        if (!confirmed_.nexthops.contains(d.id)) dirty_nexthops_.insert(gw);
+      }
+      break;
+    case FibEvent::Kind::kResyncNeeded:
+      resync_wanted_ = true;
+      break;
+  }
+}
+
+bool Reconciler::dirty() const {
+  return !dirty_nexthops_.empty() || !dirty_groups_.empty() || !dirty_routes_.empty() || !delete_groups_.empty() ||
+         !delete_nexthops_.empty();
+}
+
+std::optional<ObjectId> Reconciler::GroupObject(rib::GroupId group) const {
+  auto it = groups_.find(group);
+  if (it == groups_.end() || !confirmed_.groups.contains(it->second.id)) return std::nullopt;
+  return it->second.id;
+}
+
+}  // namespace bagd::fib

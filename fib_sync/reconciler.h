@@ -1,0 +1,121 @@
+// The FIB reconciler (design.md rule 7, after Open/R's fib/): what bagd wants installed
+// (desired), what the backend confirmed (confirmed), and the difference as dirty sets that
+// Flush() turns into operations, make-before-break:
+//   1. next hops to create,  2. groups to create or replace (only with confirmed next hops),
+//   3. routes to add or repoint (only to confirmed groups),  4. routes to delete,
+//   5. groups no confirmed route uses,  6. next hops no group uses.
+// A failed operation stays dirty and is retried by the next Flush(). Only what the backend
+// confirmed is reported as installed.
+//
+// Restart without churn: Start() dumps what the backend holds that bagd owns. Those objects
+// are "stale" until the new desired state claims them: a next hop by its gateway, a group by
+// its members and weights, a route by its prefix. A claimed object keeps its id and costs no
+// operation. Sweep() (after the routes have converged) deletes what nobody claimed.
+//
+// Not thread-safe: runs on the owner's thread; the backend's events come back through OnEvent.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "fib_sync/fib_backend.h"
+#include "rib/fib_update.h"
+
+namespace bagd::fib {
+
+struct ReconcilerOptions {
+  // bagd allocates object ids from here up, skipping ids others use ("bagd" in hex: far
+  // from the low ids FRR's zebra and iproute2 users pick).
+  ObjectId id_base = 0x0BAD0000;
+};
+
+struct FlushResult {
+  size_t applied = 0;  // operations the backend confirmed
+  size_t failed = 0;   // operations that failed (still dirty)
+  size_t nexthop_ops = 0, group_ops = 0, route_ops = 0;
+  std::vector<std::string> errors;  // "group 195887105 = ...: Invalid argument (weight)", at most 20
+};
+
+struct ReconcilerStats {
+  uint64_t applied = 0;
+  uint64_t failed = 0;
+  uint64_t resyncs = 0;
+  uint64_t adopted = 0;  // objects claimed from a previous run
+  uint64_t swept = 0;    // objects of a previous run deleted by Sweep()
+};
+
+class Reconciler {
+ public:
+  Reconciler(FibBackend& backend, ReconcilerOptions options = {}) : backend_(backend), options_(options) {}
+
+  // Dumps the backend: what bagd owns becomes stale until claimed.
+  absl::Status Start();
+  // Desired-state changes from the weights stage.
+  void Update(const rib::FibUpdate& update);
+  // Applies what is dirty.
+  FlushResult Flush();
+  // Deletes stale objects nobody claimed (call once routes have converged after a start).
+  void Sweep();
+  // Dump and compare: anything that differs from desired becomes dirty (lost notifications,
+  // a backend restart).
+  absl::Status Resync();
+  void OnEvent(const FibEvent& e);
+
+  bool dirty() const;
+  bool resync_wanted() const { return resync_wanted_; }
+  size_t stale_count() const { return stale_nexthops_.size() + stale_groups_.size() + stale_routes_.size(); }
+  std::optional<ObjectId> GroupObject(rib::GroupId group) const;
+  const FibState& confirmed() const { return confirmed_; }
+  const ReconcilerStats& stats() const { return stats_; }
+
+ private:
+  struct DesiredNexthop {
+    ObjectId id = 0;
+    uint32_t refs = 0;  // groups using it
+  };
+  struct DesiredGroup {
+    ObjectId id = 0;
+    std::vector<rib::FibGroupMember> members;  // by next hop address
+  };
+
+  ObjectId Allocate();
+  bool InUse(ObjectId id) const;
+  ObjectId NexthopFor(const wire::IpAddress& gateway);  // claims, reuses or allocates; refs++
+  void ReleaseNexthop(const wire::IpAddress& gateway);
+  std::optional<ObjectId> ClaimGroup(const DesiredGroup& g);
+  void SetConfirmedRoute(const wire::Prefix& prefix, std::optional<ObjectId> group);
+  std::vector<std::pair<ObjectId, uint32_t>> KernelMembers(const DesiredGroup& g, bool confirmed_only) const;
+  void Record(FlushResult& r, const FibOp& op, const absl::Status& st);
+  std::vector<absl::Status> Apply(const std::vector<FibOp>& ops, FlushResult& r);
+
+  FibBackend& backend_;
+  ReconcilerOptions options_;
+  // Desired.
+  std::map<wire::IpAddress, DesiredNexthop> nexthops_;
+  absl::flat_hash_map<rib::GroupId, DesiredGroup> groups_;
+  absl::flat_hash_map<wire::Prefix, rib::GroupId> routes_;
+  // Confirmed (what the backend holds that we own).
+  FibState confirmed_;
+  absl::flat_hash_map<ObjectId, uint32_t> route_refs_;  // confirmed routes per group
+  std::set<ObjectId> foreign_;
+  std::set<ObjectId> allocated_;                         // ids of desired objects (and ones being deleted)
+  absl::flat_hash_map<ObjectId, rib::GroupId> group_object_;  // desired group object -> registry id
+  // From the last start, not claimed yet.
+  std::set<ObjectId> stale_nexthops_, stale_groups_;
+  absl::flat_hash_set<wire::Prefix> stale_routes_;
+  // Dirty.
+  std::set<wire::IpAddress> dirty_nexthops_;
+  std::set<rib::GroupId> dirty_groups_;
+  absl::flat_hash_set<wire::Prefix> dirty_routes_;
+  std::set<ObjectId> delete_groups_, delete_nexthops_;
+  bool resync_wanted_ = false;
+  ObjectId next_id_ = 0;
+  ReconcilerStats stats_;
+};
+
+}  // namespace bagd::fib

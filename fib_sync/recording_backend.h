@@ -1,0 +1,37 @@
+// A FIB backend that only remembers: the state it would hold and every operation, checked
+// for make-before-break order (a route's group exists, a group's next hops exist, nothing
+// in use is deleted). Used by tests and by `bagd --dry-run`. Failures can be injected.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "fib_sync/fib_backend.h"
+
+namespace bagd::fib {
+
+class RecordingBackend : public FibBackend {
+ public:
+  FibCapabilities Capabilities() const override { return caps_; }
+  std::vector<absl::Status> Apply(std::span<const FibOp> ops) override;
+  absl::StatusOr<FibState> Dump() override { return state_; }
+
+  void set_capabilities(const FibCapabilities& c) { caps_ = c; }
+  // Return a status other than OK to make an operation fail.
+  void set_fault(std::function<absl::Status(const FibOp&)> fault) { fault_ = std::move(fault); }
+  // As the kernel on link loss: the next hop goes, and out of every group.
+  void DeleteNexthopBehindOurBack(ObjectId id);
+  const FibState& state() const { return state_; }
+  FibState& mutable_state() { return state_; }
+  const std::vector<FibOp>& log() const { return log_; }
+  void ClearLog() { log_.clear(); }
+
+ private:
+  absl::Status ApplyOne(const FibOp& op);
+  FibCapabilities caps_;
+  FibState state_;
+  std::vector<FibOp> log_;
+  std::function<absl::Status(const FibOp&)> fault_;
+};
+
+}  // namespace bagd::fib

@@ -1,0 +1,208 @@
+// The FIB reconciler against the recording backend: make-before-break order, one group
+// operation per reweight, retries, adoption after a restart (no churn), sweep, link loss.
+#include <catch2/catch.hpp>
+
+#include "fib_sync/reconciler.h"
+#include "fib_sync/recording_backend.h"
+
+namespace bagd::fib {
+namespace {
+
+wire::IpAddress A(const char* s) { return *wire::IpAddress::Parse(s); }
+wire::Prefix P(const char* s) { return *wire::Prefix::Parse(s); }
+
+rib::FibUpdate Group(rib::GroupId id, std::vector<std::pair<const char*, uint32_t>> members,
+                     std::vector<const char*> routes = {}) {
+  rib::FibUpdate u;
+  rib::FibGroup g{id, {}};
+  for (const auto& [nh, w] : members) g.members.push_back({A(nh), w});
+  u.group_upserts.push_back(g);
+  for (const char* r : routes) u.route_upserts.emplace_back(P(r), id);
+  return u;
+}
+
+TEST_CASE("install in make-before-break order", "[fib][reconciler]") {
+  RecordingBackend b;
+  Reconciler r(b);
+  REQUIRE(r.Start().ok());
+  r.Update(Group(1, {{"10.0.0.1", 1}, {"10.0.0.2", 3}}, {"10.1.0.0/24", "10.2.0.0/24"}));
+  const FlushResult f = r.Flush();
+  CHECK(f.failed == 0);
+  CHECK(f.nexthop_ops == 2);
+  CHECK(f.group_ops == 1);
+  CHECK(f.route_ops == 2);
+  // next hops, then the group, then the routes
+  REQUIRE(b.log().size() == 5);
+  CHECK(b.log()[0].index() == 0);
+  CHECK(b.log()[1].index() == 0);
+  CHECK(b.log()[2].index() == 1);
+  CHECK(b.log()[3].index() == 2);
+  const auto gid = r.GroupObject(1);
+  REQUIRE(gid);
+  CHECK(*gid >= ReconcilerOptions{}.id_base);
+  CHECK(b.state().routes.at(P("10.1.0.0/24")) == *gid);
+  CHECK_FALSE(r.dirty());
+  CHECK(r.Flush().applied == 0);  // nothing left to do
+}
+
+TEST_CASE("a reweight is one group replace and no route operation", "[fib][reconciler]") {
+  RecordingBackend b;
+  Reconciler r(b);
+  REQUIRE(r.Start().ok());
+  rib::FibUpdate u = Group(1, {{"10.0.0.1", 1}, {"10.0.0.2", 1}});
+  for (int i = 0; i < 1000; ++i) {
+    const std::string p = "10." + std::to_string(100 + i / 256) + "." + std::to_string(i % 256) + ".0/24";
+    u.route_upserts.emplace_back(P(p.c_str()), 1);
+  }
+  r.Update(u);
+  r.Flush();
+  b.ClearLog();
+  r.Update(Group(1, {{"10.0.0.1", 1}, {"10.0.0.2", 4}}));
+  const FlushResult f = r.Flush();
+  CHECK(f.group_ops == 1);
+  CHECK(f.route_ops == 0);
+  CHECK(f.nexthop_ops == 0);
+  REQUIRE(b.log().size() == 1);
+  CHECK(b.state().groups.at(*r.GroupObject(1)).back().second == 4);
+}
+
+TEST_CASE("moving routes and deleting what is unused", "[fib][reconciler]") {
+  RecordingBackend b;
+  Reconciler r(b);
+  REQUIRE(r.Start().ok());
+  r.Update(Group(1, {{"10.0.0.1", 1}, {"10.0.0.2", 1}}, {"10.1.0.0/24"}));
+  r.Flush();
+  const ObjectId g1 = *r.GroupObject(1);
+  // The route moves to a new group over 10.0.0.3; group 1 goes with its 10.0.0.1 next hop.
+  rib::FibUpdate u = Group(2, {{"10.0.0.2", 1}, {"10.0.0.3", 1}}, {"10.1.0.0/24"});
+  u.group_deletes.push_back(1);
+  r.Update(u);
+  b.ClearLog();
+  const FlushResult f = r.Flush();
+  CHECK(f.failed == 0);
+  const ObjectId g2 = *r.GroupObject(2);
+  CHECK(b.state().routes.at(P("10.1.0.0/24")) == g2);
+  CHECK_FALSE(b.state().groups.contains(g1));
+  CHECK(b.state().nexthops.size() == 2);  // 10.0.0.2 (kept) and 10.0.0.3
+  // order: create 10.0.0.3, group 2, repoint the route, delete group 1, delete 10.0.0.1
+  REQUIRE(b.log().size() == 5);
+  CHECK(std::get<NexthopOp>(b.log()[0]).gateway == A("10.0.0.3"));
+  CHECK(std::get<GroupOp>(b.log()[1]).id == g2);
+  CHECK(std::get<RouteOp>(b.log()[2]).group == g2);
+  CHECK(std::get<GroupOp>(b.log()[3]).remove);
+  CHECK(std::get<NexthopOp>(b.log()[4]).remove);
+  // withdrawing the route and the group removes everything
+  rib::FibUpdate gone;
+  gone.route_deletes.push_back(P("10.1.0.0/24"));
+  gone.group_deletes.push_back(2);
+  r.Update(gone);
+  r.Flush();
+  CHECK(b.state().routes.empty());
+  CHECK(b.state().groups.empty());
+  CHECK(b.state().nexthops.empty());
+}
+
+TEST_CASE("failed operations are retried", "[fib][reconciler]") {
+  RecordingBackend b;
+  Reconciler r(b);
+  REQUIRE(r.Start().ok());
+  bool fail = true;
+  b.set_fault([&](const FibOp& op) {
+    if (fail && std::holds_alternative<NexthopOp>(op) && std::get<NexthopOp>(op).gateway == A("10.0.0.2")) {
+      return absl::UnavailableError("Network is down");
+    }
+    return absl::OkStatus();
+  });
+  r.Update(Group(1, {{"10.0.0.1", 1}, {"10.0.0.2", 2}}, {"10.1.0.0/24"}));
+  FlushResult f = r.Flush();
+  CHECK(f.failed == 1);
+  REQUIRE(f.errors.size() == 1);
+  CHECK(f.errors[0].find("Network is down") != std::string::npos);
+  // The group went in with the member that could be created; the route follows.
+  const ObjectId g = *r.GroupObject(1);
+  CHECK(b.state().groups.at(g).size() == 1);
+  CHECK(b.state().routes.contains(P("10.1.0.0/24")));
+  CHECK(r.dirty());
+  fail = false;
+  r.OnEvent(FibEvent{FibEvent::Kind::kLinkUp, 0});
+  f = r.Flush();
+  CHECK(f.failed == 0);
+  CHECK(b.state().groups.at(g).size() == 2);
+  CHECK_FALSE(r.dirty());
+}
+
+TEST_CASE("a restart with the same state changes nothing; leftovers are swept", "[fib][reconciler]") {
+  RecordingBackend b;
+  {
+    Reconciler before(b);
+    REQUIRE(before.Start().ok());
+    before.Update(Group(1, {{"10.0.0.1", 1}, {"10.0.0.2", 3}}, {"10.1.0.0/24", "10.2.0.0/24"}));
+    before.Update(Group(2, {{"10.0.0.3", 1}}, {"10.3.0.0/24"}));
+    before.Flush();
+  }
+  const FibState old = b.state();
+  b.ClearLog();
+  Reconciler after(b);
+  REQUIRE(after.Start().ok());
+  CHECK(after.stale_count() == 3 + 2 + 3);
+  // The new run learns the same group 1 (under another registry id) but not group 2.
+  after.Update(Group(7, {{"10.0.0.2", 3}, {"10.0.0.1", 1}}, {"10.1.0.0/24", "10.2.0.0/24"}));
+  FlushResult f = after.Flush();
+  CHECK(f.applied == 0);
+  CHECK(b.log().empty());
+  CHECK(after.stats().adopted == 3);  // two next hops and the group
+  CHECK(b.state().groups == old.groups);
+  after.Sweep();
+  f = after.Flush();
+  CHECK(f.failed == 0);
+  CHECK(f.route_ops == 1);  // 10.3.0.0/24
+  CHECK(f.group_ops == 1);
+  CHECK(f.nexthop_ops == 1);
+  CHECK(b.state().routes.size() == 2);
+  CHECK(b.state().nexthops.size() == 2);
+}
+
+TEST_CASE("ids others use are never taken", "[fib][reconciler]") {
+  RecordingBackend b;
+  b.mutable_state().foreign_ids = {ReconcilerOptions{}.id_base, ReconcilerOptions{}.id_base + 1};
+  Reconciler r(b);
+  REQUIRE(r.Start().ok());
+  r.Update(Group(1, {{"10.0.0.1", 1}}, {"10.1.0.0/24"}));
+  r.Flush();
+  for (const auto& [id, gw] : b.state().nexthops) CHECK(id >= ReconcilerOptions{}.id_base + 2);
+  CHECK(*r.GroupObject(1) >= ReconcilerOptions{}.id_base + 2);
+}
+
+TEST_CASE("link loss: the next hop is re-created and its group made whole", "[fib][reconciler]") {
+  RecordingBackend b;
+  Reconciler r(b);
+  REQUIRE(r.Start().ok());
+  b.SetEventHandler([&](const FibEvent& e) { r.OnEvent(e); });
+  r.Update(Group(1, {{"10.0.0.1", 1}, {"10.0.0.2", 2}}, {"10.1.0.0/24"}));
+  r.Flush();
+  const ObjectId g = *r.GroupObject(1);
+  ObjectId nh2 = 0;
+  for (const auto& [id, gw] : b.state().nexthops) {
+    if (gw == A("10.0.0.2")) nh2 = id;
+  }
+  b.DeleteNexthopBehindOurBack(nh2);
+  CHECK(b.state().groups.at(g).size() == 1);
+  CHECK(r.resync_wanted());
+  REQUIRE(r.Resync().ok());
+  r.Flush();
+  CHECK(b.state().groups.at(g).size() == 2);
+  CHECK(b.state().nexthops.size() == 2);
+  CHECK_FALSE(r.dirty());
+
+  // Every member gone: the backend drops the group and its route; a resync puts all back.
+  for (const auto& [id, gw] : std::map<ObjectId, wire::IpAddress>(b.state().nexthops)) b.DeleteNexthopBehindOurBack(id);
+  CHECK(b.state().routes.empty());
+  REQUIRE(r.Resync().ok());
+  r.Flush();
+  CHECK(b.state().routes.at(P("10.1.0.0/24")) == g);
+  CHECK(b.state().groups.at(g).size() == 2);
+  CHECK(r.stats().resyncs == 2);
+}
+
+}  // namespace
+}  // namespace bagd::fib
