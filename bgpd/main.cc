@@ -1,6 +1,6 @@
 // bagd: the BGP daemon.
 //
-//   bagd --config FILE [--check] [--socket PATH] [--metrics-listen ADDR:PORT] [--log-level LEVEL]
+//   bagd --config FILE [--check] [--dry-run] [--socket PATH] [--metrics-listen ADDR:PORT] [--log-level LEVEL]
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <iostream>
@@ -11,12 +11,15 @@
 #include <prometheus/exposer.h>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "bgpd/control/control_server.h"
 #include "bgpd/session/control_adapter.h"
+#include "bgpd/session/fib_stage.h"
 #include "bgpd/session/log.h"
 #include "bgpd/session/metrics.h"
 #include "bgpd/session/speaker.h"
 #include "conf/config_loader.h"
+#include "fib_sync/recording_backend.h"
 
 namespace {
 
@@ -24,6 +27,7 @@ constexpr const char* kUsage = R"(usage: bagd --config FILE [options]
 
   --config FILE            configuration (Protobuf text format, or JSON); see docs/config.md
   --check                  validate the configuration, print file:line:col errors, exit
+  --dry-run                run everything but install nothing: FIB operations are logged
   --socket PATH            control API socket (default /run/bagd/bagd.sock)
   --metrics-listen A:P     serve Prometheus metrics on http://A:P/metrics (default: off)
   --log-level LEVEL        error, warning, info (default), debug
@@ -33,6 +37,7 @@ constexpr const char* kUsage = R"(usage: bagd --config FILE [options]
 struct Options {
   std::string config;
   bool check = false;
+  bool dry_run = false;
   std::string socket = "/run/bagd/bagd.sock";
   std::string metrics_listen;
   std::string log_level;
@@ -50,6 +55,10 @@ std::optional<Options> ParseArgs(int argc, char** argv) {
     if (a == "--config" && value(o.config)) continue;
     if (a == "--check") {
       o.check = true;
+      continue;
+    }
+    if (a == "--dry-run") {
+      o.dry_run = true;
       continue;
     }
     if (a == "--socket" && value(o.socket)) continue;
@@ -72,6 +81,33 @@ bagd::log::Level LevelFrom(const std::string& s, int config_level) {
   if (s == "trace") return bagd::log::Level::kTrace;
   if (s.empty() && config_level >= 1 && config_level <= 5) return static_cast<bagd::log::Level>(config_level);
   return bagd::log::Level::kInfo;
+}
+
+// The FIB backend the config asks for; nullptr: install nothing.
+absl::StatusOr<std::unique_ptr<bagd::fib::FibBackend>> MakeFibBackend(const bagd::config::v1::Config& config,
+                                                                     bool dry_run) {
+  namespace v1 = bagd::config::v1;
+  if (dry_run) {
+    // Every operation is accepted and logged, nothing is installed.
+    class LoggingBackend : public bagd::fib::RecordingBackend {
+     public:
+      std::vector<absl::Status> Apply(std::span<const bagd::fib::FibOp> ops) override {
+        for (const auto& op : ops) bagd::log::Info("dry-run fib: %s", bagd::fib::Describe(op));
+        return RecordingBackend::Apply(ops);
+      }
+    };
+    return std::unique_ptr<bagd::fib::FibBackend>(std::make_unique<LoggingBackend>());
+  }
+  switch (config.fib().backend()) {
+    case v1::Fib::BACKEND_NONE:
+      return std::unique_ptr<bagd::fib::FibBackend>();
+    case v1::Fib::BACKEND_NETLINK:
+      bagd::log::Warning("fib: the kernel backend is not in this build yet; routes are computed, not installed");
+      return std::unique_ptr<bagd::fib::FibBackend>();
+    default:
+      return absl::UnimplementedError(absl::StrCat("fib backend ", v1::Fib::Backend_Name(config.fib().backend()),
+                                                   " is not available in this build; use BACKEND_NONE or --dry-run"));
+  }
 }
 
 }  // namespace
@@ -107,6 +143,22 @@ int main(int argc, char** argv) {
   if (auto st = speaker.Configure(loaded.config); !st.ok()) {
     bagd::log::Error("%s", st.ToString());
     return 1;
+  }
+  std::unique_ptr<bagd::session::FibStage> fib;
+  {
+    auto backend = MakeFibBackend(loaded.config, opts->dry_run);
+    if (!backend.ok()) {
+      bagd::log::Error("%s", backend.status().message());
+      return 1;
+    }
+    if (*backend) {
+      fib = std::make_unique<bagd::session::FibStage>(io, std::move(*backend));
+      if (auto st = fib->Start(); !st.ok()) {
+        bagd::log::Error("fib: %s", st.ToString());
+        return 1;
+      }
+      speaker.SetFibSink([&fib](const bagd::rib::FibUpdate& u) { fib->Apply(u); });
+    }
   }
   bagd::session::ControlAdapter adapter(io, speaker);
   auto control = bagd::control::ControlServer::Start(opts->socket, &adapter);

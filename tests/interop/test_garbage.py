@@ -29,6 +29,7 @@ class Garbage(unittest.TestCase):
         conf = os.path.join(cls.dir, "bagd.textproto")
         with open(conf, "w") as f:
             f.write(f'router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {cls.port} }} }}\n'
+                    'fib { backend: BACKEND_NONE }\n'  # root namespace: install nothing
                     f"{neighbors}\n")
         cls.sock = os.path.join(cls.dir, "bagd.sock")
         cls.log = open(os.path.join(cls.dir, "bagd.log"), "w")

@@ -1,0 +1,84 @@
+#include "bgpd/session/fib_stage.h"
+
+#include "bgpd/session/log.h"
+
+namespace bagd::session {
+
+FibStage::FibStage(boost::asio::io_context& io, std::unique_ptr<fib::FibBackend> backend, FibStageOptions options)
+    : io_(io),
+      backend_(std::move(backend)),
+      options_(options),
+      reconciler_(*backend_, options.reconciler),
+      retry_timer_(io),
+      sweep_timer_(io),
+      resync_timer_(io),
+      retry_delay_(options.retry_first) {
+  backend_->SetEventHandler([this](const fib::FibEvent& e) { OnEvent(e); });
+}
+
+absl::Status FibStage::Start() {
+  if (auto st = reconciler_.Start(); !st.ok()) return st;
+  const fib::FibState& s = reconciler_.confirmed();
+  log::Info("fib: %d next hops, %d groups and %d routes of a previous run found; kept while the new state claims them",
+            s.nexthops.size(), s.groups.size(), s.routes.size());
+  if (options_.sweep_after.count() > 0) {
+    sweep_timer_.expires_after(options_.sweep_after);
+    sweep_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      const size_t stale = reconciler_.stale_count();
+      if (stale > 0) log::Info("fib: deleting %d objects of a previous run that nothing claimed", stale);
+      reconciler_.Sweep();
+      Flush();
+    });
+  }
+  return absl::OkStatus();
+}
+
+void FibStage::Apply(const rib::FibUpdate& update) {
+  reconciler_.Update(update);
+  Flush();
+}
+
+void FibStage::Flush() {
+  const fib::FlushResult r = reconciler_.Flush();
+  if (r.applied > 0 || r.failed > 0) {
+    log::Debug("fib: %d operations applied (%d next hop, %d group, %d route), %d failed", r.applied, r.nexthop_ops,
+               r.group_ops, r.route_ops, r.failed);
+  }
+  for (const std::string& e : r.errors) log::Warning("fib: %s", e);
+  if (r.failed == 0) retry_delay_ = options_.retry_first;
+  if (reconciler_.resync_wanted() && !resync_armed_) {
+    // Debounced: a link going down deletes many next hops in a row.
+    resync_armed_ = true;
+    resync_timer_.expires_after(std::chrono::milliseconds(100));
+    resync_timer_.async_wait([this](const boost::system::error_code& ec) {
+      resync_armed_ = false;
+      if (ec) return;
+      if (auto st = reconciler_.Resync(); !st.ok()) {
+        log::Warning("fib: resync failed: %s", st.ToString());
+      }
+      Flush();
+    });
+  }
+  if (reconciler_.dirty()) ScheduleRetry();
+}
+
+void FibStage::ScheduleRetry() {
+  if (retry_armed_) return;
+  retry_armed_ = true;
+  retry_timer_.expires_after(retry_delay_);
+  retry_delay_ = std::min(retry_delay_ * 2, options_.retry_max);
+  retry_timer_.async_wait([this](const boost::system::error_code& ec) {
+    retry_armed_ = false;
+    if (!ec) Flush();
+  });
+}
+
+void FibStage::OnEvent(const fib::FibEvent& e) {
+  reconciler_.OnEvent(e);
+  if (e.kind == fib::FibEvent::Kind::kResyncNeeded) log::Warning("fib: notifications were lost; resyncing");
+  if (e.kind == fib::FibEvent::Kind::kNexthopDeleted) log::Info("fib: next hop %d was deleted under us", e.id);
+  Flush();
+}
+
+}  // namespace bagd::session

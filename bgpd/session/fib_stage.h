@@ -1,0 +1,51 @@
+// The FIB sync stage as the daemon runs it: the reconciler (fib_sync/) with a backend, the
+// retry timer for what failed, the sweep of what a previous run left behind, and a resync
+// when the backend says notifications were lost. Runs on the io_context thread.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <memory>
+
+#include "fib_sync/reconciler.h"
+#include "rib/fib_update.h"
+
+namespace bagd::session {
+
+struct FibStageOptions {
+  // Objects of a previous run that nothing claimed are deleted this long after start (the
+  // routes have converged by then); 0: never.
+  std::chrono::seconds sweep_after{120};
+  std::chrono::milliseconds retry_first{200};
+  std::chrono::milliseconds retry_max{10000};
+  fib::ReconcilerOptions reconciler;
+};
+
+class FibStage {
+ public:
+  FibStage(boost::asio::io_context& io, std::unique_ptr<fib::FibBackend> backend, FibStageOptions options = {});
+  // Reads what the backend holds (adoption after a restart) and arms the sweep.
+  absl::Status Start();
+  void Apply(const rib::FibUpdate& update);
+  const fib::Reconciler& reconciler() const { return reconciler_; }
+  fib::FibBackend& backend() { return *backend_; }
+
+ private:
+  void Flush();
+  void ScheduleRetry();
+  void OnEvent(const fib::FibEvent& e);
+
+  boost::asio::io_context& io_;
+  std::unique_ptr<fib::FibBackend> backend_;
+  FibStageOptions options_;
+  fib::Reconciler reconciler_;
+  boost::asio::steady_timer retry_timer_;
+  boost::asio::steady_timer sweep_timer_;
+  boost::asio::steady_timer resync_timer_;
+  std::chrono::milliseconds retry_delay_;
+  bool retry_armed_ = false;
+  bool resync_armed_ = false;
+};
+
+}  // namespace bagd::session
