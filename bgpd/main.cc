@@ -19,6 +19,7 @@
 #include "bgpd/session/metrics.h"
 #include "bgpd/session/speaker.h"
 #include "conf/config_loader.h"
+#include "fib_sync/netlink_backend.h"
 #include "fib_sync/recording_backend.h"
 
 namespace {
@@ -101,9 +102,15 @@ absl::StatusOr<std::unique_ptr<bagd::fib::FibBackend>> MakeFibBackend(const bagd
   switch (config.fib().backend()) {
     case v1::Fib::BACKEND_NONE:
       return std::unique_ptr<bagd::fib::FibBackend>();
-    case v1::Fib::BACKEND_NETLINK:
-      bagd::log::Warning("fib: the kernel backend is not in this build yet; routes are computed, not installed");
-      return std::unique_ptr<bagd::fib::FibBackend>();
+    case v1::Fib::BACKEND_NETLINK: {
+      bagd::fib::NetlinkOptions o;
+      o.table = config.fib().kernel_table();
+      auto b = bagd::fib::NetlinkBackend::Open(o);
+      if (!b.ok()) return absl::UnavailableError(absl::StrCat("fib: kernel backend: ", b.status().message()));
+      bagd::log::Info("fib: kernel backend, table %d, protocol %d, %d-bit weights", o.table, o.protocol,
+                      (*b)->weight_width() == bagd::fib::netlink::WeightWidth::k16Bit ? 16 : 8);
+      return std::unique_ptr<bagd::fib::FibBackend>(std::move(*b));
+    }
     default:
       return absl::UnimplementedError(absl::StrCat("fib backend ", v1::Fib::Backend_Name(config.fib().backend()),
                                                    " is not available in this build; use BACKEND_NONE or --dry-run"));
@@ -140,10 +147,7 @@ int main(int argc, char** argv) {
   }
 
   bagd::session::Speaker speaker(io, &metrics);
-  if (auto st = speaker.Configure(loaded.config); !st.ok()) {
-    bagd::log::Error("%s", st.ToString());
-    return 1;
-  }
+  // The FIB backend first: its capabilities (8- or 16-bit weights) bound the weights.
   std::unique_ptr<bagd::session::FibStage> fib;
   {
     auto backend = MakeFibBackend(loaded.config, opts->dry_run);
@@ -152,13 +156,20 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (*backend) {
+      speaker.SetFibMaxWeight((*backend)->Capabilities().max_weight);
+      auto* kernel = dynamic_cast<bagd::fib::NetlinkBackend*>(backend->get());
       fib = std::make_unique<bagd::session::FibStage>(io, std::move(*backend));
+      if (kernel) fib->WatchEvents(kernel->event_fd(), [kernel] { kernel->ReadEvents(); });
       if (auto st = fib->Start(); !st.ok()) {
         bagd::log::Error("fib: %s", st.ToString());
         return 1;
       }
       speaker.SetFibSink([&fib](const bagd::rib::FibUpdate& u) { fib->Apply(u); });
     }
+  }
+  if (auto st = speaker.Configure(loaded.config); !st.ok()) {
+    bagd::log::Error("%s", st.ToString());
+    return 1;
   }
   bagd::session::ControlAdapter adapter(io, speaker);
   auto control = bagd::control::ControlServer::Start(opts->socket, &adapter);

@@ -63,6 +63,7 @@ struct FibEvent {
   enum class Kind {
     kNexthopDeleted,  // e.g. the kernel removed it on link loss (and from every group)
     kLinkUp,          // a link came up: next hops that failed may now be created
+    kLinkDown,        // a link went down: the kernel deleted its next hops without a word
     kResyncNeeded,    // notifications were lost (ENOBUFS): dump and compare everything
   };
   Kind kind = Kind::kResyncNeeded;

@@ -433,6 +433,7 @@ void Reconciler::OnEvent(const FibEvent& e) {
         if (!confirmed_.nexthops.contains(d.id)) dirty_nexthops_.insert(gw);
       }
       break;
+    case FibEvent::Kind::kLinkDown:  // what it took with it shows in a dump
     case FibEvent::Kind::kResyncNeeded:
       resync_wanted_ = true;
       break;

@@ -16,6 +16,10 @@ FibStage::FibStage(boost::asio::io_context& io, std::unique_ptr<fib::FibBackend>
   backend_->SetEventHandler([this](const fib::FibEvent& e) { OnEvent(e); });
 }
 
+FibStage::~FibStage() {
+  if (events_) events_->release();  // the backend closes its own socket
+}
+
 absl::Status FibStage::Start() {
   if (auto st = reconciler_.Start(); !st.ok()) return st;
   const fib::FibState& s = reconciler_.confirmed();
@@ -32,6 +36,21 @@ absl::Status FibStage::Start() {
     });
   }
   return absl::OkStatus();
+}
+
+void FibStage::WatchEvents(int fd, std::function<void()> read) {
+  // The descriptor stays the backend's: release() before the stream_descriptor goes.
+  events_ = std::make_unique<boost::asio::posix::stream_descriptor>(io_, fd);
+  read_events_ = std::move(read);
+  WaitEvents();
+}
+
+void FibStage::WaitEvents() {
+  events_->async_wait(boost::asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
+    if (ec) return;
+    read_events_();
+    WaitEvents();
+  });
 }
 
 void FibStage::Apply(const rib::FibUpdate& update) {
@@ -78,6 +97,7 @@ void FibStage::OnEvent(const fib::FibEvent& e) {
   reconciler_.OnEvent(e);
   if (e.kind == fib::FibEvent::Kind::kResyncNeeded) log::Warning("fib: notifications were lost; resyncing");
   if (e.kind == fib::FibEvent::Kind::kNexthopDeleted) log::Info("fib: next hop %d was deleted under us", e.id);
+  if (e.kind == fib::FibEvent::Kind::kLinkDown) log::Debug("fib: link %d is down", e.id);
   Flush();
 }
 

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 
 #include "fib_sync/reconciler.h"
@@ -25,8 +27,12 @@ struct FibStageOptions {
 class FibStage {
  public:
   FibStage(boost::asio::io_context& io, std::unique_ptr<fib::FibBackend> backend, FibStageOptions options = {});
+  ~FibStage();
   // Reads what the backend holds (adoption after a restart) and arms the sweep.
   absl::Status Start();
+  // Backends with a notification socket (the kernel): watch it, and call `read` when it is
+  // readable (the backend emits its events from there).
+  void WatchEvents(int fd, std::function<void()> read);
   void Apply(const rib::FibUpdate& update);
   const fib::Reconciler& reconciler() const { return reconciler_; }
   fib::FibBackend& backend() { return *backend_; }
@@ -35,6 +41,7 @@ class FibStage {
   void Flush();
   void ScheduleRetry();
   void OnEvent(const fib::FibEvent& e);
+  void WaitEvents();
 
   boost::asio::io_context& io_;
   std::unique_ptr<fib::FibBackend> backend_;
@@ -44,6 +51,8 @@ class FibStage {
   boost::asio::steady_timer sweep_timer_;
   boost::asio::steady_timer resync_timer_;
   std::chrono::milliseconds retry_delay_;
+  std::unique_ptr<boost::asio::posix::stream_descriptor> events_;
+  std::function<void()> read_events_;
   bool retry_armed_ = false;
   bool resync_armed_ = false;
 };

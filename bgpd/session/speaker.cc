@@ -104,7 +104,7 @@ absl::StatusOr<double> Rate(const std::string& field, const std::string& text) {
 
 }  // namespace
 
-absl::StatusOr<rib::WeightsConfig> WeightsConfigOf(const config::v1::Config& config) {
+absl::StatusOr<rib::WeightsConfig> WeightsConfigOf(const config::v1::Config& config, uint32_t backend_max_weight) {
   rib::WeightsConfig w;
   const v1::LinkBandwidth& lb = config.link_bandwidth();
   auto policy_of = [&](v1::LinkBandwidth::Mode mode, v1::LinkBandwidth::Missing missing,
@@ -138,7 +138,7 @@ absl::StatusOr<rib::WeightsConfig> WeightsConfigOf(const config::v1::Config& con
     w.policy[index] = *p;
   }
   const v1::Fib& fib = config.fib();
-  w.limits.max_weight = fib.max_weight() ? fib.max_weight() : 65535;
+  w.limits.max_weight = fib.max_weight() ? std::min(fib.max_weight(), backend_max_weight) : backend_max_weight;
   w.limits.budget = fib.group_budget();
   const v1::Damping& d = config.damping();
   w.damping.decrease_delay = absl::Seconds(d.has_decrease_delay() ? d.decrease_delay() : 0);
@@ -188,7 +188,7 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
   decision.maximum_paths_ibgp = std::max<uint32_t>(1, config.multipath().maximum_paths_ibgp());
   decision.as_path_multipath_relax = config.multipath().as_path_relax();
   rib_ = std::make_unique<rib::Rib>(local_as_, decision);
-  auto weights = WeightsConfigOf(config);
+  auto weights = WeightsConfigOf(config, fib_max_weight_);
   if (!weights.ok()) return weights.status();
   groups_ = std::make_unique<rib::NextHopGroupRegistry>(*weights);
   weights_timer_ = std::make_unique<boost::asio::steady_timer>(io_);
@@ -763,7 +763,7 @@ void Speaker::RefreshWeightMetrics() {
 
 absl::Status Speaker::Reload(const config::v1::Config& config) {
   // Everything is checked before anything changes.
-  auto weights = WeightsConfigOf(config);
+  auto weights = WeightsConfigOf(config, fib_max_weight_);
   if (!weights.ok()) return weights.status();
   std::vector<rib::LinkBandwidthExport> exports;
   std::vector<std::string> restart;

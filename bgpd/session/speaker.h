@@ -26,7 +26,9 @@ namespace bagd::session {
 // The config, turned into what the sessions need (defaults applied by conf/).
 absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& config);
 // The weights stage's settings (link bandwidth policy per family, FIB limits, damping).
-absl::StatusOr<rib::WeightsConfig> WeightsConfigOf(const config::v1::Config& config);
+// `backend_max_weight` applies when the config leaves fib.max_weight at 0.
+absl::StatusOr<rib::WeightsConfig> WeightsConfigOf(const config::v1::Config& config,
+                                                   uint32_t backend_max_weight = 65535);
 // A neighbor's link-bandwidth export settings.
 absl::StatusOr<rib::LinkBandwidthExport> LinkBandwidthExportOf(const config::v1::NeighborLinkBandwidth& n);
 
@@ -45,6 +47,8 @@ class Speaker : public RouteSink {
   absl::Status Reload(const config::v1::Config& config);
   // Where FIB updates go (fib_sync/); without one they are computed and dropped.
   void SetFibSink(std::function<void(const rib::FibUpdate&)> sink) { fib_sink_ = std::move(sink); }
+  // The largest weight the FIB backend takes (before Configure).
+  void SetFibMaxWeight(uint32_t w) { fib_max_weight_ = w; }
   // Cease / Administrative Shutdown to every neighbor, then `done` once the NOTIFICATIONs
   // are flushed (or after `grace`).
   void Shutdown(const std::string& message, std::chrono::milliseconds grace, std::function<void()> done);
@@ -127,6 +131,7 @@ class Speaker : public RouteSink {
   bool weights_scheduled_ = false;
   std::unique_ptr<boost::asio::steady_timer> hold_timer_;
   std::function<void(const rib::FibUpdate&)> fib_sink_;
+  uint32_t fib_max_weight_ = 65535;
   // Per peer (by rib index): link-bandwidth export and its re-advertisement damping.
   struct BandwidthExport {
     rib::LinkBandwidthExport config;

@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-namespace bagd::fib::netlink::abi {
+namespace bagd::fib::netlink::uapi {
 
 // struct nexthop_grp as of Linux 6.12 (merge e96f6fd30eec, "net-nexthop-increase-weight-to-u16").
 // 6.1 names the second byte `resvd1`. The logical weight W is encoded as
@@ -55,4 +55,4 @@ static_assert(RTA_NH_ID == 30 && RTA_TABLE == 15 && RTA_VIA == 18);
 static_assert(RTM_NEWNEXTHOP == 104 && RTM_DELNEXTHOP == 105 && RTM_GETNEXTHOP == 106);
 static_assert(IFLA_INFO_SLAVE_DATA == 5 && IFLA_BOND_SLAVE_MII_STATUS == 2);
 
-}  // namespace bagd::fib::netlink::abi
+}  // namespace bagd::fib::netlink::uapi

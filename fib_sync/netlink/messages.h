@@ -134,7 +134,8 @@ absl::StatusOr<size_t> AppendDelRoute(Bytes& batch, uint32_t seq, const wire::Pr
 // Dump of every nexthop and group. The kernel has no protocol filter for nexthops: filter on
 // Nexthop::protocol / NexthopGroup::protocol.
 size_t AppendGetNexthops(Bytes& batch, uint32_t seq);
-// One nexthop or group by id (works for groups too large to dump).
+// One nexthop or group by id (works for groups too large to dump). The kernel answers with
+// the object alone (or an NLMSG_ERROR); SetAck on the request adds an ack as an end marker.
 absl::StatusOr<size_t> AppendGetNexthop(Bytes& batch, uint32_t seq, uint32_t id);
 // Dump of one family's routes, filtered in the kernel by protocol (0 = any) and table
 // (0 = all) when the socket has NETLINK_GET_STRICT_CHK; without it the kernel ignores the

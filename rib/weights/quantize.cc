@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <queue>
 #include <utility>
 
 namespace bagd::rib {
@@ -59,8 +60,8 @@ bool ExactRatio(std::span<const double> bandwidths, const QuantizeLimits& limits
 }
 
 // The search over the sum T of the weights. For one T the best vector is found greedily
-// (Evaluate); the sums themselves are walked with a sieve (Next) that jumps over every T at
-// which some member cannot even on its own be as close as the best error found so far.
+// (Evaluate); the sums are searched by branch and bound over intervals of T (Bound), which
+// discards whole ranges of sums that cannot beat the best error found so far.
 class SumSearch {
  public:
   SumSearch(std::span<const double> bandwidths, uint32_t max_weight)
@@ -73,6 +74,8 @@ class SumSearch {
   }
 
   const std::vector<uint32_t>& weights() const { return w_; }
+  uint64_t work() const { return work_; }
+  bool out_of_work() const { return work_ > kQuantizeWorkLimit; }
 
   // Sums outside [lo, hi] cannot have every member within theta of its share, by
   // counting alone (weights as real numbers): above hi the members cannot take T units
@@ -85,7 +88,9 @@ class SumSearch {
   Range SumsWithin(double theta, uint64_t cap) const {
     const double th = theta * (1 + kSieveSlack);
     double hi = std::min(static_cast<double>(cap), std::floor(UpperRoot(1 + th) * (1 + kSieveSlack)) + 1);
-    double lo = static_cast<double>(n_);
+    // The smallest member at weight 1 is over its share by more than theta below this.
+    const double below_one = std::ceil(1 / (share_[order_[0]] * (1 + th)) * (1 - kSieveSlack)) - 1;
+    double lo = std::max(static_cast<double>(n_), below_one);
     if (th < 1) {
       // The largest member, even at max_weight, is short by more than theta above this.
       hi = std::min(hi, std::floor(max_w_ / (s_max_ * (1 - th))) + 1);
@@ -100,6 +105,57 @@ class SumSearch {
     return t >= static_cast<double>(cap) ? cap : static_cast<uint64_t>(t);
   }
 
+  // A lower bound on the error at every sum in [lo, hi]; a value above cutoff when no
+  // sum there can be within cutoff. Two arguments, both valid for the whole interval:
+  // - one member alone: as T runs over the interval its ideal weight s_i*T runs over
+  //   [x1, x2]; if no allowed integer lies in there, the closest it gets is at an end;
+  // - counting: every weight must lie within cutoff of its ideal, and those limits grow
+  //   with T, so the most the members can take is their upper limits at hi, the least
+  //   their lower limits at lo; T must fit in between.
+  double Bound(uint64_t lo, uint64_t hi, double cutoff) const {
+    work_ += n_;
+    const double t1 = static_cast<double>(lo), t2 = static_cast<double>(hi);
+    const double bar = cutoff * (1 + kSieveSlack), k_up = 1 + bar, k_down = 1 - bar;
+    double bound = 0, most = 0, least = 0;
+    for (size_t i : order_) {  // smallest shares first: they are usually the ones that bind
+      const double x1 = share_[i] * t1, x2 = share_[i] * t2;
+      double b = 0;
+      if (x2 < 1) {
+        b = (1 - x2) / x2;  // weight 1, over its share
+      } else if (x1 > max_w_) {
+        b = (x1 - max_w_) / x1;  // max_weight, short of its share
+      } else if (const double a = std::floor(x2); a < x1 && a < max_w_) {
+        b = std::min((x1 - a) / x1, (a + 1 - x2) / x2);  // between a and a + 1 throughout
+      }
+      bound = std::max(bound, b);
+      if (bound > bar) return bound;
+      most += std::min<double>(max_w_, std::floor(x2 * k_up));
+      least += std::max(1.0, std::ceil(x1 * k_down));
+    }
+    if (most < t1 || least > t2) return kInf;
+    return bound;
+  }
+
+  // The first sum from T up to hi at which every member on its own can be within theta of
+  // its share (some integer a in [1, max_weight] has |a - s_i*T| <= theta*s_i*T); kNone if
+  // there is none. Each member's such sums come in windows around a / s_i; the walk jumps
+  // to the next window of whichever member fails, smallest shares (narrowest windows)
+  // first. For the first sum within the 0.1 % goal this is much cheaper than Bound.
+  uint64_t NextUp(uint64_t T, double theta, uint64_t hi) const {
+    const double th = theta * (1 + kSieveSlack);
+    for (;;) {
+      if (T > hi) return kNone;
+      uint64_t moved = MemberNextUp(order_.back(), T, th);  // where max_weight binds
+      for (size_t k = 0; moved == T && k + 1 < n_; ++k) {
+        const double x = share_[order_[k]] * static_cast<double>(T);
+        if (2 * th * x >= 1 && x * (1 + th) >= 1) break;  // this and every larger share pass
+        moved = MemberNextUp(order_[k], T, th);
+      }
+      if (moved == T || moved == kNone) return moved;
+      T = moved;
+    }
+  }
+
   // The smallest max relative error of any weight vector summing to T (left in weights()),
   // or, when that cannot be <= cutoff, some value > cutoff (the search stops early).
   //
@@ -111,6 +167,7 @@ class SumSearch {
   // smallest possible maximum: the greedy is exact for minimax of separable convex
   // functions under one sum constraint. (The exhaustive property test checks it.)
   double Evaluate(uint64_t T, double cutoff) {
+    work_ += n_;
     const double t = static_cast<double>(T);
     int64_t excess = -static_cast<int64_t>(T);
     double worst = 0;
@@ -125,6 +182,16 @@ class SumSearch {
       if (worst > cutoff) return worst;
     }
     if (excess == 0) return worst;
+    if (cutoff < kInf) {
+      // Enough units within cutoff to move? (Cheaper than finding out by moving them.)
+      const double bar = cutoff * (1 + kSieveSlack);
+      double room = 0;
+      for (size_t i = 0; i < n_; ++i) {
+        room += excess > 0 ? w_[i] - std::max(1.0, std::ceil(x_[i] * (1 - bar)))
+                           : std::min<double>(max_w_, std::floor(x_[i] * (1 + bar))) - w_[i];
+      }
+      if (room < std::abs(static_cast<double>(excess))) return kInf;
+    }
     const int step = excess > 0 ? -1 : 1;
     auto movable = [&](size_t i) { return step < 0 ? w_[i] > 1 : w_[i] < max_w_; };
     auto cost = [&](size_t i) { return std::abs(static_cast<double>(w_[i]) + step - x_[i]) / x_[i]; };
@@ -140,6 +207,7 @@ class SumSearch {
         return static_cast<int64_t>(std::clamp(k, 0.0, room));
       };
       auto count = [&](double c) {
+        work_ += n_;
         int64_t total = 0;
         for (size_t i = 0; i < n_; ++i) total += units(i, c);
         return total;
@@ -181,29 +249,6 @@ class SumSearch {
     return worst;
   }
 
-  // The first sum from T on in direction dir (+1 up, -1 down), within [lo, hi], at which
-  // every member on its own can get within theta of its share: some integer a in
-  // [1, max_weight] has |a - s_i*T| <= theta*s_i*T. kNone if there is none. Every sum it
-  // skips has a member whose error exceeds theta whatever the others do.
-  uint64_t Next(uint64_t T, double theta, int dir, uint64_t lo, uint64_t hi) const {
-    const double th = theta * (1 + kSieveSlack);
-    for (;;) {
-      if (T < lo || T > hi) return kNone;
-      uint64_t moved = T;
-      // The largest member is where max_weight binds; then the smallest shares, whose
-      // windows are narrowest, up to the first member whose window is an integer wide.
-      moved = MemberNext(order_.back(), T, th, dir);
-      for (size_t k = 0; moved == T && k + 1 < n_; ++k) {
-        const double x = share_[order_[k]] * static_cast<double>(T);
-        if (2 * th * x >= 1 && x * (1 + th) >= 1) break;
-        moved = MemberNext(order_[k], T, th, dir);
-      }
-      if (moved == kNone) return kNone;
-      if (moved == T) return T;
-      T = moved;
-    }
-  }
-
  private:
   // The largest T with sum_i min(max_weight, s_i * T * k) >= T. The sum is concave in T
   // (members hit max_weight one after the other, largest share first), so it is above T
@@ -235,26 +280,18 @@ class SumSearch {
     return 0;
   }
 
-  // T itself if member i can get within th at T, else the next candidate sum in direction dir.
-  uint64_t MemberNext(size_t i, uint64_t T, double th, int dir) const {
+  // T if member i alone can be within th at T, else the first sum after T where it can.
+  uint64_t MemberNextUp(size_t i, uint64_t T, double th) const {
+    ++work_;
     const double s = share_[i];
     const double x = s * static_cast<double>(T);
     const double lo = x * (1 - th), hi = x * (1 + th);
-    const double a_lo = std::max(1.0, std::ceil(lo)), a_hi = std::min<double>(max_w_, std::floor(hi));
-    if (a_lo <= a_hi) return T;
-    if (dir > 0) {
-      if (lo > max_w_) return kNone;  // only gets further from the window
-      // The window lies between two integers; it reaches the upper one, a, at T = a/(s(1+th)).
-      const double a = std::floor(hi) + 1;
-      const double t = std::floor(a / (s * (1 + th)));
-      if (t >= 0x1p64) return kNone;
-      return std::max(static_cast<uint64_t>(t), T + 1);
-    }
-    if (hi < 1) return kNone;  // below weight 1 and only getting smaller
-    const double a = lo > max_w_ ? max_w_ : std::ceil(lo) - 1;  // th < 1 here, a >= 1
-    const double t = std::ceil(a / (s * (1 - th)));
-    if (T == 0) return kNone;
-    return t >= static_cast<double>(T) ? T - 1 : static_cast<uint64_t>(t);
+    if (std::max(1.0, std::ceil(lo)) <= std::min<double>(max_w_, std::floor(hi))) return T;
+    if (lo > max_w_) return kNone;  // above max_weight, and only getting further
+    // The window lies between two integers; it reaches the upper one, a, at T = a/(s(1+th)).
+    const double t = std::floor((std::floor(hi) + 1) / (s * (1 + th)));
+    if (t >= 0x1p64) return kNone;
+    return std::max(static_cast<uint64_t>(t), T + 1);
   }
 
   size_t n_;
@@ -265,11 +302,19 @@ class SumSearch {
   std::vector<uint32_t> w_;
   std::vector<double> x_;
   std::vector<std::pair<double, size_t>> heap_;
+  mutable uint64_t work_ = 0;
 };
 
 }  // namespace
 
 QuantizedWeights Quantize(std::span<const double> bandwidths, const QuantizeLimits& limits) {
+  return Quantize(bandwidths, limits, nullptr);
+}
+
+QuantizedWeights Quantize(std::span<const double> bandwidths, const QuantizeLimits& limits, QuantizeStats* stats) {
+  QuantizeStats ignored;
+  if (stats == nullptr) stats = &ignored;
+  *stats = QuantizeStats{};
   assert(!bandwidths.empty());
   assert(limits.max_weight >= 1);
   for ([[maybe_unused]] double b : bandwidths) assert(b > 0 && std::isfinite(b));
@@ -281,6 +326,7 @@ QuantizedWeights Quantize(std::span<const double> bandwidths, const QuantizeLimi
 
   std::vector<uint32_t> exact;
   if (ExactRatio(bandwidths, limits, &exact)) {
+    stats->exact_ratio = true;
     QuantizedWeights q;
     q.weights = std::move(exact);
     q.max_error = 0;  // proportional by construction
@@ -291,35 +337,76 @@ QuantizedWeights Quantize(std::span<const double> bandwidths, const QuantizeLimi
   uint64_t cap = n * max_w;  // every member at max_weight
   if (limits.budget > 0) cap = std::min<uint64_t>(cap, limits.budget);
 
+  struct Interval {
+    uint64_t lo, hi;
+    double bound;
+    bool operator>(const Interval& o) const { return bound > o.bound; }
+  };
+  constexpr uint64_t kLeaf = 128;  // intervals this short: sieve and evaluate every sum
+
   if (limits.budget == 0) {
     // The smallest sum that is good enough: small weights keep kernel groups and their
     // display readable, and 0.1 % is far below what flow hashing resolves anyway.
     const double goal = kMaxErrorGoal * (1 + kTieTolerance);
     const auto [lo, hi] = search.SumsWithin(goal, cap);
-    for (uint64_t T = lo; (T = search.Next(T, goal, +1, lo, hi)) != kNone; ++T) {
-      if (search.Evaluate(T, goal) <= goal) return Finish(bandwidths, search.weights());
+    for (uint64_t T = lo; !search.out_of_work() && (T = search.NextUp(T, goal, hi)) != kNone; ++T) {
+      if (search.Evaluate(T, goal) <= goal) {
+        stats->goal_met = true;
+        stats->work = search.work();
+        return Finish(bandwidths, search.weights());
+      }
     }
   }
 
-  // The optimum over every sum in [n, cap]. Seed with the largest sum at which the
-  // largest member's ideal weight still fits max_weight (usually close to the best), then
-  // walk down: a sum only needs a look if every member alone can match the best error,
-  // and equal errors move the answer to the smaller sum.
-  double best = search.Evaluate(std::clamp(search.LargestFitting(cap), n, cap), kInf);
-  std::vector<uint32_t> best_w = search.weights();
-  auto range = search.SumsWithin(best * (1 + kTieTolerance), cap);
-  for (uint64_t T = range.hi; T >= range.lo && T >= n; --T) {
-    const double cutoff = best * (1 + kTieTolerance);
-    T = search.Next(T, cutoff, -1, range.lo, cap);
-    if (T == kNone) break;
-    const double e = search.Evaluate(T, cutoff);
-    if (e <= cutoff) {
+  // The optimum over every sum in [n, cap]. Two seeds give a first bound: the largest sum
+  // at which the largest member's ideal weight fits max_weight, and the sum where the
+  // counting bound of SumsWithin is lowest (where members stuck at max_weight and at 1
+  // balance; found by bisection on theta, the admissible sums being an interval that
+  // grows with theta). Then branch and bound, most promising interval first.
+  double best = kInf;
+  uint64_t best_sum = 0;
+  std::vector<uint32_t> best_w;
+  auto consider = [&](uint64_t T) {
+    const double e = search.Evaluate(T, best * (1 + kTieTolerance));
+    // Better, or as good with a smaller sum.
+    if (e < best * (1 - kTieTolerance) || (e <= best * (1 + kTieTolerance) && T < best_sum)) {
       best = std::min(best, e);
+      best_sum = T;
       best_w = search.weights();
-      range = search.SumsWithin(best * (1 + kTieTolerance), cap);
-      T = std::min(T, range.hi + 1);
+    }
+  };
+  consider(std::clamp(search.LargestFitting(cap), n, cap));
+  {
+    double a = 0, b = best;
+    for (int i = 0; i < 48; ++i) {
+      const double mid = (a + b) / 2;
+      const auto r = search.SumsWithin(mid, cap);
+      (r.lo <= r.hi ? b : a) = mid;
+    }
+    const auto r = search.SumsWithin(b, cap);
+    if (r.lo <= r.hi) consider(std::clamp(r.lo + (r.hi - r.lo) / 2, n, cap));
+  }
+  std::priority_queue<Interval, std::vector<Interval>, std::greater<>> queue;
+  queue.push({n, cap, 0});
+  while (!queue.empty() && !search.out_of_work()) {
+    const Interval iv = queue.top();
+    queue.pop();
+    const double cutoff = best * (1 + kTieTolerance);
+    if (iv.bound > cutoff * (1 + kSieveSlack)) break;  // and so is every other
+    if (iv.hi - iv.lo < kLeaf) {
+      for (uint64_t T = iv.lo; (T = search.NextUp(T, best * (1 + kTieTolerance), iv.hi)) != kNone; ++T) {
+        consider(T);
+      }
+      continue;
+    }
+    const uint64_t mid = iv.lo + (iv.hi - iv.lo) / 2;
+    for (const auto& [lo, hi] : {std::pair{iv.lo, mid}, std::pair{mid + 1, iv.hi}}) {
+      const double bound = search.Bound(lo, hi, cutoff);
+      if (bound <= cutoff * (1 + kSieveSlack)) queue.push({lo, hi, bound});
     }
   }
+  stats->work = search.work();
+  stats->work_limit = search.out_of_work();
   return Finish(bandwidths, std::move(best_w));
 }
 

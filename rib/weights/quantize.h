@@ -43,7 +43,8 @@ struct QuantizedWeights {
 //   1e-12 relative) the smallest sum wins.
 // - Without a budget: the smallest sum whose error is <= 0.1 % (kMaxErrorGoal), so
 //   weights stay small when they can; if no sum reaches 0.1 %, the optimum over every sum
-//   the max_weight allows.
+//   the max_weight allows. (With 8-bit weights and a ratio they cannot express, that
+//   optimum may load many members to spare one tiny member: see the docs on L1.)
 // - More members than the budget cannot fit: the result is all ones (sum n > budget) with
 //   its error; the caller decides whether to install it or fall back.
 QuantizedWeights Quantize(std::span<const double> bandwidths, const QuantizeLimits& limits);
@@ -51,10 +52,27 @@ QuantizedWeights Quantize(std::span<const double> bandwidths, const QuantizeLimi
 // The no-budget search stops at the first sum whose max relative error is at most this.
 inline constexpr double kMaxErrorGoal = 1e-3;
 
+// How Quantize got its answer (for benchmarks and debugging).
+struct QuantizeStats {
+  bool exact_ratio = false;  // the bandwidths' own integer ratio fit the limits
+  bool goal_met = false;     // no budget: the first sum within kMaxErrorGoal
+  bool work_limit = false;   // the search stopped at kQuantizeWorkLimit: best found, not proven best
+  uint64_t work = 0;         // member-steps spent (see kQuantizeWorkLimit)
+};
+QuantizedWeights Quantize(std::span<const double> bandwidths, const QuantizeLimits& limits, QuantizeStats* stats);
+
+// A safety limit on the search, in member-steps (one member looked at for one sum or one
+// interval of sums; 6-10 ns each on a 2-vCPU EPYC VM, so 3-5 ms). The hardest inputs
+// measured (docs/weights-quantization.md) need about half of it; reaching it returns the
+// best weights found so far instead of the proven optimum, and sets work_limit.
+inline constexpr uint64_t kQuantizeWorkLimit = uint64_t{1} << 19;
+
 // Scores of a weight vector against the bandwidths it stands for (same length, weights >= 1).
 // s_i = b_i / sum(b) is the ideal share, p_i = w_i / sum(w) the share the FIB gives.
-double MaxRelativeError(std::span<const double> bandwidths, std::span<const uint32_t> weights);  // max |p_i - s_i| / s_i
-double L1Error(std::span<const double> bandwidths, std::span<const uint32_t> weights);           // sum |p_i - s_i|
+// max_i |p_i - s_i| / s_i
+double MaxRelativeError(std::span<const double> bandwidths, std::span<const uint32_t> weights);
+// sum_i |p_i - s_i|
+double L1Error(std::span<const double> bandwidths, std::span<const uint32_t> weights);
 // Oversubscription delta of the WCMP paper (Zhou et al., EuroSys'14, eq. 2): max p_i / s_i,
 // how much more traffic than its fair share the most loaded member carries (1 = perfect).
 double Oversubscription(std::span<const double> bandwidths, std::span<const uint32_t> weights);

@@ -30,7 +30,9 @@ QuantizedWeights QuantizeNaive(std::span<const double> bandwidths, const Quantiz
   const double factor = limits.budget > 0 ? limits.budget / Sum(bandwidths)
                                           : limits.max_weight / *std::max_element(bandwidths.begin(), bandwidths.end());
   std::vector<uint32_t> w;
-  for (double b : bandwidths) w.push_back(static_cast<uint32_t>(std::clamp(std::round(b * factor), 1.0, static_cast<double>(limits.max_weight))));
+  for (double b : bandwidths) {
+    w.push_back(static_cast<uint32_t>(std::clamp(std::round(b * factor), 1.0, static_cast<double>(limits.max_weight))));
+  }
   return Finish(bandwidths, std::move(w));
 }
 
@@ -158,25 +160,13 @@ QuantizedWeights QuantizeWcmpAlgorithm1(std::span<const double> bandwidths, cons
   std::vector<double> deltas{delta_of(max_ratio, sum)};
   std::vector<size_t> steps;  // member incremented at each step
   while (deltas.back() > theta_max && sum < cap) {
-    // The two largest w_i/b_i, so "the largest without j" is O(1).
-    size_t top = 0;
-    double r1 = -1, r2 = -1;
-    for (size_t i = 0; i < n; ++i) {
-      const double r = w[i] / bandwidths[i];
-      if (r > r1) {
-        r2 = r1;
-        r1 = r;
-        top = i;
-      } else if (r > r2) {
-        r2 = r;
-      }
-    }
+    // The member whose own oversubscription after the increment, (w_j + 1) / b_j, is the
+    // smallest (first one on ties), as FabricEval's _choose_port_to_update does.
     size_t pick = n;
     double pick_ratio = std::numeric_limits<double>::infinity();
     for (size_t j = 0; j < n; ++j) {
-      if (w[j] >= limits.max_weight) continue;
-      const double r = std::max(j == top ? r2 : r1, (w[j] + 1) / bandwidths[j]);
-      if (r < pick_ratio) {
+      const double r = (w[j] + 1) / bandwidths[j];
+      if (w[j] < limits.max_weight && r < pick_ratio) {
         pick_ratio = r;
         pick = j;
       }
@@ -185,7 +175,8 @@ QuantizedWeights QuantizeWcmpAlgorithm1(std::span<const double> bandwidths, cons
     ++w[pick];
     ++sum;
     steps.push_back(pick);
-    deltas.push_back(delta_of(pick_ratio, sum));
+    max_ratio = std::max(max_ratio, pick_ratio);
+    deltas.push_back(delta_of(max_ratio, sum));
   }
   if (deltas.back() > theta_max) {
     // Out of room before theta_max: the smallest theta on the 0.001 grid that some prefix

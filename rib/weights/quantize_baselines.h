@@ -28,8 +28,10 @@ QuantizedWeights QuantizeFbossGreedy(std::span<const double> bandwidths, const Q
 // the answer. For tests: n <= 6 and 1 <= budget <= 64 only (asserted).
 QuantizedWeights QuantizeExhaustive(std::span<const double> bandwidths, const QuantizeLimits& limits);
 
-// WCMP (Zhou et al., EuroSys'14) Algorithm 1: start from ECMP (all ones) and add 1 to the
-// member that keeps the oversubscription delta smallest, until delta <= theta_max. When the
+// WCMP (Zhou et al., EuroSys'14) Algorithm 1 as FabricEval implements it
+// (localTE/group_reduction.py): start from ECMP (all ones) and add 1 to the member whose
+// own oversubscription after the increment is smallest, until the group's oversubscription
+// delta <= theta_max. When the
 // budget (or max_weight) runs out first, theta is raised in steps of 0.001 until a prefix
 // of the same sequence fits, as the paper's Algorithm 4 (TableFitting) does for a table.
 // The paper's TableFitting starts at theta_max = 1.002.

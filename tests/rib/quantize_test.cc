@@ -3,8 +3,8 @@
 // rounding and WCMP Algorithm 1 (any size): Quantize must never lose to any of them.
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 #include <random>
 #include <utility>
@@ -75,9 +75,11 @@ TEST_CASE("Quantize: exact ratios come out exact and reduced", "[quantize]") {
 
   SECTION("100G, 100G, 400G -> 1:1:4") {
     const std::vector<double> b{100 * kGbps, 100 * kGbps, 400 * kGbps};
-    const QuantizedWeights q = Quantize(b, kernel16);
+    QuantizeStats stats;
+    const QuantizedWeights q = Quantize(b, kernel16, &stats);
     CHECK(q.weights == std::vector<uint32_t>{1, 1, 4});
     CHECK(q.max_error == 0);
+    CHECK(stats.exact_ratio);
     // Within a 64-entry table as well.
     CHECK(Quantize(b, {.max_weight = 65535, .budget = 64}).weights == std::vector<uint32_t>{1, 1, 4});
   }
@@ -283,10 +285,12 @@ TEST_CASE("Without a budget, 16-bit weights reach 0.1 % when the ratios allow it
     // alone is under 0.01 %.
     for (size_t i = 0; i < n; ++i) b.push_back(std::uniform_real_distribution<double>(1e10, 1e11)(gen.rng()));
     const QuantizeLimits limits;
-    const QuantizedWeights q = Quantize(b, limits);
+    QuantizeStats stats;
+    const QuantizedWeights q = Quantize(b, limits, &stats);
     INFO("round " << round << " n " << n);
     CheckWellFormed(b, limits, q);
     REQUIRE(q.max_error <= kMaxErrorGoal);
+    REQUIRE(stats.goal_met);
     // And no smaller sum does (the budgeted search is the exact optimum below that sum).
     const uint64_t sum = SumOf(q.weights);
     if (sum > n) {
@@ -350,7 +354,9 @@ TEST_CASE("Quantize is never worse than the FBOSS greedy, naive rounding or WCMP
       const size_t n = gen.Uniform(1, 64);
       const QuantizeLimits limits{.max_weight = 65535, .budget = budget};
       const std::vector<double> b = gen.Make(n);
-      const QuantizedWeights q = Quantize(b, limits);
+      QuantizeStats stats;
+      const QuantizedWeights q = Quantize(b, limits, &stats);
+      REQUIRE_FALSE(stats.work_limit);  // the optimum was proven, not just the best found
       const QuantizedWeights fboss = QuantizeFbossGreedy(b, limits);
       const QuantizedWeights naive = QuantizeNaive(b, limits);
       const QuantizedWeights wcmp = QuantizeWcmpAlgorithm1(b, limits, 1.002);
@@ -375,8 +381,10 @@ TEST_CASE("Without a budget Quantize meets 0.1 % or beats the FBOSS greedy", "[q
       const size_t n = gen.Uniform(1, 24);
       const QuantizeLimits limits{.max_weight = max_weight};
       const std::vector<double> b = gen.Make(n);
-      const QuantizedWeights q = Quantize(b, limits);
+      QuantizeStats stats;
+      const QuantizedWeights q = Quantize(b, limits, &stats);
       INFO("max_weight " << max_weight << " round " << round << " n " << n);
+      REQUIRE_FALSE(stats.work_limit);
       CheckWellFormed(b, limits, q);
       const double fboss = QuantizeFbossGreedy(b, limits).max_error;
       const double naive = QuantizeNaive(b, limits).max_error;

@@ -1,25 +1,66 @@
 #!/usr/bin/env python3
-"""`make demo`: bagd with three real peers (two FRR 8.4, one GoBGP 3.10) in network
-namespaces. Shows the sessions coming up, what bagctl and Prometheus show, an
-administrative shutdown with an RFC 9003 message as FRR sees it, and tears everything down.
-Needs root (network namespaces). Later issues extend it with weights and the kernel FIB."""
+"""`make demo`: bagd turning link bandwidth into weighted ECMP in the Linux kernel.
+
+bagd (AS 65000) has three eBGP peers in their own network namespaces, each on its own veth
+link: two FRR 8.4 and one GoBGP 3.10. All three advertise the same two prefixes
+(10.100.0.0/24 and 10.101.0.0/24) with a link-bandwidth community (RFC 10005): 1 Gbit/s,
+1 Gbit/s and 2 Gbit/s. The demo shows, asserting each claim as it goes:
+
+1. the sessions, bagd's weighted next-hop group (1:1:2, one group shared by both prefixes)
+   and the kernel's view of it: a nexthop group object and two `proto bgp` routes using it;
+2. "a LAG loses half its members": FRR #1 drops to 500 Mbit/s, and the weights follow at
+   once (1:2:4): the same kernel group replaced in place, the routes untouched;
+3. "the LAG is repaired": back to 1 Gbit/s. The increase is held down (the STATE column says
+   until when) while the kernel keeps 1:2:4, then applied (1:1:2). The demo configures
+   `increase_hold_down: 10` to stay short; the default is 30 s;
+4. an administrative shutdown of FRR #1 (an RFC 9003 message, as FRR sees it): its next hop
+   leaves the group at once, and comes back when the session is enabled again;
+5. a Prometheus excerpt, then tears everything down (namespaces, daemons, kernel objects)
+   and checks that nothing is left.
+
+Needs root (network namespaces) and the binaries in build/. Exits non-zero, saying which
+claim did not hold, if bagd does not do what the demo says it does. Takes about a minute.
+"""
+import json
 import os
+import subprocess
 import sys
 import time
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "interop"))
 from netlab import Lab, run, wait_until  # noqa: E402
 
+PREFIXES = ("10.100.0.0/24", "10.101.0.0/24")
+HOLD_DOWN = 10  # seconds; bagd's default is 30
+T0 = time.monotonic()
+
 
 def banner(text):
-    print(f"\n\033[1m== {text}\033[0m", flush=True)
+    print(f"\n\033[1m== [{time.monotonic() - T0:5.1f}s] {text}\033[0m", flush=True)
 
 
-def frr_conf(asn, rid, bagd_addr, mbps, prefixes):
-    nets = "\n".join(f"  network {p} route-map LB" for p in prefixes)
+def show(title, text):
+    print(f"$ {title}")
+    print("  " + text.rstrip().replace("\n", "\n  "), flush=True)
+
+
+class DemoFailed(Exception):
+    pass
+
+
+def expect(fn, timeout, what):
+    """wait_until, but a timeout is the demo's claim not holding."""
+    try:
+        return wait_until(fn, timeout, what, interval=0.05)
+    except AssertionError as e:
+        raise DemoFailed(str(e)) from None
+
+
+def frr_conf(asn, rid, bagd_addr, mbps):
+    nets = "\n".join(f"  network {p} route-map LB" for p in PREFIXES)
     return f"""hostname frr-{asn}
+bgp route-map delay-timer 1
 route-map LB permit 10
  set extcommunity bandwidth {mbps}
 router bgp {asn}
@@ -34,83 +75,271 @@ router bgp {asn}
 """
 
 
-def main():
-    if os.geteuid() != 0:
-        sys.exit("make demo needs root (it creates network namespaces)")
-    t0 = time.monotonic()
-    with Lab("demo") as lab:
-        banner("topology: bagd (AS 65000) with three eBGP peers, each on its own veth link")
-        b = lab.netns("bagd")
-        peers = []
-        for role, asn in (("frr1", 65001), ("frr2", 65002), ("gob", 65003)):
-            ns = lab.netns(role)
-            a4, p4, *_ = lab.link(b, ns)
-            peers.append((role, asn, ns, a4, p4))
-            print(f"  {role:5} AS {asn}: bagd {a4} <-> {p4}")
-        neighbors = "\n".join(
-            f'neighbors {{ address: "{p4}" remote_as: {asn} description: "{role}" timers {{ connect_retry: 1 }} }}'
-            for role, asn, ns, a4, p4 in peers)
-        config = f'router {{ asn: 65000 router_id: "10.255.0.1" }}\n{neighbors}\n'
-        print("\nbagd config:\n  " + config.strip().replace("\n", "\n  "))
-        bagd = lab.start_bagd(b, config, extra=("--metrics-listen", "127.0.0.1:9179"))
-        frrs = []
-        for (role, asn, ns, a4, p4), mbps in zip(peers[:2], (1000, 4000)):
-            frrs.append(lab.start_frr(ns, frr_conf(asn, f"10.255.0.{asn - 64999 + 1}", a4, mbps,
-                                                  ["10.100.0.0/24", f"10.{asn - 64900}.0.0/16"]), p4, name=role))
-        role, asn, ns, a4, p4 = peers[2]
-        gob = lab.start_gobgp(ns, f"""
+def gobgp_conf(asn, local, bagd_addr, bytes_per_second):
+    return f"""
 [global.config]
   as = {asn}
   router-id = "10.255.0.4"
-  local-address-list = ["{p4}"]
+  local-address-list = ["{local}"]
+[global.apply-policy.config]
+  export-policy-list = ["lb"]
+  default-export-policy = "accept-route"
+[[policy-definitions]]
+  name = "lb"
+  [[policy-definitions.statements]]
+    name = "set-lb"
+    [policy-definitions.statements.actions]
+      route-disposition = "accept-route"
+    [policy-definitions.statements.actions.bgp-actions.set-ext-community]
+      options = "add"
+      [policy-definitions.statements.actions.bgp-actions.set-ext-community.set-ext-community-method]
+        communities-list = ["lb:{asn}:{bytes_per_second}"]
 [[neighbors]]
   [neighbors.config]
-    neighbor-address = "{a4}"
+    neighbor-address = "{bagd_addr}"
     peer-as = 65000
   [neighbors.timers.config]
     connect-retry = 1
   [[neighbors.afi-safis]]
     [neighbors.afi-safis.config]
       afi-safi-name = "ipv4-unicast"
-""")
+"""
 
-        banner("the sessions come up")
-        for role, asn, ns, a4, p4 in peers:
-            bagd.wait_state(p4, "Established", timeout=30)
-        gob.cli("global", "rib", "add", "10.100.0.0/24", "-a", "ipv4")
-        wait_until(lambda: all(bagd.neighbor(p4)["prefixes_received"] != "0" for *_x, p4 in peers), 15,
-                   "prefixes from every peer")
-        print(bagd.ctl("show", "neighbors").stdout)
-        banner(f"bagctl show neighbors {peers[0][4]}")
-        print(bagd.ctl("show", "neighbors", peers[0][4]).stdout)
 
-        banner("Prometheus (bagd --metrics-listen 127.0.0.1:9179)")
+class KernelWatch:
+    """`ip -n NS monitor nexthop route` in the background, to see what bagd changed."""
+
+    def __init__(self, ns):
+        self.cmd = ["ip", "-n", ns, "monitor", "nexthop", "route"]
+        self.lines = []
+
+    def __enter__(self):
+        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, text=True)
+        time.sleep(0.2)  # subscribed before anything changes
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.terminate()
+        out, _ = self.proc.communicate(timeout=5)
+        self.lines = out.splitlines()
+
+    def routes(self):
+        return [line for line in self.lines if line.split()[:1] != ["id"] and not line.startswith(("\t", "Deleted id"))]
+
+
+class Demo:
+    def __init__(self, lab):
+        self.lab = lab
+
+    # -- bagd's view ------------------------------------------------------------------
+    def groups(self):
+        out = self.bagd.ctl("show", "nexthop-groups", "--json", check=False)
+        return json.loads(out.stdout).get("groups", []) if out.returncode == 0 else []
+
+    def group(self):
+        """bagd's one group, when both prefixes use it."""
+        gs = self.groups()
+        if len(gs) != 1 or gs[0]["prefixes"] != str(len(PREFIXES)):
+            return None
+        return gs[0]
+
+    def bagd_weights(self):
+        g = self.group()
+        return {m["next_hop"]: m["weight"] for m in g["members"] if m["weight"]} if g else None
+
+    # -- the kernel's view ------------------------------------------------------------
+    def ip(self, *args):
+        return run(["ip", "-n", self.ns, *args]).stdout
+
+    def kernel(self):
+        """({group id: {gateway: weight}}, {prefix: nhid}) as `ip -j` reports them."""
+        objs = json.loads(self.ip("-j", "nexthop", "show") or "[]")
+        gw = {o["id"]: o.get("gateway") for o in objs if "gateway" in o}
+        groups = {o["id"]: {gw.get(m["id"]): m.get("weight", 1) for m in o["group"]} for o in objs if "group" in o}
+        routes = {r["dst"]: r.get("nhid") for r in json.loads(self.ip("-j", "route", "show", "proto", "bgp") or "[]")}
+        return groups, routes
+
+    def kernel_group(self):
+        """(nhid, {gateway: weight}) of the kernel group both prefixes' routes use, or None."""
+        groups, routes = self.kernel()
+        nhids = {routes.get(p) for p in PREFIXES}
+        if len(nhids) != 1 or None in nhids or next(iter(nhids)) not in groups:
+            return None
+        nhid = nhids.pop()
+        return nhid, groups[nhid]
+
+    def want(self, weights, timeout, what):
+        """Wait until bagd and the kernel both have these weights in the one group shared by
+        both prefixes; (bagd's group id, the kernel's nexthop id)."""
+        expect(lambda: self.bagd_weights() == weights, timeout, f"bagd's weights {what}")
+        gid = self.group()["id"]
+        nhid, _ = expect(lambda: (lambda k: k if k and k[1] == weights else None)(self.kernel_group()), 5,
+                         f"the kernel's weights {what} (group {gid})")
+        return gid, nhid
+
+    def show_group(self):
+        show("bagctl show nexthop-groups", self.bagd.ctl("show", "nexthop-groups").stdout)
+
+    def show_kernel(self, routes=True):
+        show(f"ip -n {self.ns} nexthop show", self.ip("nexthop", "show"))
+        if routes:
+            show(f"ip -n {self.ns} route show proto bgp", self.ip("route", "show", "proto", "bgp"))
+
+    def ratio(self, weights):
+        return ":".join(str(weights.get(p4, 0)) for _, _, _, _, p4 in self.peers)
+
+    def weights(self, *values):
+        return {p4: v for (_, _, _, _, p4), v in zip(self.peers, values) if v}
+
+    def set_frr1(self, mbps):
+        self.frrs[0].vtysh("configure terminal", "route-map LB permit 10", f"set extcommunity bandwidth {mbps}")
+        return time.monotonic()
+
+    # -- the story --------------------------------------------------------------------
+    def run(self):
+        lab = self.lab
+        banner("topology: bagd (AS 65000) with three eBGP peers, each on its own veth link")
+        self.ns = b = lab.netns("bagd")
+        self.peers = []
+        for role, asn, bw in (("frr1", 65001, "1 Gbit/s"), ("frr2", 65002, "1 Gbit/s"), ("gobgp", 65003, "2 Gbit/s")):
+            ns = lab.netns(role)
+            a4, p4, *_ = lab.link(b, ns)
+            self.peers.append((role, asn, ns, a4, p4))
+            print(f"  {role:5}  AS {asn}  bagd {a4} <-> {p4}  advertises {', '.join(PREFIXES)} with LB {bw}")
+        neighbors = "\n".join(
+            f'neighbors {{ address: "{p4}" remote_as: {asn} description: "{role}" timers {{ connect_retry: 1 }} }}'
+            for role, asn, ns, a4, p4 in self.peers)
+        config = (f'router {{ asn: 65000 router_id: "10.255.0.1" }}\n{neighbors}\n'
+                  "multipath { maximum_paths_ebgp: 8 as_path_relax: true }\n"
+                  f"damping {{ increase_hold_down: {HOLD_DOWN} }}   # default 30 s; short for the demo\n"
+                  "# fib { backend: BACKEND_NETLINK } is the default: install into this namespace's kernel\n")
+        print(f"\nbagd config (bagd --metrics-listen 127.0.0.1:9179, in namespace {b}):\n  "
+              + config.strip().replace("\n", "\n  "))
+        self.bagd = lab.start_bagd(b, config, extra=("--metrics-listen", "127.0.0.1:9179"))
+        self.frrs = [lab.start_frr(ns, frr_conf(asn, f"10.255.0.{i + 2}", a4, 1000), p4, name=role)
+                     for i, (role, asn, ns, a4, p4) in enumerate(self.peers[:2])]
+        role, asn, ns, a4, p4 = self.peers[2]
+        gob = lab.start_gobgp(ns, gobgp_conf(asn, p4, a4, 250_000_000))  # 2 Gbit/s in bytes/s
+        self.frr1 = self.peers[0][4]
+
+        banner("the sessions come up; every peer sends both prefixes")
+        for *_x, p4 in self.peers:
+            self.bagd.wait_state(p4, "Established", timeout=30)
+        for p in PREFIXES:
+            gob.cli("global", "rib", "add", p, "origin", "igp", "-a", "ipv4")
+        expect(lambda: all(self.bagd.neighbor(p4).get("prefixes_received") == str(len(PREFIXES))
+                           for *_x, p4 in self.peers), 15, "both prefixes from every peer")
+        show("bagctl show neighbors", self.bagd.ctl("show", "neighbors").stdout)
+
+        banner("weights proportional to link bandwidth: 1 : 1 : 2, one group for both prefixes")
+        gid, nhid = self.want(self.weights(1, 1, 2), 15, "1:1:2")
+        self.show_group()
+        print(f"\nIn the kernel, bagd's group {gid} is nexthop group {nhid} (0x{nhid:08X}), used by both "
+              "routes (proto 186 = bgp):")
+        self.show_kernel()
+        show(f"bagctl show routes {PREFIXES[0]}", self.bagd.ctl("show", "routes", PREFIXES[0]).stdout)
+
+        banner(f"a LAG loses half its members: frr1 ({self.frr1}) now advertises 500 Mbit/s")
+        print("  frr1(config)# route-map LB permit 10\n  frr1(config-route-map)# set extcommunity bandwidth 500")
+        with KernelWatch(self.ns) as watch:
+            t = self.set_frr1(500)
+            ids = self.want(self.weights(1, 2, 4), 10, "1:2:4 (a decrease applies at once)")
+            took = time.monotonic() - t
+            time.sleep(0.5)  # let anything else bagd would do reach the kernel
+        print(f"\n{took:.1f}s after the change (FRR re-applies its route-map within 1 s), bagd and the "
+              "kernel have 1:2:4: a decrease applies at once.")
+        if ids != (gid, nhid):
+            raise DemoFailed(f"the group changed ids {(gid, nhid)} -> {ids}; a reweight should replace it in place")
+        self.show_group()
+        self.show_kernel()
+        show(f"ip -n {self.ns} monitor nexthop route   # while it happened", "\n".join(watch.lines))
+        if watch.routes():
+            raise DemoFailed(f"the reweight touched routes in the kernel: {watch.routes()}")
+        print(f"Same group {nhid}, new weights: one nexthop group replace, no route touched.")
+
+        banner(f"the LAG is repaired: frr1 advertises 1 Gbit/s again; the increase is held for {HOLD_DOWN}s")
+        t = self.set_frr1(1000)
+
+        def pending():
+            g = self.group()
+            m = next((m for m in (g or {}).get("members", []) if m["next_hop"] == self.frr1), None)
+            return m if m and m["damping_state"] == "pending-increase" else None
+        m = expect(pending, 10, "frr1's increase pending")
+        held_at = time.monotonic() - t
+        self.show_group()
+        k = self.kernel_group()
+        if k != (nhid, self.weights(1, 2, 4)):
+            raise DemoFailed(f"the kernel should keep 1:2:4 in group {nhid} while the increase is held; has {k}")
+        print(f"\n{held_at:.1f}s after the change bagd sees 1G ADVERTISED but weighs frr1 by 500M (APPLIED) "
+              f"until the hold-down ends; its weight {m['weight']}->{m['target_weight']} is pending. "
+              "The kernel keeps 1:2:4:")
+        self.show_kernel(routes=False)
+        ids = self.want(self.weights(1, 1, 2), HOLD_DOWN + 10, "1:1:2 after the hold-down")
+        print(f"\n{time.monotonic() - t:.1f}s after the change the hold-down is over: 1:1:2 again, same group:")
+        if ids != (gid, nhid):
+            raise DemoFailed(f"the group changed ids {(gid, nhid)} -> {ids}")
+        self.show_kernel(routes=False)
+
+        banner(f'bagctl neighbor {self.frr1} shutdown "maintenance: optics swap"')
+        print(self.bagd.ctl("neighbor", self.frr1, "shutdown", "maintenance: optics swap").stdout.rstrip())
+        t = time.monotonic()
+        self.want(self.weights(0, 1, 2), 10, "1:2 without frr1")
+        print(f"{time.monotonic() - t:.1f}s later frr1's next hop has left the group (a dead next hop leaves "
+              "at once, whatever the hold-down):")
+        self.show_kernel(routes=False)
+        a4 = self.peers[0][3]
+        n = expect(lambda: (lambda n: n if "optics" in str(n) else None)(self.frrs[0].neighbor(a4)), 10,
+                   "FRR sees the shutdown message")
+        print("FRR's view (show bgp neighbors json):")
+        for key in ("bgpState", "lastNotificationReason", "lastShutdownDescription"):
+            if key in n:
+                print(f"  {key}: {n[key]}")
+
+        banner(f"bagctl neighbor {self.frr1} enable")
+        print(self.bagd.ctl("neighbor", self.frr1, "enable").stdout.rstrip())
+        t = time.monotonic()
+        self.want(self.weights(1, 1, 2), 30, "1:1:2 with frr1 back")
+        print(f"{time.monotonic() - t:.1f}s later the session is up again and frr1 is back in the group "
+              "(a new member is used at once):")
+        self.show_kernel(routes=False)
+
+        banner("Prometheus (http://127.0.0.1:9179/metrics in bagd's namespace), an excerpt")
         body = run(["ip", "netns", "exec", b, "python3", "-c",
                     "import urllib.request;print(urllib.request.urlopen('http://127.0.0.1:9179/metrics').read().decode())"]).stdout
         for line in body.splitlines():
-            if line.startswith(("bagd_neighbor_state", "bagd_prefixes_received")):
+            if line.startswith(("bagd_nexthop_groups", "bagd_weight_changes_total", "bagd_fib_operations_total")):
                 print("  " + line)
 
-        banner(f'bagctl neighbor {peers[0][4]} shutdown "maintenance: optics swap"')
-        print(bagd.ctl("neighbor", peers[0][4], "shutdown", "maintenance: optics swap").stdout)
-        def frr_view():
-            n = frrs[0].neighbor(peers[0][3])
-            return n if "optics" in str(n) else None
-        n = wait_until(frr_view, 10, "FRR sees the shutdown")
-        print("FRR's view (show bgp neighbors json):")
-        for k in ("bgpState", "lastNotificationReason", "lastShutdownDescription", "lastResetDueTo"):
-            if k in n:
-                print(f"  {k}: {n[k]}")
-        print(bagd.ctl("show", "neighbors").stdout)
-        banner(f"bagctl neighbor {peers[0][4]} enable")
-        print(bagd.ctl("neighbor", peers[0][4], "enable").stdout)
-        bagd.wait_state(peers[0][4], "Established", timeout=30)
-        print(bagd.ctl("show", "neighbors").stdout)
 
-        banner("bagd's log")
-        print("\n".join(bagd.log().splitlines()[:40]))
-        banner("tearing down (namespaces and daemons)")
-    print(f"done in {time.monotonic() - t0:.1f}s; nothing left behind: {run(['ip', 'netns', 'list']).stdout.strip() or 'no namespaces'}")
+def leftovers(lab):
+    """What the demo would leave behind: its namespaces, its processes."""
+    names = set(run(["ip", "netns", "list"]).stdout.split())
+    left = [f"namespace {ns}" for ns in lab.namespaces if ns in names]
+    left += [f"process {name} ({p.pid})" for name, p in lab.procs if p.poll() is None]
+    left += [f"process {pid}" for pid in run(["pgrep", "-f", lab.dir], check=False).stdout.split()]
+    return left
+
+
+def main():
+    if os.geteuid() != 0:
+        sys.exit("make demo needs root (it creates network namespaces)")
+    failed = None
+    lab = Lab("demo")
+    with lab:
+        try:
+            Demo(lab).run()
+        except DemoFailed as e:
+            failed = e
+            print(f"\n--- bagd's log (last 30 lines) ---\n" + "\n".join(lab.log("bagd.log").splitlines()[-30:]))
+        banner("tearing down: daemons, namespaces (and the kernel objects in them)")
+    left = leftovers(lab)
+    if left:
+        print("left behind: " + ", ".join(left))
+    else:
+        print(f"nothing left behind: none of the demo's namespaces ({lab.tag}*) or processes remain")
+    print(f"done in {time.monotonic() - T0:.1f}s")
+    if failed or left:
+        sys.exit(f"DEMO FAILED: {failed or 'it left things behind'}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,395 @@
+#include "fib_sync/netlink_backend.h"
+
+#include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace bagd::fib {
+
+namespace nl = netlink;
+
+namespace {
+
+// <linux/if.h> has it, but conflicts with glibc's <net/if.h>: carrier is up.
+constexpr uint32_t kIffLowerUp = 0x10000;
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+absl::Status Errno(const std::string& what, int err) {
+  return absl::InternalError(absl::StrCat(what, ": ", std::strerror(err)));
+}
+
+// A kernel refusal as a Status a network engineer can act on: errno text and extack.
+absl::Status KernelError(const nl::ErrorMsg& e) {
+  const int err = -e.error;
+  std::string msg = std::strerror(err);
+  if (!e.extack_message.empty()) absl::StrAppend(&msg, " (", e.extack_message, ")");
+  switch (err) {
+    case EEXIST: return absl::AlreadyExistsError(msg);
+    case ENOENT:
+    case ESRCH: return absl::NotFoundError(msg);
+    case EINVAL:
+    case ERANGE: return absl::InvalidArgumentError(msg);
+    case ENETDOWN:
+    case ENETUNREACH:
+    case EHOSTUNREACH:
+    case ENODEV: return absl::UnavailableError(msg);
+    case EPERM:
+    case EACCES: return absl::PermissionDeniedError(msg);
+    default: return absl::InternalError(msg);
+  }
+}
+
+int OpenSocket(int buffer) {
+  const int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (fd < 0) return -1;
+  const int one = 1;
+  setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one);
+  setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof one);
+  setsockopt(fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one, sizeof one);
+  // As root the buffers may exceed net.core.rmem_max; otherwise take what is allowed.
+  if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buffer, sizeof buffer) != 0) {
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof buffer);
+  }
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof buffer) != 0) {
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
+  }
+  sockaddr_nl local{};
+  local.nl_family = AF_NETLINK;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// 16-bit nexthop weights came with Linux 6.12.
+nl::WeightWidth DetectWeightWidth() {
+  utsname u{};
+  if (uname(&u) != 0) return nl::WeightWidth::k8Bit;
+  int major = 0, minor = 0;
+  if (std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return nl::WeightWidth::k8Bit;
+  return (major > 6 || (major == 6 && minor >= 12)) ? nl::WeightWidth::k16Bit : nl::WeightWidth::k8Bit;
+}
+
+// Runs `fn` inside network namespace `name` (/run/netns/NAME), then returns to ours.
+template <typename Fn>
+absl::Status InNamespace(const std::string& name, Fn fn) {
+  if (name.empty()) {
+    fn();
+    return absl::OkStatus();
+  }
+  const int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  const int target = open(("/run/netns/" + name).c_str(), O_RDONLY | O_CLOEXEC);
+  if (self < 0 || target < 0) {
+    const int err = errno;
+    if (self >= 0) close(self);
+    if (target >= 0) close(target);
+    return Errno(absl::StrCat("network namespace ", name), err);
+  }
+  absl::Status st;
+  if (setns(target, CLONE_NEWNET) != 0) {
+    st = Errno(absl::StrCat("setns ", name), errno);
+  } else {
+    fn();
+    if (setns(self, CLONE_NEWNET) != 0) st = Errno("setns back", errno);
+  }
+  close(self);
+  close(target);
+  return st;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<NetlinkBackend>> NetlinkBackend::Open(const NetlinkOptions& options) {
+  std::unique_ptr<NetlinkBackend> b(new NetlinkBackend(options));
+  int err = 0;
+  auto st = InNamespace(options.netns, [&] {
+    b->fd_ = OpenSocket(options.socket_buffer);
+    if (b->fd_ < 0) {
+      err = errno;
+      return;
+    }
+    b->event_fd_ = OpenSocket(options.event_buffer);
+    if (b->event_fd_ < 0) {
+      err = errno;
+      return;
+    }
+    for (int group : {RTNLGRP_NEXTHOP, RTNLGRP_LINK}) {
+      if (setsockopt(b->event_fd_, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof group) != 0) err = errno;
+    }
+    fcntl(b->event_fd_, F_SETFL, fcntl(b->event_fd_, F_GETFL) | O_NONBLOCK);
+  });
+  if (!st.ok()) return st;
+  if (err != 0) return Errno("netlink socket", err);
+  b->width_ = options.weight_bits == 8    ? nl::WeightWidth::k8Bit
+              : options.weight_bits == 16 ? nl::WeightWidth::k16Bit
+                                          : DetectWeightWidth();
+  return b;
+}
+
+NetlinkBackend::~NetlinkBackend() {
+  if (fd_ >= 0) close(fd_);
+  if (event_fd_ >= 0) close(event_fd_);
+}
+
+FibCapabilities NetlinkBackend::Capabilities() const {
+  FibCapabilities c;
+  c.max_weight = width_ == nl::WeightWidth::k16Bit ? 65535 : 255;
+  c.max_members = 256;  // far below the ~232 members that break IPv4 route dumps with compat mode on
+  c.resilient_groups = true;
+  return c;
+}
+
+absl::Status NetlinkBackend::Transact(const nl::Bytes& batch, uint32_t last_seq,
+                                      std::map<uint32_t, absl::Status>& errors) {
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  ++counters_.sends;
+  if (sendto(fd_, batch.data(), batch.size(), 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
+    return Errno("netlink send", errno);
+  }
+  std::vector<uint8_t> buf(1 << 20);
+  while (true) {
+    const ssize_t n = recv(fd_, buf.data(), buf.size(), 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Errno("netlink receive", errno);
+    }
+    auto messages = nl::Parse(nl::ByteSpan(buf.data(), static_cast<size_t>(n)));
+    if (!messages.ok()) return messages.status();
+    for (const nl::Message& m : *messages) {
+      const auto* e = std::get_if<nl::ErrorMsg>(&m.body);
+      if (e == nullptr) continue;
+      const uint32_t seq = e->request.seq ? e->request.seq : m.header.seq;
+      if (e->error != 0) {
+        errors[seq] = KernelError(*e);
+        ++counters_.errors;
+      }
+      if (seq == last_seq) return absl::OkStatus();
+    }
+  }
+}
+
+absl::StatusOr<std::vector<nl::Message>> NetlinkBackend::Request(nl::Bytes request, uint32_t seq) {
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  if (sendto(fd_, request.data(), request.size(), 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
+    return Errno("netlink send", errno);
+  }
+  std::vector<nl::Message> out;
+  std::vector<uint8_t> buf(1 << 20);
+  while (true) {
+    const ssize_t n = recv(fd_, buf.data(), buf.size(), 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Errno("netlink receive", errno);
+    }
+    auto messages = nl::Parse(nl::ByteSpan(buf.data(), static_cast<size_t>(n)));
+    if (!messages.ok()) return messages.status();
+    for (nl::Message& m : *messages) {
+      if (m.header.seq != seq) continue;
+      if (const auto* e = std::get_if<nl::ErrorMsg>(&m.body)) {
+        if (e->error != 0) return KernelError(*e);
+        return out;  // the ack of a non-dump request
+      }
+      if (const auto* d = std::get_if<nl::DoneMsg>(&m.body)) {
+        if (d->error != 0) return KernelError(nl::ErrorMsg{d->error, {}, d->extack_message, {}, {}});
+        return out;
+      }
+      out.push_back(std::move(m));
+    }
+  }
+}
+
+absl::StatusOr<uint32_t> NetlinkBackend::InterfaceTowards(const wire::IpAddress& gateway) {
+  // RTM_GETROUTE for the gateway: the kernel's own lookup says which interface reaches it.
+  nl::Bytes req;
+  const uint32_t seq = seq_++;
+  nl::MessageWriter w(req, RTM_GETROUTE, NLM_F_REQUEST | NLM_F_ACK, seq);
+  rtmsg rt{};
+  rt.rtm_family = gateway.is_v4() ? AF_INET : AF_INET6;
+  rt.rtm_dst_len = gateway.is_v4() ? 32 : 128;
+  w.Fixed(rt);
+  w.Address(RTA_DST, gateway);
+  w.Finish();
+  auto answer = Request(std::move(req), seq);
+  if (!answer.ok()) {
+    return absl::UnavailableError(absl::StrCat("no route to gateway ", gateway.ToString(), ": ", answer.status().message()));
+  }
+  for (const nl::Message& m : *answer) {
+    if (const auto* r = std::get_if<nl::RouteMsg>(&m.body); r && r->oif != 0) return r->oif;
+  }
+  return absl::UnavailableError(absl::StrCat("no interface reaches gateway ", gateway.ToString()));
+}
+
+absl::Status NetlinkBackend::Encode(const FibOp& op, nl::Bytes& batch, uint32_t seq) {
+  constexpr uint16_t kUpsert = nl::kFlagCreate | nl::kFlagReplace;
+  return std::visit(
+      Overloaded{
+          [&](const NexthopOp& n) -> absl::Status {
+            if (n.remove) return nl::AppendDelNexthop(batch, seq, n.id).status();
+            auto ifindex = InterfaceTowards(n.gateway);
+            if (!ifindex.ok()) return ifindex.status();
+            return nl::AppendNewNexthop(batch, seq, kUpsert, nl::Nexthop::Via(n.id, n.gateway, *ifindex, options_.protocol))
+                .status();
+          },
+          [&](const GroupOp& g) -> absl::Status {
+            if (g.remove) return nl::AppendDelNexthop(batch, seq, g.id).status();
+            nl::NexthopGroup group;
+            group.id = g.id;
+            group.protocol = options_.protocol;
+            for (const auto& [id, weight] : g.members) group.members.push_back(nl::GroupMember{id, weight});
+            if (options_.resilient) {
+              group.type = nl::NexthopGroup::Type::kResilient;
+              group.buckets = options_.buckets;
+              group.idle_timer_s = options_.idle_timer_s;
+              group.unbalanced_timer_s = options_.unbalanced_timer_s;
+            }
+            return nl::AppendNewGroup(batch, seq, kUpsert, group, width_).status();
+          },
+          [&](const RouteOp& r) -> absl::Status {
+            if (r.remove) return nl::AppendDelRoute(batch, seq, r.prefix, options_.table, options_.protocol).status();
+            nl::Route route;
+            route.prefix = r.prefix;
+            route.table = options_.table;
+            route.protocol = options_.protocol;
+            route.nexthop_id = r.group;
+            return nl::AppendNewRoute(batch, seq, kUpsert, route).status();
+          },
+      },
+      op);
+}
+
+std::vector<absl::Status> NetlinkBackend::Apply(std::span<const FibOp> ops) {
+  std::vector<absl::Status> out(ops.size());
+  nl::Bytes batch;
+  std::map<uint32_t, size_t> op_of_seq;
+  size_t last_offset = 0;
+  uint32_t last_seq = 0;
+  auto flush = [&] {
+    if (op_of_seq.empty()) return;
+    nl::SetAck(batch, last_offset);
+    std::map<uint32_t, absl::Status> errors;
+    const absl::Status st = Transact(batch, last_seq, errors);
+    for (const auto& [seq, index] : op_of_seq) {
+      if (!st.ok()) {
+        out[index] = st;
+      } else if (auto e = errors.find(seq); e != errors.end()) {
+        out[index] = e->second;
+      }
+    }
+    batch.clear();
+    op_of_seq.clear();
+  };
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const uint32_t seq = seq_++;
+    const size_t offset = batch.size();
+    if (absl::Status st = Encode(ops[i], batch, seq); !st.ok()) {
+      batch.resize(offset);
+      out[i] = st;
+      continue;
+    }
+    ++counters_.messages;
+    op_of_seq[seq] = i;
+    last_offset = offset;
+    last_seq = seq;
+    if (batch.size() >= options_.batch_bytes) flush();
+  }
+  flush();
+  return out;
+}
+
+absl::StatusOr<FibState> NetlinkBackend::Dump() {
+  FibState state;
+  {
+    nl::Bytes req;
+    const uint32_t seq = seq_++;
+    nl::AppendGetNexthops(req, seq);
+    auto answer = Request(std::move(req), seq);
+    if (!answer.ok()) return answer.status();
+    for (const nl::Message& m : *answer) {
+      const auto* nh = std::get_if<nl::NexthopMsg>(&m.body);
+      if (nh == nullptr) continue;
+      if (const auto* single = std::get_if<nl::Nexthop>(&nh->object)) {
+        if (single->protocol != options_.protocol || !single->gateway) {
+          state.foreign_ids.push_back(single->id);
+        } else {
+          state.nexthops[single->id] = *single->gateway;
+        }
+      } else {
+        const auto& g = std::get<nl::NexthopGroup>(nh->object);
+        if (g.protocol != options_.protocol) {
+          state.foreign_ids.push_back(g.id);
+          continue;
+        }
+        auto& members = state.groups[g.id];
+        for (const auto& m2 : g.members) members.emplace_back(m2.nexthop_id, m2.weight);
+      }
+    }
+  }
+  for (wire::Afi afi : {wire::Afi::kIpv4, wire::Afi::kIpv6}) {
+    nl::Bytes req;
+    const uint32_t seq = seq_++;
+    nl::AppendGetRoutes(req, seq, afi, options_.protocol, options_.table);
+    auto answer = Request(std::move(req), seq);
+    if (!answer.ok()) return answer.status();
+    for (const nl::Message& m : *answer) {
+      const auto* r = std::get_if<nl::RouteMsg>(&m.body);
+      if (r == nullptr || r->route.protocol != options_.protocol || r->route.table != options_.table) continue;
+      if (r->route.nexthop_id != 0) state.routes[r->route.prefix] = r->route.nexthop_id;
+    }
+  }
+  return state;
+}
+
+void NetlinkBackend::ReadEvents() {
+  std::vector<uint8_t> buf(1 << 20);
+  while (true) {
+    const ssize_t n = recv(event_fd_, buf.data(), buf.size(), MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == ENOBUFS) {
+        // The kernel dropped notifications: nothing we know is certain any more.
+        Emit(FibEvent{FibEvent::Kind::kResyncNeeded, 0});
+        continue;
+      }
+      return;  // EAGAIN: all read
+    }
+    auto messages = nl::Parse(nl::ByteSpan(buf.data(), static_cast<size_t>(n)));
+    if (!messages.ok()) {
+      Emit(FibEvent{FibEvent::Kind::kResyncNeeded, 0});
+      continue;
+    }
+    for (const nl::Message& m : *messages) {
+      if (const auto* nh = std::get_if<nl::NexthopMsg>(&m.body)) {
+        if (nh->deleted) {
+          const uint32_t id = std::visit([](const auto& o) { return o.id; }, nh->object);
+          Emit(FibEvent{FibEvent::Kind::kNexthopDeleted, id});
+        }
+      } else if (const auto* l = std::get_if<nl::LinkMsg>(&m.body)) {
+        // Linux deletes the nexthops of a link that goes down (admin or carrier) without a
+        // RTM_DELNEXTHOP notification, so a link going down means: look again.
+        const bool up = !l->deleted && (l->link.flags & IFF_UP) && (l->link.flags & kIffLowerUp);
+        Emit(FibEvent{up ? FibEvent::Kind::kLinkUp : FibEvent::Kind::kLinkDown, l->link.ifindex});
+      }
+    }
+  }
+}
+
+}  // namespace bagd::fib
