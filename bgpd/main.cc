@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "bgpd/control/control_server.h"
+#include "bgpd/session/capacity_stage.h"
 #include "bgpd/session/control_adapter.h"
 #include "bgpd/session/fib_stage.h"
 #include "bgpd/session/log.h"
@@ -165,11 +166,26 @@ int main(int argc, char** argv) {
         return 1;
       }
       speaker.SetFibSink([&fib](const bagd::rib::FibUpdate& u) { fib->Apply(u); });
+      speaker.SetFibObjectResolver([&fib](bagd::rib::GroupId g) { return fib->reconciler().GroupObject(g); });
     }
   }
   if (auto st = speaker.Configure(loaded.config); !st.ok()) {
     bagd::log::Error("%s", st.ToString());
     return 1;
+  }
+  // Live capacity: the starting values are read before the speaker originates anything.
+  std::unique_ptr<bagd::session::CapacityStage> capacity;
+  if (loaded.config.capacity_sources_size() > 0) {
+    auto sources = bagd::session::CapacitySources(loaded.config);
+    if (!sources.ok()) {
+      bagd::log::Error("%s", sources.status().message());
+      return 1;
+    }
+    capacity = std::make_unique<bagd::session::CapacityStage>(io, speaker, std::move(*sources));
+    if (auto st = capacity->Start(); !st.ok()) {
+      bagd::log::Error("capacity: %s", st.ToString());
+      return 1;
+    }
   }
   bagd::session::ControlAdapter adapter(io, speaker);
   auto control = bagd::control::ControlServer::Start(opts->socket, &adapter);

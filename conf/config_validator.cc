@@ -67,6 +67,7 @@ class Validator {
     CheckDamping();
     CheckFib();
     CheckNetworks();
+    CheckCapacitySources();
     std::stable_sort(errors_.begin(), errors_.end(),
                      [](const ConfigError& a, const ConfigError& b) {
                        return std::tie(a.line, a.column) < std::tie(b.line, b.column);
@@ -667,6 +668,39 @@ class Validator {
                          kMaxFibGroupBudget,
                          " (the weight sum a group may use, e.g. the hardware's ECMP table size: "
                          "64, 128, 256 or 512), or 0 for no limit"));
+    }
+  }
+
+  void CheckCapacitySources() {
+    std::vector<std::string> names;
+    for (int i = 0; i < config_.capacity_sources_size(); ++i) {
+      const v1::CapacitySource& c = config_.capacity_sources(i);
+      const FieldPath source = {{Field(v1::Config::descriptor(), "capacity_sources"), i}};
+      auto path = [&](const char* f) { return Child(source, Field(v1::CapacitySource::descriptor(), f)); };
+      const std::string prefix = c.name().empty() ? absl::StrCat("capacity source #", i + 1, ": ")
+                                                  : absl::StrCat("capacity source ", c.name(), ": ");
+      if (c.name().empty()) {
+        Error(source, absl::StrCat(prefix, "name is required"));
+      } else if (std::find(names.begin(), names.end(), c.name()) != names.end()) {
+        Error(path("name"), absl::StrCat(prefix, "the name is already used"));
+      }
+      names.push_back(c.name());
+      if (c.bond().empty() == c.members().empty()) {
+        Error(c.bond().empty() ? source : path("bond"), absl::StrCat(prefix, "give either bond or members"));
+      }
+      CheckRate(path("member_speed"), c.member_speed(), prefix, "member_speed");
+    }
+    for (int i = 0; i < config_.networks_size(); ++i) {
+      const v1::Network& n = config_.networks(i);
+      if (n.capacity_source().empty()) continue;
+      const FieldPath at = {{Field(v1::Config::descriptor(), "networks"), i},
+                            {Field(v1::Network::descriptor(), "capacity_source"), -1}};
+      if (std::find(names.begin(), names.end(), n.capacity_source()) == names.end()) {
+        Error(at, absl::StrCat("network ", n.prefix(), ": no capacity source named '", n.capacity_source(), "'"));
+      }
+      if (!n.link_bandwidth().empty()) {
+        Error(at, absl::StrCat("network ", n.prefix(), ": link_bandwidth and capacity_source: give one"));
+      }
     }
   }
 

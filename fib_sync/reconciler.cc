@@ -409,10 +409,10 @@ absl::Status Reconciler::Resync() {
   return absl::OkStatus();
 }
 
-void Reconciler::OnEvent(const FibEvent& e) {
+bool Reconciler::OnEvent(const FibEvent& e) {
   switch (e.kind) {
     case FibEvent::Kind::kNexthopDeleted: {
-      if (confirmed_.nexthops.erase(e.id) == 0) return;
+      if (confirmed_.nexthops.erase(e.id) == 0) return false;
       // The kernel took it out of every group too.
       for (auto& [id, members] : confirmed_.groups) {
         const auto before = members.size();
@@ -438,6 +438,7 @@ void Reconciler::OnEvent(const FibEvent& e) {
       resync_wanted_ = true;
       break;
   }
+  return true;
 }
 
 bool Reconciler::dirty() const {

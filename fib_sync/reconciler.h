@@ -64,7 +64,8 @@ class Reconciler {
   // Dump and compare: anything that differs from desired becomes dirty (lost notifications,
   // a backend restart).
   absl::Status Resync();
-  void OnEvent(const FibEvent& e);
+  // Returns false when the event changes nothing bagd has (e.g. the notification of its own delete).
+  bool OnEvent(const FibEvent& e);
 
   bool dirty() const;
   bool resync_wanted() const { return resync_wanted_; }

@@ -49,7 +49,7 @@ absl::StatusOr<control::v1::ListRoutesResponse> ControlAdapter::ListRoutes(
 absl::StatusOr<control::v1::ListNextHopGroupsResponse> ControlAdapter::ListNextHopGroups(
     const control::v1::ListNextHopGroupsRequest& request) {
   return OnIoThread(io_, [this, request]() -> absl::StatusOr<control::v1::ListNextHopGroupsResponse> {
-           return session::ListNextHopGroups(speaker_.rib(), speaker_.groups(), request, absl::Now());
+           return session::ListNextHopGroups(speaker_.rib(), speaker_.groups(), request, absl::Now(), speaker_.fib_object());
          })
       .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
 }

@@ -94,7 +94,7 @@ void FibStage::ScheduleRetry() {
 }
 
 void FibStage::OnEvent(const fib::FibEvent& e) {
-  reconciler_.OnEvent(e);
+  if (!reconciler_.OnEvent(e)) return;  // e.g. the kernel telling us about our own delete
   if (e.kind == fib::FibEvent::Kind::kResyncNeeded) log::Warning("fib: notifications were lost; resyncing");
   if (e.kind == fib::FibEvent::Kind::kNexthopDeleted) log::Info("fib: next hop %d was deleted under us", e.id);
   if (e.kind == fib::FibEvent::Kind::kLinkDown) log::Debug("fib: link %d is down", e.id);

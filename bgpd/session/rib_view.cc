@@ -197,7 +197,7 @@ void FillGroup(const rib::NextHopGroup& g, absl::Time now, const rib::DampingCon
 
 absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
     const rib::Rib& rib, const rib::NextHopGroupRegistry& groups, const control::v1::ListNextHopGroupsRequest& request,
-    absl::Time now) {
+    absl::Time now, const std::function<std::optional<uint32_t>(rib::GroupId)>& fib_object) {
   control::v1::ListNextHopGroupsResponse resp;
   const rib::WeightsConfig& c = groups.config();
   const rib::DampingConfig& d = c.damping;
@@ -220,6 +220,7 @@ absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
     const rib::NextHopGroup* g = groups.Find(request.id());
     if (!g) return absl::NotFoundError(absl::StrFormat("no next-hop group %d", request.id()));
     FillGroup(*g, now, d, *resp.add_groups());
+    if (fib_object) resp.mutable_groups(0)->set_fib_object(fib_object(g->id).value_or(0));
     return resp;
   }
   if (!request.prefix().empty()) {
@@ -228,9 +229,13 @@ absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
     const rib::NextHopGroup* g = groups.GroupOf(*p);
     if (!g) return absl::NotFoundError(absl::StrFormat("route %s has no next-hop group", p->ToString()));
     FillGroup(*g, now, d, *resp.add_groups());
+    if (fib_object) resp.mutable_groups(0)->set_fib_object(fib_object(g->id).value_or(0));
     return resp;
   }
-  for (const rib::NextHopGroup* g : groups.Groups()) FillGroup(*g, now, d, *resp.add_groups());
+  for (const rib::NextHopGroup* g : groups.Groups()) {
+    FillGroup(*g, now, d, *resp.add_groups());
+    if (fib_object) resp.mutable_groups(resp.groups_size() - 1)->set_fib_object(fib_object(g->id).value_or(0));
+  }
   return resp;
 }
 

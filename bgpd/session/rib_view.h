@@ -1,6 +1,9 @@
 // The RIB as the control API shows it (bagctl show routes / show rib-summary).
 #pragma once
 
+#include <functional>
+#include <optional>
+
 #include "absl/status/statusor.h"
 #include "bgpd/control/control.pb.h"
 #include "rib/rib.h"
@@ -17,9 +20,10 @@ absl::StatusOr<control::v1::ListRoutesResponse> ListRoutes(const rib::Rib& rib,
 // longest match); nullopt when there is none or `query` does not parse.
 std::optional<wire::Prefix> FindRoute(const rib::Rib& rib, const std::string& query);
 // bagctl show nexthop-groups. `request` was checked by the control server.
+// `fib_object` (optional) gives a group's id in the FIB.
 absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
     const rib::Rib& rib, const rib::NextHopGroupRegistry& groups, const control::v1::ListNextHopGroupsRequest& request,
-    absl::Time now);
+    absl::Time now, const std::function<std::optional<uint32_t>(rib::GroupId)>& fib_object = nullptr);
 control::v1::RibSummary RibSummary(const rib::Rib& rib, const rib::AttributeStore& store);
 
 }  // namespace bagd::session

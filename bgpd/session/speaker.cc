@@ -207,7 +207,7 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
   for (const auto& n : config.networks()) {
     auto p = wire::Prefix::Parse(n.prefix());
     if (!p.ok()) return absl::InvalidArgumentError(absl::StrCat("network '", n.prefix(), "': ", p.status().message()));
-    Network net{wire::Nlri{*p, 0}, std::nullopt};
+    Network net{wire::Nlri{*p, 0}, std::nullopt, n.capacity_source()};
     if (!n.link_bandwidth().empty()) {
       auto r = Rate(absl::StrCat("network ", n.prefix(), ": link_bandwidth"), n.link_bandwidth());
       if (!r.ok()) return r.status();
@@ -272,25 +272,44 @@ void Speaker::Start() {
     // Our own routes: ORIGIN IGP, empty AS_PATH; the next hop is set per peer on export.
     // A configured link bandwidth rides along as the community our neighbors see (their
     // export settings decide its form).
-    for (const Network& n : networks_) {
-      wire::PathAttributes a;
-      a.origin = wire::Origin::kIgp;
-      a.as_path = wire::AsPath{};
-      a.local_pref = 100;
-      if (n.link_bandwidth_bps) {
-        a.extended_communities.push_back(
-            wire::LinkBandwidth::FromBitsPerSecond(local_as_, *n.link_bandwidth_bps, true).ToExtendedCommunity());
-      }
-      rib_->Announce(local_index_, std::span(&n.nlri, 1), store_.Intern(a));
-    }
+    for (const Network& n : networks_) Originate(n);
     rib_->TakeChanges();  // nobody is Established yet; the initial dumps carry them
     log::Info("originating %d prefixes", networks_.size());
   }
+  started_ = true;
   for (auto& l : listeners_) {
     log::Info("listening on %s", absl::StrCat("[", l->endpoint.address().to_string(), "]:", l->endpoint.port()));
     Accept(*l);
   }
   for (auto& p : peers_) p->Start();
+}
+
+void Speaker::Originate(const Network& n) {
+  wire::PathAttributes a;
+  a.origin = wire::Origin::kIgp;
+  a.as_path = wire::AsPath{};
+  a.local_pref = 100;
+  std::optional<double> bps = n.link_bandwidth_bps;
+  if (!n.capacity_source.empty()) {
+    auto it = originated_bps_.find(n.capacity_source);
+    bps = it == originated_bps_.end() ? std::nullopt : std::optional<double>(it->second);
+  }
+  if (bps) {
+    a.extended_communities.push_back(wire::LinkBandwidth::FromBitsPerSecond(local_as_, *bps, true).ToExtendedCommunity());
+  }
+  rib_->Announce(local_index_, std::span(&n.nlri, 1), store_.Intern(a));
+}
+
+void Speaker::SetOriginatedBandwidth(const std::string& source, double bps) {
+  auto [it, fresh] = originated_bps_.try_emplace(source, bps);
+  if (!fresh && it->second == bps) return;
+  it->second = bps;
+  if (!started_) return;
+  for (const Network& n : networks_) {
+    if (n.capacity_source == source) Originate(n);
+  }
+  OnRibChanges(rib_->TakeChanges());
+  RefreshRibMetrics();
 }
 
 void Speaker::Accept(Listener& l) {

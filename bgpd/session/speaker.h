@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,12 @@ class Speaker : public RouteSink {
   absl::Status Reload(const config::v1::Config& config);
   // Where FIB updates go (fib_sync/); without one they are computed and dropped.
   void SetFibSink(std::function<void(const rib::FibUpdate&)> sink) { fib_sink_ = std::move(sink); }
+  // Live capacity: the link bandwidth of the networks originated for `source` (bits/s; 0:
+  // the source has no capacity up). Before Start it is the starting value.
+  void SetOriginatedBandwidth(const std::string& source, double bps);
+  // Which FIB object a next-hop group is (for bagctl), when there is a FIB stage.
+  void SetFibObjectResolver(std::function<std::optional<uint32_t>(rib::GroupId)> f) { fib_object_ = std::move(f); }
+  const std::function<std::optional<uint32_t>(rib::GroupId)>& fib_object() const { return fib_object_; }
   // The largest weight the FIB backend takes (before Configure).
   void SetFibMaxWeight(uint32_t w) { fib_max_weight_ = w; }
   // Cease / Administrative Shutdown to every neighbor, then `done` once the NOTIFICATIONs
@@ -121,7 +128,11 @@ class Speaker : public RouteSink {
   struct Network {
     wire::Nlri nlri;
     std::optional<double> link_bandwidth_bps;
+    std::string capacity_source;  // the link bandwidth follows this source's live capacity
   };
+  void Originate(const Network& n);
+  std::map<std::string, double> originated_bps_;  // by capacity source
+  bool started_ = false;
   std::vector<Network> networks_;
 
   // Weights and next-hop groups.
@@ -132,6 +143,7 @@ class Speaker : public RouteSink {
   std::unique_ptr<boost::asio::steady_timer> hold_timer_;
   std::function<void(const rib::FibUpdate&)> fib_sink_;
   uint32_t fib_max_weight_ = 65535;
+  std::function<std::optional<uint32_t>(rib::GroupId)> fib_object_;
   // Per peer (by rib index): link-bandwidth export and its re-advertisement damping.
   struct BandwidthExport {
     rib::LinkBandwidthExport config;

@@ -152,7 +152,9 @@ absl::StatusOr<ErrorMsg> DecodeError(const Header& h, ByteSpan payload) {
   std::memcpy(&e.error, payload.data(), 4);
   e.request = ReadHeader(payload.subspan(4));
   size_t consumed = 4 + kNlmsgHeaderSize;
-  if (!(h.flags & NLM_F_CAPPED)) {
+  // An ack never echoes the request body (kernels before 4.12 did not flag that as CAPPED).
+  const bool capped = (h.flags & NLM_F_CAPPED) || e.error == 0;
+  if (!capped) {
     if (e.request.length < kNlmsgHeaderSize) {
       return Malformed("NLMSG_ERROR", absl::StrCat("echoed request claims nlmsg_len ", e.request.length));
     }

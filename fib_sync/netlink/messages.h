@@ -3,9 +3,10 @@
 // member state). Pure: values in, bytes out; bytes in, values or absl::Status out.
 // No sockets, no I/O. Byte order is the host's, as netlink's is.
 //
-// Reference: include/uapi/linux/{netlink,rtnetlink,nexthop,if_link}.h and
-// net/ipv4/nexthop.c; kernel facts and verified behaviour are in
-// docs (fib-targets.md section 1).
+// Reference: include/uapi/linux/{netlink,rtnetlink,nexthop,if_link}.h, net/ipv4/nexthop.c
+// (request validation, nh_fill_node), net/netlink/af_netlink.c (netlink_ack). Values the
+// Debian 12 headers lack are in kernel_abi.h; tests/fib/netlink_kernel_test.cc checks the
+// bytes against the running kernel.
 #pragma once
 
 #include <cstdint>
@@ -93,7 +94,8 @@ struct Route {
   uint32_t table = kTableMain;  // ids above 255 travel in RTA_TABLE
   uint8_t protocol = 0;         // rtm_protocol
   uint32_t nexthop_id = 0;      // RTA_NH_ID; 0 = none (only for non-unicast types)
-  uint32_t priority = 0;        // RTA_PRIORITY (metric); 0 = kernel default, attribute omitted
+  // RTA_PRIORITY (metric). 0 omits the attribute: IPv4 keeps 0, IPv6 installs (and dumps) 1024.
+  uint32_t priority = 0;
   uint8_t type = kRouteTypeUnicast;  // rtm_type (RTN_*)
   friend bool operator==(const Route&, const Route&) = default;
 };

@@ -326,7 +326,7 @@ TEST_CASE("DelNexthop and GetNexthop carry only the id", "[fib][netlink]") {
   CHECK(b.size() == 2 * (16 + 8 + 8));
 }
 
-TEST_CASE("Routes round-trip for both families; tables above 255 use RTA_TABLE", "[fib][netlink]") {
+TEST_CASE("Routes round-trip for both families and tables above 255 use RTA_TABLE", "[fib][netlink]") {
   Route v4;
   v4.prefix = Pfx("10.10.0.0/24");
   v4.table = 1000;
@@ -501,7 +501,7 @@ Bytes WeightRequest() {
 
 }  // namespace
 
-TEST_CASE("Errors decode with the extended ack, capped or not; an ack is error 0", "[fib][netlink]") {
+TEST_CASE("Errors decode with the extended ack (capped or not) and an ack is error 0", "[fib][netlink]") {
   if (!kLittleEndian) return;
   const Bytes request = WeightRequest();
   for (bool capped : {true, false}) {
@@ -520,6 +520,12 @@ TEST_CASE("Errors decode with the extended ack, capped or not; an ack is error 0
   CHECK(ack.error == 0);
   CHECK(ack.extack_message.empty());
   CHECK_FALSE(ack.extack_offset);
+
+  // An ack from a kernel that did not flag it CAPPED (before 4.12) still decodes.
+  Bytes old_ack = ErrorReply(0, request, true, "", std::nullopt);
+  old_ack[7] = 0;  // clear NLM_F_CAPPED (0x100: the high byte of nlmsg_flags)
+  REQUIRE(Parse(old_ack).ok());
+  CHECK(Body<ErrorMsg>(ParseOne(old_ack)).error == 0);
 
   // An uncapped error whose echoed request is cut short is malformed.
   Bytes cut = ErrorReply(-22, request, false, "", std::nullopt);
@@ -695,7 +701,7 @@ TEST_CASE("Malformed messages are errors that name the problem", "[fib][netlink]
   CHECK_FALSE(Parse(Bytes{1, 2, 3}).ok());
 }
 
-TEST_CASE("Kernel-style route messages: RTA_TABLE overrides rtm_table; gateways and RTA_VIA", "[fib][netlink]") {
+TEST_CASE("Kernel-style route messages: RTA_TABLE overrides rtm_table and RTA_VIA is a gateway", "[fib][netlink]") {
   if (!kLittleEndian) return;
   // RTM_NEWROUTE 10.1.0.0/16 table 1000 (rtm_table = RT_TABLE_COMPAT, as the kernel reports
   // ids above 255) via 2001:db8::1 (RTA_VIA) dev 4, metric 20, offloaded.

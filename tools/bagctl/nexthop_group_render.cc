@@ -132,6 +132,7 @@ std::string RenderNextHopGroup(const NextHopGroup& g, const WeightSettings& sett
                                  Plural(g.prefixes(), "prefix", "prefixes"), "  max error ", max_error,
                                  max_error == "-" ? "" : "%");
   if (g.all_drained()) out += "  all drained: equal weights";
+  if (g.fib_object() != 0) absl::StrAppend(&out, "  fib object ", g.fib_object());
   out += "\n";
   if (g.members().empty()) {
     out += "  (no members)\n";

@@ -1,0 +1,111 @@
+#include "bgpd/session/capacity_stage.h"
+
+#include "absl/strings/str_cat.h"
+#include "bgpd/session/log.h"
+#include "conf/rate_text.h"
+
+namespace bagd::session {
+
+absl::StatusOr<std::vector<fib::CapacitySourceSpec>> CapacitySources(const config::v1::Config& config) {
+  std::vector<fib::CapacitySourceSpec> out;
+  for (const auto& c : config.capacity_sources()) {
+    fib::CapacitySourceSpec s;
+    s.name = c.name();
+    s.bond = c.bond();
+    s.members.assign(c.members().begin(), c.members().end());
+    if (!c.member_speed().empty()) {
+      auto r = conf::ParseRate(c.member_speed());
+      if (!r.ok()) return absl::InvalidArgumentError(absl::StrCat("capacity source ", c.name(), ": ", r.status().message()));
+      s.member_speed_bps = *r;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+CapacityStage::CapacityStage(boost::asio::io_context& io, Speaker& speaker, std::vector<fib::CapacitySourceSpec> sources)
+    : io_(io), speaker_(speaker), tracker_(std::move(sources)), timer_(io) {}
+
+CapacityStage::~CapacityStage() {
+  if (events_) events_->release();  // the watcher closes its own socket
+}
+
+absl::Status CapacityStage::Start() {
+  auto w = fib::LinkWatcher::Open();
+  if (!w.ok()) return w.status();
+  watcher_ = std::move(*w);
+  auto cb = [this](const fib::LinkState& l, bool deleted) { OnLink(l, deleted); };
+  if (auto st = watcher_->Dump(cb); !st.ok()) return st;
+  for (const auto& s : tracker_.sources()) {
+    const double bps = tracker_.Capacity(s.name);
+    hold_[s.name] = rib::MemberHoldDown(bps);
+    Publish(s.name);
+  }
+  started_ = true;
+  events_ = std::make_unique<boost::asio::posix::stream_descriptor>(io_, watcher_->fd());
+  WaitLinks();
+  return absl::OkStatus();
+}
+
+void CapacityStage::WaitLinks() {
+  events_->async_wait(boost::asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
+    if (ec) return;
+    watcher_->Read([this](const fib::LinkState& l, bool deleted) { OnLink(l, deleted); });
+    WaitLinks();
+  });
+}
+
+void CapacityStage::OnLink(const fib::LinkState& link, bool deleted) {
+  const auto changed = deleted ? tracker_.Remove(link.ifindex) : tracker_.Update(link);
+  if (!started_) return;
+  for (const std::string& s : changed) Observe(s);
+}
+
+void CapacityStage::Observe(const std::string& source) {
+  const double bps = tracker_.Capacity(source);
+  size_t up = 0;
+  const auto members = tracker_.Members(source);
+  for (const auto& m : members) up += m.up;
+  const rib::DampingConfig& damping = speaker_.groups().config().damping;
+  rib::MemberHoldDown& h = hold_[source];
+  const rib::HoldDownOutcome o = h.Observe(bps, absl::Now(), damping);
+  log::Info("capacity %s: %d of %d members up, %s%s", source, up, members.size(), wire::FormatBitsPerSecond(bps),
+            o == rib::HoldDownOutcome::kHeld        ? absl::StrCat(" (held until the hold-down ends)")
+            : o == rib::HoldDownOutcome::kSuppressed ? std::string(" (below min_change_percent: not advertised)")
+                                                     : std::string());
+  if (o == rib::HoldDownOutcome::kApplied || o == rib::HoldDownOutcome::kCancelled) Publish(source);
+  Arm();
+}
+
+void CapacityStage::Arm() {
+  std::optional<absl::Time> due;
+  for (const auto& [name, h] : hold_) {
+    if (h.state() != rib::HoldDownState::kStable && (!due || h.due() < *due)) due = h.due();
+  }
+  if (!due) {
+    timer_.cancel();
+    return;
+  }
+  timer_.expires_after(absl::ToChronoMilliseconds(std::max(*due - absl::Now(), absl::ZeroDuration())) +
+                       std::chrono::milliseconds(1));
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    const absl::Time now = absl::Now();
+    for (auto& [name, h] : hold_) {
+      if (h.Expire(now)) Publish(name);
+    }
+    Arm();
+  });
+}
+
+void CapacityStage::Publish(const std::string& source) {
+  const double bps = hold_[source].applied();
+  speaker_.SetOriginatedBandwidth(source, bps);
+}
+
+double CapacityStage::Advertised(const std::string& source) const {
+  auto it = hold_.find(source);
+  return it == hold_.end() ? 0 : it->second.applied();
+}
+
+}  // namespace bagd::session

@@ -1,0 +1,48 @@
+// Live capacity (docs/capacity.md): watches the member interfaces of each configured capacity
+// source, sums the speeds of those that are up, and feeds the result, damped like a group
+// member's bandwidth (a decrease at once, an increase after the hold-down), into the link
+// bandwidth of the prefixes bagd originates for that source. This is how a degraded LAG
+// becomes a smaller weight upstream. Runs on the io_context thread.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <map>
+#include <memory>
+
+#include "bgpd/session/speaker.h"
+#include "fib_sync/capacity.h"
+#include "fib_sync/link_watcher.h"
+#include "rib/weights/hold_down.h"
+
+namespace bagd::session {
+
+absl::StatusOr<std::vector<fib::CapacitySourceSpec>> CapacitySources(const config::v1::Config& config);
+
+class CapacityStage {
+ public:
+  CapacityStage(boost::asio::io_context& io, Speaker& speaker, std::vector<fib::CapacitySourceSpec> sources);
+  ~CapacityStage();
+  // Reads every link and sets the starting capacities (no hold-down: nothing was advertised yet).
+  absl::Status Start();
+  double Advertised(const std::string& source) const;
+
+ private:
+  void OnLink(const fib::LinkState& link, bool deleted);
+  void WaitLinks();
+  void Observe(const std::string& source);
+  void Arm();
+  void Publish(const std::string& source);
+
+  boost::asio::io_context& io_;
+  Speaker& speaker_;
+  fib::CapacityTracker tracker_;
+  std::unique_ptr<fib::LinkWatcher> watcher_;
+  std::unique_ptr<boost::asio::posix::stream_descriptor> events_;
+  boost::asio::steady_timer timer_;
+  std::map<std::string, rib::MemberHoldDown> hold_;
+  bool started_ = false;
+};
+
+}  // namespace bagd::session
