@@ -105,10 +105,17 @@ absl::StatusOr<std::unique_ptr<bagd::fib::FibBackend>> MakeFibBackend(const bagd
       return std::unique_ptr<bagd::fib::FibBackend>();
     case v1::Fib::BACKEND_NETLINK: {
       bagd::fib::NetlinkOptions o;
-      o.table = config.fib().kernel_table();
+      const auto& f = config.fib();
+      o.table = f.kernel_table();
+      o.protocol = static_cast<uint8_t>(f.kernel_protocol() ? f.kernel_protocol() : 186);
+      o.resilient = f.group_type() == v1::Fib::GROUP_TYPE_RESILIENT;
+      o.buckets = static_cast<uint16_t>(f.resilient_buckets() ? f.resilient_buckets() : 128);
+      o.idle_timer_s = f.has_resilient_idle_timer() ? f.resilient_idle_timer() : 120;
+      o.unbalanced_timer_s = f.resilient_unbalanced_timer();
       auto b = bagd::fib::NetlinkBackend::Open(o);
       if (!b.ok()) return absl::UnavailableError(absl::StrCat("fib: kernel backend: ", b.status().message()));
-      bagd::log::Info("fib: kernel backend, table %d, protocol %d, %d-bit weights", o.table, o.protocol,
+      bagd::log::Info("fib: kernel backend, table %d, protocol %d, %s groups, %d-bit weights", o.table, o.protocol,
+                      o.resilient ? "resilient" : "hash-threshold",
                       (*b)->weight_width() == bagd::fib::netlink::WeightWidth::k16Bit ? 16 : 8);
       return std::unique_ptr<bagd::fib::FibBackend>(std::move(*b));
     }
@@ -167,6 +174,7 @@ int main(int argc, char** argv) {
       }
       speaker.SetFibSink([&fib](const bagd::rib::FibUpdate& u) { fib->Apply(u); });
       speaker.SetFibObjectResolver([&fib](bagd::rib::GroupId g) { return fib->reconciler().GroupObject(g); });
+      speaker.OnInitialConvergence([&fib] { fib->Release(); });
     }
   }
   if (auto st = speaker.Configure(loaded.config); !st.ok()) {
@@ -218,7 +226,13 @@ int main(int argc, char** argv) {
       return;
     }
     bagd::log::Info("%s: sending Cease to every neighbor and exiting", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    speaker.Shutdown("bagd is shutting down", std::chrono::milliseconds(1000), [&] { io.stop(); });
+    speaker.Shutdown("bagd is shutting down", std::chrono::milliseconds(1000), [&] {
+      if (fib && loaded.config.fib().has_retain_on_exit() && !loaded.config.fib().retain_on_exit()) {
+        bagd::log::Info("fib: retain_on_exit is false: removing bagd's routes and groups");
+        fib->RemoveAll();
+      }
+      io.stop();
+    });
   };
   signals.async_wait(on_signal);
   io.run();

@@ -669,6 +669,21 @@ class Validator {
                          " (the weight sum a group may use, e.g. the hardware's ECMP table size: "
                          "64, 128, 256 or 512), or 0 for no limit"));
     }
+    if (fib.kernel_protocol() != 0 && (fib.kernel_protocol() < 5 || fib.kernel_protocol() > 255)) {
+      Error(path("kernel_protocol"),
+            absl::StrCat("fib: kernel_protocol ", fib.kernel_protocol(),
+                         " is out of range: use 5..255 (0..4 are the kernel's own), or 0 for 186 (bgp)"));
+    }
+    CheckEnum(path("group_type"), fib.group_type(), "fib: ", "a group type");
+    if (fib.resilient_buckets() > 65535) {
+      Error(path("resilient_buckets"),
+            absl::StrCat("fib: resilient_buckets ", fib.resilient_buckets(), " is out of range: use 1..65535"));
+    }
+    for (const char* timer : {"resilient_idle_timer", "resilient_unbalanced_timer"}) {
+      const uint32_t v = std::string(timer) == "resilient_idle_timer" ? fib.resilient_idle_timer()
+                                                                     : fib.resilient_unbalanced_timer();
+      if (v > 3600) Error(path(timer), absl::StrCat("fib: ", timer, " ", v, " is out of range: use 0..3600 seconds"));
+    }
   }
 
   void CheckCapacitySources() {

@@ -60,8 +60,12 @@ wire::OpenMessage BuildOpen(const LocalSettings& local) {
   if (local.graceful_restart) {
     wire::GracefulRestartCap gr;
     gr.restart_time = local.graceful_restart_time;
-    for (Family f : kFamilies)
-      if (local.families[Idx(f)]) gr.families.push_back({AfiOf(f), 1, false});
+    // Restart time 0 and no families: "I send and understand End-of-RIB" (RFC 4724 §3),
+    // without asking the peer to keep our routes when the session drops.
+    if (local.graceful_restart_time > 0) {
+      for (Family f : kFamilies)
+        if (local.families[Idx(f)]) gr.families.push_back({AfiOf(f), 1, false});
+    }
     m.capabilities.push_back(gr);
   }
   if (!local.hostname.empty()) m.capabilities.push_back(wire::FqdnCap{local.hostname, ""});

@@ -12,6 +12,7 @@ FibStage::FibStage(boost::asio::io_context& io, std::unique_ptr<fib::FibBackend>
       retry_timer_(io),
       sweep_timer_(io),
       resync_timer_(io),
+      hold_timer_(io),
       retry_delay_(options.retry_first) {
   backend_->SetEventHandler([this](const fib::FibEvent& e) { OnEvent(e); });
 }
@@ -25,6 +26,16 @@ absl::Status FibStage::Start() {
   const fib::FibState& s = reconciler_.confirmed();
   log::Info("fib: %d next hops, %d groups and %d routes of a previous run found; kept while the new state claims them",
             s.nexthops.size(), s.groups.size(), s.routes.size());
+  if (reconciler_.stale_count() > 0) {
+    holding_ = true;
+    hold_timer_.expires_after(options_.startup_hold);
+    hold_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || !holding_) return;
+      log::Info("fib: not every neighbor sent End-of-RIB within %ds; installing what is known",
+                options_.startup_hold.count());
+      Release();
+    });
+  }
   if (options_.sweep_after.count() > 0) {
     sweep_timer_.expires_after(options_.sweep_after);
     sweep_timer_.async_wait([this](const boost::system::error_code& ec) {
@@ -55,10 +66,33 @@ void FibStage::WaitEvents() {
 
 void FibStage::Apply(const rib::FibUpdate& update) {
   reconciler_.Update(update);
+  if (!holding_) Flush();
+}
+
+void FibStage::Release() {
+  if (!holding_) return;
+  holding_ = false;
+  hold_timer_.cancel();
   Flush();
 }
 
+void FibStage::RemoveAll() {
+  auto state = backend_->Dump();
+  if (!state.ok()) {
+    log::Warning("fib: cannot read what to remove: %s", state.status().ToString());
+    return;
+  }
+  std::vector<fib::FibOp> ops;
+  for (const auto& [prefix, id] : state->routes) ops.push_back(fib::RouteOp{prefix, id, true});
+  for (const auto& [id, members] : state->groups) ops.push_back(fib::GroupOp{id, {}, true});
+  for (const auto& [id, gw] : state->nexthops) ops.push_back(fib::NexthopOp{id, gw, true});
+  size_t failed = 0;
+  for (const absl::Status& st : backend_->Apply(ops)) failed += !st.ok();
+  log::Info("fib: removed %d objects (%d failed)", ops.size() - failed, failed);
+}
+
 void FibStage::Flush() {
+  if (holding_) return;
   const fib::FlushResult r = reconciler_.Flush();
   if (r.applied > 0 || r.failed > 0) {
     log::Debug("fib: %d operations applied (%d next hop, %d group, %d route), %d failed", r.applied, r.nexthop_ops,

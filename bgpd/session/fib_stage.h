@@ -19,6 +19,7 @@ struct FibStageOptions {
   // Objects of a previous run that nothing claimed are deleted this long after start (the
   // routes have converged by then); 0: never.
   std::chrono::seconds sweep_after{120};
+  std::chrono::seconds startup_hold{60};
   std::chrono::milliseconds retry_first{200};
   std::chrono::milliseconds retry_max{10000};
   fib::ReconcilerOptions reconciler;
@@ -34,6 +35,13 @@ class FibStage {
   // readable (the backend emits its events from there).
   void WatchEvents(int fd, std::function<void()> read);
   void Apply(const rib::FibUpdate& update);
+  // After a restart (the backend holds objects of a previous run), nothing is sent until
+  // Release() — every neighbor's initial table is in — or `startup_hold` has passed, so the
+  // new run claims the old objects whole instead of rebuilding them peer by peer.
+  void Release();
+  bool holding() const { return holding_; }
+  // Removes everything bagd owns in the backend: routes, then groups, then next hops.
+  void RemoveAll();
   const fib::Reconciler& reconciler() const { return reconciler_; }
   fib::FibBackend& backend() { return *backend_; }
 
@@ -50,11 +58,13 @@ class FibStage {
   boost::asio::steady_timer retry_timer_;
   boost::asio::steady_timer sweep_timer_;
   boost::asio::steady_timer resync_timer_;
+  boost::asio::steady_timer hold_timer_;
   std::chrono::milliseconds retry_delay_;
   std::unique_ptr<boost::asio::posix::stream_descriptor> events_;
   std::function<void()> read_events_;
   bool retry_armed_ = false;
   bool resync_armed_ = false;
+  bool holding_ = false;
 };
 
 }  // namespace bagd::session

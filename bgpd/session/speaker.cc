@@ -85,6 +85,10 @@ absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& co
       if (af == config::v1::IPV6_UNICAST) f.local.families[1] = true;
     }
     if (n.address_families().empty()) f.local.families[0] = true;
+    // End-of-RIB from every peer (the FIB waits for it after a restart): the Graceful Restart
+    // capability without families asks for it and for nothing else.
+    f.local.graceful_restart = true;
+    f.local.graceful_restart_time = 0;
     char host[256] = {};
     if (gethostname(host, sizeof host - 1) == 0) f.local.hostname = host;
     out.push_back(std::move(p));
@@ -678,6 +682,8 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
                             std::chrono::system_clock::now().time_since_epoch()).count();
     log::Info("neighbor %s: End-of-RIB %s: %d paths, %.3fs after Established", peer.config().Name(),
               wire::FamilyName(*eor), rib_->paths_of(idx, *eor), (now - peer.established_since_ms()) / 1000.0);
+    end_of_rib_.insert({idx, static_cast<int>(*eor)});
+    CheckConvergence();
     return;
   }
   rib_->Withdraw(idx, u.withdrawn);
@@ -762,6 +768,28 @@ void Speaker::FlushFib() {
   } else {
     hold_timer_->cancel();
   }
+}
+
+void Speaker::CheckConvergence() {
+  if (!on_converged_) return;
+  for (const auto& p : peers_) {
+    if (p->config().shutdown) continue;
+    const auto& n = p->negotiated();
+    if (!p->established() || !n) return;
+    for (int f = 0; f < wire::kFamilyCount; ++f) {
+      if (n->families[f] && !end_of_rib_.contains({p->rib_index, f})) return;
+    }
+  }
+  log::Info("every neighbor sent End-of-RIB: the initial tables are in");
+  // Weights first, so the FIB sees the whole table at once.
+  if (weights_scheduled_) {
+    weights_timer_->cancel();
+    weights_scheduled_ = false;
+    RunWeights();
+  }
+  auto f = std::move(on_converged_);
+  on_converged_ = nullptr;
+  f();
 }
 
 void Speaker::RefreshWeightMetrics() {

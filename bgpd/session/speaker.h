@@ -51,6 +51,9 @@ class Speaker : public RouteSink {
   // Live capacity: the link bandwidth of the networks originated for `source` (bits/s; 0:
   // the source has no capacity up). Before Start it is the starting value.
   void SetOriginatedBandwidth(const std::string& source, double bps);
+  // Called once, when every neighbor that is not administratively down has sent End-of-RIB
+  // for each family it negotiated (RFC 4724): the initial tables are in.
+  void OnInitialConvergence(std::function<void()> f) { on_converged_ = std::move(f); }
   // Which FIB object a next-hop group is (for bagctl), when there is a FIB stage.
   void SetFibObjectResolver(std::function<std::optional<uint32_t>(rib::GroupId)> f) { fib_object_ = std::move(f); }
   const std::function<std::optional<uint32_t>(rib::GroupId)>& fib_object() const { return fib_object_; }
@@ -143,6 +146,9 @@ class Speaker : public RouteSink {
   std::unique_ptr<boost::asio::steady_timer> hold_timer_;
   std::function<void(const rib::FibUpdate&)> fib_sink_;
   uint32_t fib_max_weight_ = 65535;
+  std::function<void()> on_converged_;
+  absl::flat_hash_set<std::pair<rib::PeerIndex, int>> end_of_rib_;  // (peer, family) seen
+  void CheckConvergence();
   std::function<std::optional<uint32_t>(rib::GroupId)> fib_object_;
   // Per peer (by rib index): link-bandwidth export and its re-advertisement damping.
   struct BandwidthExport {

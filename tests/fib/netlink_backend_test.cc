@@ -167,5 +167,61 @@ TEST_CASE("kernel: weights, flows, reweight, restart, link loss", "[fib][kernel]
   }
 }
 
+TEST_CASE("kernel: lost notifications (ENOBUFS) lead to a resync with no drift", "[fib][kernel]") {
+  if (!test::IsRoot()) {
+    WARN("needs root (network namespaces); skipped");
+    return;
+  }
+  TestNetns ns("enob");
+  REQUIRE(ns.ok());
+  REQUIRE(ns.Ip("link add va type veth peer name vb") == 0);
+  REQUIRE(ns.Ip("addr add 192.0.2.1/24 dev va") == 0);
+  REQUIRE(ns.Ip("link set va up") == 0);
+  REQUIRE(ns.Ip("link set vb up") == 0);
+  NetlinkOptions o;
+  o.netns = ns.name();
+  o.event_buffer = 1024;  // the kernel's minimum: a burst of notifications overflows it
+  auto opened = NetlinkBackend::Open(o);
+  REQUIRE(opened.ok());
+  NetlinkBackend& b = **opened;
+  Reconciler r(b);
+  REQUIRE(r.Start().ok());
+  b.SetEventHandler([&](const FibEvent& e) { r.OnEvent(e); });
+  r.Update(Desired(1, {{"192.0.2.2", 1}, {"192.0.2.3", 3}}, 100));
+  REQUIRE(r.Flush().failed == 0);
+  const auto group = *r.GroupObject(1);
+  b.ReadEvents();  // our own changes
+
+  // Behind bagd's back, in one burst: 300 foreign nexthops come and go, one of bagd's routes
+  // is deleted and its group is re-weighted. The notification socket overflows.
+  std::ostringstream burst;
+  for (int i = 0; i < 300; ++i) burst << "nexthop add id " << (1000 + i) << " via 192.0.2.9 dev va\n";
+  for (int i = 0; i < 300; ++i) burst << "nexthop del id " << (1000 + i) << "\n";
+  burst << "route del 10.100.0.0/24 proto 186\n";
+  const std::string file = "/tmp/" + ns.name() + ".burst";
+  FILE* f = fopen(file.c_str(), "w");
+  REQUIRE(f != nullptr);
+  fputs(burst.str().c_str(), f);
+  fclose(f);
+  ns.Exec("ip -batch " + file);
+  std::remove(file.c_str());
+  // iproute2 6.1 cannot write 16-bit weights, 8-bit ones are enough to drift.
+  // (bagd created the next hops first: ids group-2 and group-1.)
+  ns.Exec("ip nexthop replace id " + std::to_string(group) + " group " + std::to_string(group - 2) + ",5/" +
+          std::to_string(group - 1) + " proto bgp");
+
+  b.ReadEvents();
+  REQUIRE(r.resync_wanted());  // ENOBUFS was seen
+  REQUIRE(r.Resync().ok());
+  const FlushResult fix = r.Flush();
+  CHECK(fix.failed == 0);
+  CHECK(fix.route_ops == 1);  // the deleted route
+  CHECK(fix.group_ops == 1);  // the weights put back
+  size_t routes = 0;
+  CHECK(KernelWeights(b, &routes) == std::map<std::string, uint32_t>{{"192.0.2.2", 1}, {"192.0.2.3", 3}});
+  CHECK(routes == 100);
+  CHECK(r.stats().resyncs == 1);
+}
+
 }  // namespace
 }  // namespace bagd::fib
