@@ -203,15 +203,30 @@ void NextHopGroupRegistry::Detach(NextHopGroup& g) {
 }
 
 void NextHopGroupRegistry::Update(std::span<const PrefixMembers> changes, absl::Time now, bool immediate) {
-  std::vector<Target> targets;
-  targets.reserve(changes.size());
+  // The prefixes of a burst mostly share their members (a peer re-announcing its routes with
+  // a new bandwidth): resolve each distinct member set once.
+  std::vector<Target> unique;
+  std::vector<uint32_t> target_of(changes.size());
+  absl::flat_hash_map<std::string, uint32_t> by_signature;
+  std::string sig;
   // Changes by the group their prefix uses now (0: none yet).
   absl::flat_hash_map<GroupId, std::vector<size_t>> by_old;
   for (size_t i = 0; i < changes.size(); ++i) {
-    targets.push_back(Resolve(changes[i]));
-    auto it = route_group_.find(changes[i].prefix);
-    by_old[it == route_group_.end() ? 0 : it->second].push_back(i);
+    const PrefixMembers& pm = changes[i];
+    sig.assign(1, static_cast<char>(pm.prefix.family()));
+    for (const MemberInput& m : pm.members) {
+      sig.append(reinterpret_cast<const char*>(m.next_hop.bytes()), m.next_hop.size());
+      const uint64_t lb = m.link_bandwidth ? m.link_bandwidth->ToExtendedCommunity().raw : 0;
+      sig.push_back(m.link_bandwidth ? 1 : 0);
+      sig.append(reinterpret_cast<const char*>(&lb), sizeof lb);
+    }
+    auto [it, fresh] = by_signature.try_emplace(sig, static_cast<uint32_t>(unique.size()));
+    if (fresh) unique.push_back(Resolve(pm));
+    target_of[i] = it->second;
+    auto g = route_group_.find(pm.prefix);
+    by_old[g == route_group_.end() ? 0 : g->second].push_back(i);
   }
+  auto target = [&](size_t i) -> const Target& { return unique[target_of[i]]; };
   std::vector<GroupId> old_ids;
   for (const auto& [id, v] : by_old) old_ids.push_back(id);
   std::sort(old_ids.begin(), old_ids.end());  // deterministic ids for the same input
@@ -223,17 +238,20 @@ void NextHopGroupRegistry::Update(std::span<const PrefixMembers> changes, absl::
     if (g && moves.size() == g->prefixes) {
       // Every prefix of the group changed. If they all want the same key, and no other
       // group has it, the group follows them in place: one FIB operation.
-      const std::string& key = targets[moves.front()].key;
-      const bool same = !key.empty() && std::all_of(moves.begin(), moves.end(), [&](size_t i) { return targets[i].key == key; });
+      const std::string& key = target(moves.front()).key;
+      const uint32_t first = target_of[moves.front()];
+      const bool same = !key.empty() && std::all_of(moves.begin(), moves.end(), [&](size_t i) {
+        return target_of[i] == first || target(i).key == key;
+      });
       const auto existing = by_key_.find(key);
       if (same && (existing == by_key_.end() || existing->second == g->id)) {
-        Rekey(*g, targets[moves.front()], now, immediate);
+        Rekey(*g, target(moves.front()), now, immediate);
         continue;
       }
     }
     for (const size_t i : moves) {
       const wire::Prefix& prefix = changes[i].prefix;
-      const Target& t = targets[i];
+      const Target& t = target(i);
       if (g && !t.key.empty() && key_of_.at(g->id) == t.key) continue;  // same group
       // Into the group for the new key (found, or split off the old one).
       NextHopGroup* to = nullptr;
