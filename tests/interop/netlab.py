@@ -224,3 +224,53 @@ class Gobgp:
     def neighbor_state(self, addr):
         out = json.loads(self.cli("neighbor", addr, "-j"))
         return out.get("state", {}).get("session_state")
+
+
+# -- peer configs shared by the tests and the demo ---------------------------------
+
+def frr_receiver_conf(bagd_addr, bagd_as=65000, asn=65003, router_id="10.255.0.4"):
+    """An FRR that only listens: it shows what bagd advertises (`show bgp ipv4 unicast P json`)."""
+    return f"""hostname frr-rx
+router bgp {asn}
+ bgp router-id {router_id}
+ no bgp ebgp-requires-policy
+ no bgp default ipv4-unicast
+ neighbor {bagd_addr} remote-as {bagd_as}
+ neighbor {bagd_addr} timers connect 1
+ address-family ipv4 unicast
+  neighbor {bagd_addr} activate
+ exit-address-family
+"""
+
+
+def gobgp_lb_toml(asn, router_id, local_addr, bagd_addr, bytes_per_second, bagd_as=65000):
+    """A GoBGP whose global export policy adds link bandwidth `lb:ASN:BYTES` to every route
+    (GoBGP always sends the non-transitive type 0x40). Routes are added with the CLI."""
+    return f"""
+[global.config]
+  as = {asn}
+  router-id = "{router_id}"
+  local-address-list = ["{local_addr}"]
+[global.apply-policy.config]
+  export-policy-list = ["lb"]
+  default-export-policy = "accept-route"
+[[policy-definitions]]
+  name = "lb"
+  [[policy-definitions.statements]]
+    name = "set-lb"
+    [policy-definitions.statements.actions]
+      route-disposition = "accept-route"
+    [policy-definitions.statements.actions.bgp-actions.set-ext-community]
+      options = "add"
+      [policy-definitions.statements.actions.bgp-actions.set-ext-community.set-ext-community-method]
+        communities-list = ["lb:{asn}:{bytes_per_second}"]
+[[neighbors]]
+  [neighbors.config]
+    neighbor-address = "{bagd_addr}"
+    peer-as = {bagd_as}
+  [neighbors.timers.config]
+    connect-retry = 1
+  [[neighbors.afi-safis]]
+    [neighbors.afi-safis.config]
+      afi-safi-name = "ipv4-unicast"
+"""

@@ -8,23 +8,9 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netlab import Lab, run, wait_until  # noqa: E402
+from netlab import Lab, frr_receiver_conf, run, wait_until  # noqa: E402
 
 LOCAL_AS = 65000
-
-
-def frr_receiver(bagd_addr):
-    return f"""hostname frr-rx
-router bgp 65003
- bgp router-id 10.255.0.4
- no bgp ebgp-requires-policy
- no bgp default ipv4-unicast
- neighbor {bagd_addr} remote-as {LOCAL_AS}
- neighbor {bagd_addr} timers connect 1
- address-family ipv4 unicast
-  neighbor {bagd_addr} activate
- exit-address-family
-"""
 
 
 class Capacity(unittest.TestCase):
@@ -54,7 +40,7 @@ networks {{ prefix: "10.201.0.0/24" capacity_source: "veths" }}
 damping {{ increase_hold_down: 3 }}
 fib {{ backend: BACKEND_NONE }}
 """)
-        rx = lab.start_frr(r, frr_receiver(br4), r4, name="frr-rx")
+        rx = lab.start_frr(r, frr_receiver_conf(br4, LOCAL_AS), r4, name="frr-rx")
         bagd.wait_state(r4, "Established")
 
         def lb(prefix):

@@ -12,7 +12,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netlab import Lab, wait_until  # noqa: E402
+from netlab import Lab, frr_receiver_conf, gobgp_lb_toml, wait_until  # noqa: E402
 
 LOCAL_AS = 65000
 PREFIX = "10.60.0.0/24"
@@ -38,48 +38,11 @@ router bgp 65001
 
 
 def frr_receiver(bagd_addr):
-    return f"""hostname frr-rx
-router bgp 65003
- bgp router-id 10.255.0.4
- no bgp ebgp-requires-policy
- no bgp default ipv4-unicast
- neighbor {bagd_addr} remote-as {LOCAL_AS}
- neighbor {bagd_addr} timers connect 1
- address-family ipv4 unicast
-  neighbor {bagd_addr} activate
- exit-address-family
-"""
+    return frr_receiver_conf(bagd_addr, LOCAL_AS)
 
 
 def gobgp_toml(bagd_addr, local_addr, bytes_per_second):
-    return f"""
-[global.config]
-  as = 65002
-  router-id = "10.255.0.3"
-  local-address-list = ["{local_addr}"]
-[global.apply-policy.config]
-  export-policy-list = ["lb"]
-  default-export-policy = "accept-route"
-[[policy-definitions]]
-  name = "lb"
-  [[policy-definitions.statements]]
-    name = "set-lb"
-    [policy-definitions.statements.actions]
-      route-disposition = "accept-route"
-    [policy-definitions.statements.actions.bgp-actions.set-ext-community]
-      options = "add"
-      [policy-definitions.statements.actions.bgp-actions.set-ext-community.set-ext-community-method]
-        communities-list = ["lb:65002:{bytes_per_second}"]
-[[neighbors]]
-  [neighbors.config]
-    neighbor-address = "{bagd_addr}"
-    peer-as = {LOCAL_AS}
-  [neighbors.timers.config]
-    connect-retry = 1
-  [[neighbors.afi-safis]]
-    [neighbors.afi-safis.config]
-      afi-safi-name = "ipv4-unicast"
-"""
+    return gobgp_lb_toml(65002, "10.255.0.3", local_addr, bagd_addr, bytes_per_second, LOCAL_AS)
 
 
 def bagd_config(f4, g4, r4, hold_down):

@@ -29,7 +29,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "interop"))
-from netlab import Lab, run, wait_until  # noqa: E402
+from netlab import Lab, gobgp_lb_toml, run, wait_until  # noqa: E402
 
 PREFIXES = ("10.100.0.0/24", "10.101.0.0/24")
 # Bandwidths are chosen so the weights stay small: iproute2 6.1 prints weights above 256
@@ -78,34 +78,7 @@ router bgp {asn}
 
 
 def gobgp_conf(asn, local, bagd_addr, bytes_per_second):
-    return f"""
-[global.config]
-  as = {asn}
-  router-id = "10.255.0.4"
-  local-address-list = ["{local}"]
-[global.apply-policy.config]
-  export-policy-list = ["lb"]
-  default-export-policy = "accept-route"
-[[policy-definitions]]
-  name = "lb"
-  [[policy-definitions.statements]]
-    name = "set-lb"
-    [policy-definitions.statements.actions]
-      route-disposition = "accept-route"
-    [policy-definitions.statements.actions.bgp-actions.set-ext-community]
-      options = "add"
-      [policy-definitions.statements.actions.bgp-actions.set-ext-community.set-ext-community-method]
-        communities-list = ["lb:{asn}:{bytes_per_second}"]
-[[neighbors]]
-  [neighbors.config]
-    neighbor-address = "{bagd_addr}"
-    peer-as = 65000
-  [neighbors.timers.config]
-    connect-retry = 1
-  [[neighbors.afi-safis]]
-    [neighbors.afi-safis.config]
-      afi-safi-name = "ipv4-unicast"
-"""
+    return gobgp_lb_toml(asn, "10.255.0.4", local, bagd_addr, bytes_per_second)
 
 
 class KernelWatch:
