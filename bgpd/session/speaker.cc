@@ -195,6 +195,7 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
   auto weights = WeightsConfigOf(config, fib_max_weight_);
   if (!weights.ok()) return weights.status();
   groups_ = std::make_unique<rib::NextHopGroupRegistry>(*weights);
+  groups_->set_fib_tracking(static_cast<bool>(fib_sink_));
   weights_timer_ = std::make_unique<boost::asio::steady_timer>(io_);
   hold_timer_ = std::make_unique<boost::asio::steady_timer>(io_);
   config_ = config;
@@ -701,8 +702,8 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
     }
   }
   RefreshCounts(peer);
+  // The RIB-wide gauges follow with the weights batch (RunWeights), not every UPDATE.
   OnRibChanges(rib_->TakeChanges());
-  RefreshRibMetrics();
 }
 
 }  // namespace bagd::session
@@ -741,6 +742,7 @@ void Speaker::RunWeights() {
   std::sort(batch.begin(), batch.end(), [](const auto& a, const auto& b) { return a.prefix < b.prefix; });
   groups_->Update(batch, absl::Now());
   FlushFib();
+  RefreshRibMetrics();
 }
 
 void Speaker::FlushFib() {

@@ -180,14 +180,14 @@ void NextHopGroupRegistry::Reweigh(NextHopGroup& g) {
   }
   if (installed != g.installed || !g.announced) {
     g.installed = std::move(installed);
-    dirty_groups_.insert(g.id);
+    if (track_fib_) dirty_groups_.insert(g.id);
   }
 }
 
 void NextHopGroupRegistry::Attach(const wire::Prefix& prefix, NextHopGroup& g) {
   ++g.prefixes;
   route_group_[prefix] = g.id;
-  dirty_routes_[prefix] = g.id;
+  if (track_fib_) dirty_routes_[prefix] = g.id;
 }
 
 void NextHopGroupRegistry::Detach(NextHopGroup& g) {
@@ -198,7 +198,7 @@ void NextHopGroupRegistry::Detach(NextHopGroup& g) {
     key_of_.erase(k);
   }
   dirty_groups_.erase(id);
-  if (g.announced) deleted_groups_.push_back(id);
+  if (g.announced && track_fib_) deleted_groups_.push_back(id);
   groups_.erase(id);
 }
 
@@ -266,7 +266,7 @@ void NextHopGroupRegistry::Update(std::span<const PrefixMembers> changes, absl::
         Attach(prefix, *to);
       } else {
         route_group_.erase(prefix);
-        dirty_routes_[prefix] = 0;
+        if (track_fib_) dirty_routes_[prefix] = 0;
       }
       if (g) {
         Detach(*g);

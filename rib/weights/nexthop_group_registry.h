@@ -99,6 +99,9 @@ class NextHopGroupRegistry {
   FibUpdate TakeFibUpdate();
   // A config reload: damping timers, policies and limits change; groups and their routes stay.
   void Reconfigure(const WeightsConfig& config, absl::Time now);
+  // Without a FIB (backend none), groups and routes are kept for bagctl but no FibUpdate is
+  // collected: a full table would otherwise be queued as route upserts nobody takes.
+  void set_fib_tracking(bool on) { track_fib_ = on; }
   // Log lines the caller should print (a set whose members all drained, ...).
   std::vector<std::string> TakeNotices();
 
@@ -143,6 +146,7 @@ class NextHopGroupRegistry {
   absl::flat_hash_map<std::vector<double>, std::vector<uint32_t>> quantized_;
   WeightCounters counters_;
   std::vector<std::string> notices_;
+  bool track_fib_ = true;
 };
 
 }  // namespace bagd::rib
