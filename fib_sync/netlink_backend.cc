@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "bgpd/wire/overloaded.h"
 
 namespace bagd::fib {
 
@@ -22,13 +23,6 @@ namespace {
 
 // <linux/if.h> has it, but conflicts with glibc's <net/if.h>: carrier is up.
 constexpr uint32_t kIffLowerUp = 0x10000;
-
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
 
 absl::Status Errno(const std::string& what, int err) {
   return absl::InternalError(absl::StrCat(what, ": ", std::strerror(err)));
@@ -241,7 +235,7 @@ absl::StatusOr<uint32_t> NetlinkBackend::InterfaceTowards(const wire::IpAddress&
 absl::Status NetlinkBackend::Encode(const FibOp& op, nl::Bytes& batch, uint32_t seq) {
   constexpr uint16_t kUpsert = nl::kFlagCreate | nl::kFlagReplace;
   return std::visit(
-      Overloaded{
+      wire::Overloaded{
           [&](const NexthopOp& n) -> absl::Status {
             if (n.remove) return nl::AppendDelNexthop(batch, seq, n.id).status();
             auto ifindex = InterfaceTowards(n.gateway);

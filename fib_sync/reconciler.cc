@@ -3,24 +3,18 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "bgpd/wire/overloaded.h"
 
 namespace bagd::fib {
 
 namespace {
-
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
 
 constexpr size_t kMaxErrorsReported = 20;
 
 }  // namespace
 
 std::string Describe(const FibOp& op) {
-  return std::visit(Overloaded{
+  return std::visit(wire::Overloaded{
                         [](const NexthopOp& n) {
                           return n.remove ? absl::StrCat("delete next hop ", n.id)
                                           : absl::StrCat("next hop ", n.id, " via ", n.gateway.ToString());
@@ -199,7 +193,7 @@ void Reconciler::Record(FlushResult& r, const FibOp& op, const absl::Status& st)
     ++stats_.failed;
     if (r.errors.size() < kMaxErrorsReported) r.errors.push_back(absl::StrCat(Describe(op), ": ", st.message()));
   }
-  std::visit(Overloaded{[&](const NexthopOp&) { ++r.nexthop_ops; }, [&](const GroupOp&) { ++r.group_ops; },
+  std::visit(wire::Overloaded{[&](const NexthopOp&) { ++r.nexthop_ops; }, [&](const GroupOp&) { ++r.group_ops; },
                         [&](const RouteOp&) { ++r.route_ops; }},
              op);
 }

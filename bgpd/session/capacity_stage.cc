@@ -103,9 +103,4 @@ void CapacityStage::Publish(const std::string& source) {
   speaker_.SetOriginatedBandwidth(source, bps);
 }
 
-double CapacityStage::Advertised(const std::string& source) const {
-  auto it = hold_.find(source);
-  return it == hold_.end() ? 0 : it->second.applied();
-}
-
 }  // namespace bagd::session

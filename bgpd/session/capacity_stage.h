@@ -26,7 +26,6 @@ class CapacityStage {
   ~CapacityStage();
   // Reads every link and sets the starting capacities (no hold-down: nothing was advertised yet).
   absl::Status Start();
-  double Advertised(const std::string& source) const;
 
  private:
   void OnLink(const fib::LinkState& link, bool deleted);

@@ -82,7 +82,7 @@ NextHopGroup& NextHopGroupRegistry::Create(const Target& t, const NextHopGroup* 
   g.id = id;
   g.family = t.family;
   by_key_[t.key] = id;
-  key_of_[id] = t.key;
+  g.key = t.key;
   if (parent) {
     // Split off `parent`: shared members keep their damping state, so moving to a new
     // group is no way around a hold-down.
@@ -133,9 +133,9 @@ void NextHopGroupRegistry::Rekey(NextHopGroup& g, const Target& t, absl::Time no
     notices_.push_back(absl::StrCat("next-hop group ", g.id, ": every member advertises 0 bandwidth; using equal weights"));
   }
   g.all_drained = t.resolved.all_drained;
-  if (const auto it = key_of_.find(g.id); it != key_of_.end() && it->second != t.key) {
-    if (auto k = by_key_.find(it->second); k != by_key_.end() && k->second == g.id) by_key_.erase(k);
-    it->second = t.key;
+  if (g.key != t.key) {
+    if (auto k = by_key_.find(g.key); k != by_key_.end() && k->second == g.id) by_key_.erase(k);
+    g.key = t.key;
     by_key_[t.key] = g.id;
   }
   Reweigh(g);
@@ -193,10 +193,7 @@ void NextHopGroupRegistry::Attach(const wire::Prefix& prefix, NextHopGroup& g) {
 void NextHopGroupRegistry::Detach(NextHopGroup& g) {
   if (--g.prefixes > 0) return;
   const GroupId id = g.id;
-  if (auto k = key_of_.find(id); k != key_of_.end()) {
-    if (auto b = by_key_.find(k->second); b != by_key_.end() && b->second == id) by_key_.erase(b);
-    key_of_.erase(k);
-  }
+  if (auto b = by_key_.find(g.key); b != by_key_.end() && b->second == id) by_key_.erase(b);
   dirty_groups_.erase(id);
   if (g.announced && track_fib_) deleted_groups_.push_back(id);
   groups_.erase(id);
@@ -252,7 +249,7 @@ void NextHopGroupRegistry::Update(std::span<const PrefixMembers> changes, absl::
     for (const size_t i : moves) {
       const wire::Prefix& prefix = changes[i].prefix;
       const Target& t = target(i);
-      if (g && !t.key.empty() && key_of_.at(g->id) == t.key) continue;  // same group
+      if (g && !t.key.empty() && g->key == t.key) continue;  // same group
       // Into the group for the new key (found, or split off the old one).
       NextHopGroup* to = nullptr;
       if (!t.key.empty()) {

@@ -68,6 +68,7 @@ struct NextHopGroup {
   wire::Family family = wire::Family::kIpv4Unicast;
   std::vector<Member> members;        // sorted by next hop
   std::vector<uint32_t> key_weights;  // target weights, parallel to members
+  std::string key;                    // canonical key (family, next hops, target weights)
   uint32_t prefixes = 0;              // routes using the group
   double max_error = 0;               // of the installed weights
   bool all_drained = false;           // every member advertised 0; equal weights instead
@@ -136,7 +137,6 @@ class NextHopGroupRegistry {
   GroupId next_id_ = 1;
   absl::node_hash_map<GroupId, NextHopGroup> groups_;  // stable addresses
   absl::flat_hash_map<std::string, GroupId> by_key_;
-  absl::flat_hash_map<GroupId, std::string> key_of_;
   absl::flat_hash_map<wire::Prefix, GroupId> route_group_;
   // Pending FIB work.
   absl::flat_hash_set<GroupId> dirty_groups_;
