@@ -47,7 +47,7 @@ class CapacityTracker {
   double Capacity(const std::string& source) const;
   std::vector<MemberView> Members(const std::string& source) const;
   const std::vector<CapacitySourceSpec>& sources() const { return sources_; }
-  // Interfaces whose speed matters (members of some source): the watcher asks ethtool only for these.
+  // Interfaces whose speed matters (members of some source): ethtool is asked only for these.
   bool IsMember(const LinkState& link) const;
 
  private:

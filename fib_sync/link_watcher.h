@@ -1,6 +1,6 @@
 // Interfaces as the kernel sees them, for live capacity: a dump at start, then every
-// RTM_NEWLINK / RTM_DELLINK, and each member's speed from ethtool. The owner polls fd() and
-// calls Read() when it is readable.
+// RTM_NEWLINK / RTM_DELLINK; and an interface's speed from ethtool, asked by the owner for
+// the members it cares about. The owner polls fd() and calls Read() when it is readable.
 #pragma once
 
 #include <functional>
@@ -19,7 +19,7 @@ class LinkWatcher {
   ~LinkWatcher();
 
   using Callback = std::function<void(const LinkState& link, bool deleted)>;
-  // Every link now.
+  // Every link now (LinkState.speed_bps left 0: see Speed()).
   absl::Status Dump(const Callback& cb);
   int fd() const { return fd_; }
   // Every pending notification. A lost notification (ENOBUFS) is answered with a new dump.
@@ -29,8 +29,6 @@ class LinkWatcher {
 
  private:
   LinkWatcher() = default;
-  absl::Status Request(const std::vector<uint8_t>& req, uint32_t seq, const Callback& cb);
-  LinkState StateOf(const void* link_msg) const;
   int fd_ = -1;        // notifications
   int query_fd_ = -1;  // dumps
   int ioctl_fd_ = -1;  // ethtool, in the same namespace

@@ -14,63 +14,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "bgpd/wire/overloaded.h"
+#include "fib_sync/netlink_socket.h"
 
 namespace bagd::fib {
 
 namespace nl = netlink;
 
 namespace {
-
-// <linux/if.h> has it, but conflicts with glibc's <net/if.h>: carrier is up.
-constexpr uint32_t kIffLowerUp = 0x10000;
-
-absl::Status Errno(const std::string& what, int err) {
-  return absl::InternalError(absl::StrCat(what, ": ", std::strerror(err)));
-}
-
-// A kernel refusal as a Status a network engineer can act on: errno text and extack.
-absl::Status KernelError(const nl::ErrorMsg& e) {
-  const int err = -e.error;
-  std::string msg = std::strerror(err);
-  if (!e.extack_message.empty()) absl::StrAppend(&msg, " (", e.extack_message, ")");
-  switch (err) {
-    case EEXIST: return absl::AlreadyExistsError(msg);
-    case ENOENT:
-    case ESRCH: return absl::NotFoundError(msg);
-    case EINVAL:
-    case ERANGE: return absl::InvalidArgumentError(msg);
-    case ENETDOWN:
-    case ENETUNREACH:
-    case EHOSTUNREACH:
-    case ENODEV: return absl::UnavailableError(msg);
-    case EPERM:
-    case EACCES: return absl::PermissionDeniedError(msg);
-    default: return absl::InternalError(msg);
-  }
-}
-
-int OpenSocket(int buffer) {
-  const int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-  if (fd < 0) return -1;
-  const int one = 1;
-  setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one);
-  setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof one);
-  setsockopt(fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one, sizeof one);
-  // As root the buffers may exceed net.core.rmem_max; otherwise take what is allowed.
-  if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buffer, sizeof buffer) != 0) {
-    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof buffer);
-  }
-  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof buffer) != 0) {
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
-  }
-  sockaddr_nl local{};
-  local.nl_family = AF_NETLINK;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 // 16-bit nexthop weights came with Linux 6.12.
 nl::WeightWidth DetectWeightWidth() {
@@ -81,53 +31,19 @@ nl::WeightWidth DetectWeightWidth() {
   return (major > 6 || (major == 6 && minor >= 12)) ? nl::WeightWidth::k16Bit : nl::WeightWidth::k8Bit;
 }
 
-// Runs `fn` inside network namespace `name` (/run/netns/NAME), then returns to ours.
-template <typename Fn>
-absl::Status InNamespace(const std::string& name, Fn fn) {
-  if (name.empty()) {
-    fn();
-    return absl::OkStatus();
-  }
-  const int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-  const int target = open(("/run/netns/" + name).c_str(), O_RDONLY | O_CLOEXEC);
-  if (self < 0 || target < 0) {
-    const int err = errno;
-    if (self >= 0) close(self);
-    if (target >= 0) close(target);
-    return Errno(absl::StrCat("network namespace ", name), err);
-  }
-  absl::Status st;
-  if (setns(target, CLONE_NEWNET) != 0) {
-    st = Errno(absl::StrCat("setns ", name), errno);
-  } else {
-    fn();
-    if (setns(self, CLONE_NEWNET) != 0) st = Errno("setns back", errno);
-  }
-  close(self);
-  close(target);
-  return st;
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NetlinkBackend>> NetlinkBackend::Open(const NetlinkOptions& options) {
   std::unique_ptr<NetlinkBackend> b(new NetlinkBackend(options));
   int err = 0;
   auto st = InNamespace(options.netns, [&] {
-    b->fd_ = OpenSocket(options.socket_buffer);
+    b->fd_ = OpenRouteSocket(options.socket_buffer);
     if (b->fd_ < 0) {
       err = errno;
       return;
     }
-    b->event_fd_ = OpenSocket(options.event_buffer);
-    if (b->event_fd_ < 0) {
-      err = errno;
-      return;
-    }
-    for (int group : {RTNLGRP_NEXTHOP, RTNLGRP_LINK}) {
-      if (setsockopt(b->event_fd_, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof group) != 0) err = errno;
-    }
-    fcntl(b->event_fd_, F_SETFL, fcntl(b->event_fd_, F_GETFL) | O_NONBLOCK);
+    b->event_fd_ = OpenRouteSocket(options.event_buffer, {RTNLGRP_NEXTHOP, RTNLGRP_LINK});
+    if (b->event_fd_ < 0) err = errno;
   });
   if (!st.ok()) return st;
   if (err != 0) return Errno("netlink socket", err);
@@ -152,63 +68,18 @@ FibCapabilities NetlinkBackend::Capabilities() const {
 
 absl::Status NetlinkBackend::Transact(const nl::Bytes& batch, uint32_t last_seq,
                                       std::map<uint32_t, absl::Status>& errors) {
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
   ++counters_.sends;
-  if (sendto(fd_, batch.data(), batch.size(), 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
-    return Errno("netlink send", errno);
-  }
-  std::vector<uint8_t> buf(1 << 20);
-  while (true) {
-    const ssize_t n = recv(fd_, buf.data(), buf.size(), 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Errno("netlink receive", errno);
+  if (auto st = SendToKernel(fd_, batch); !st.ok()) return st;
+  return ReceiveUntil(fd_, [&](nl::Message& m) {
+    const auto* e = std::get_if<nl::ErrorMsg>(&m.body);
+    if (e == nullptr) return false;
+    const uint32_t seq = e->request.seq ? e->request.seq : m.header.seq;
+    if (e->error != 0) {
+      errors[seq] = KernelError(*e);
+      ++counters_.errors;
     }
-    auto messages = nl::Parse(nl::ByteSpan(buf.data(), static_cast<size_t>(n)));
-    if (!messages.ok()) return messages.status();
-    for (const nl::Message& m : *messages) {
-      const auto* e = std::get_if<nl::ErrorMsg>(&m.body);
-      if (e == nullptr) continue;
-      const uint32_t seq = e->request.seq ? e->request.seq : m.header.seq;
-      if (e->error != 0) {
-        errors[seq] = KernelError(*e);
-        ++counters_.errors;
-      }
-      if (seq == last_seq) return absl::OkStatus();
-    }
-  }
-}
-
-absl::StatusOr<std::vector<nl::Message>> NetlinkBackend::Request(nl::Bytes request, uint32_t seq) {
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
-  if (sendto(fd_, request.data(), request.size(), 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
-    return Errno("netlink send", errno);
-  }
-  std::vector<nl::Message> out;
-  std::vector<uint8_t> buf(1 << 20);
-  while (true) {
-    const ssize_t n = recv(fd_, buf.data(), buf.size(), 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Errno("netlink receive", errno);
-    }
-    auto messages = nl::Parse(nl::ByteSpan(buf.data(), static_cast<size_t>(n)));
-    if (!messages.ok()) return messages.status();
-    for (nl::Message& m : *messages) {
-      if (m.header.seq != seq) continue;
-      if (const auto* e = std::get_if<nl::ErrorMsg>(&m.body)) {
-        if (e->error != 0) return KernelError(*e);
-        return out;  // the ack of a non-dump request
-      }
-      if (const auto* d = std::get_if<nl::DoneMsg>(&m.body)) {
-        if (d->error != 0) return KernelError(nl::ErrorMsg{d->error, {}, d->extack_message, {}, {}});
-        return out;
-      }
-      out.push_back(std::move(m));
-    }
-  }
+    return seq == last_seq;
+  });
 }
 
 absl::StatusOr<uint32_t> NetlinkBackend::InterfaceTowards(const wire::IpAddress& gateway) {
@@ -222,7 +93,7 @@ absl::StatusOr<uint32_t> NetlinkBackend::InterfaceTowards(const wire::IpAddress&
   w.Fixed(rt);
   w.Address(RTA_DST, gateway);
   w.Finish();
-  auto answer = Request(std::move(req), seq);
+  auto answer = Request(fd_, req, seq);
   if (!answer.ok()) {
     return absl::UnavailableError(absl::StrCat("no route to gateway ", gateway.ToString(), ": ", answer.status().message()));
   }
@@ -315,7 +186,7 @@ absl::StatusOr<FibState> NetlinkBackend::Dump() {
     nl::Bytes req;
     const uint32_t seq = seq_++;
     nl::AppendGetNexthops(req, seq);
-    auto answer = Request(std::move(req), seq);
+    auto answer = Request(fd_, req, seq);
     if (!answer.ok()) return answer.status();
     for (const nl::Message& m : *answer) {
       const auto* nh = std::get_if<nl::NexthopMsg>(&m.body);
@@ -341,7 +212,7 @@ absl::StatusOr<FibState> NetlinkBackend::Dump() {
     nl::Bytes req;
     const uint32_t seq = seq_++;
     nl::AppendGetRoutes(req, seq, afi, options_.protocol, options_.table);
-    auto answer = Request(std::move(req), seq);
+    auto answer = Request(fd_, req, seq);
     if (!answer.ok()) return answer.status();
     for (const nl::Message& m : *answer) {
       const auto* r = std::get_if<nl::RouteMsg>(&m.body);

@@ -55,7 +55,11 @@ void CapacityStage::WaitLinks() {
   });
 }
 
-void CapacityStage::OnLink(const fib::LinkState& link, bool deleted) {
+void CapacityStage::OnLink(const fib::LinkState& state, bool deleted) {
+  fib::LinkState link = state;
+  // ethtool only for (possible) members: listed ones, and any enslaved link (its bond may
+  // come later in the dump).
+  if (!deleted && (link.master != 0 || tracker_.IsMember(link))) link.speed_bps = watcher_->Speed(link.name);
   const auto changed = deleted ? tracker_.Remove(link.ifindex) : tracker_.Update(link);
   if (!started_) return;
   for (const std::string& s : changed) Observe(s);
