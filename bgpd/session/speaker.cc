@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "bgpd/session/log.h"
 #include "bgpd/session/socket_options.h"
@@ -417,20 +418,11 @@ void Speaker::RefreshRibMetrics() {
 
 namespace {
 
-bool IsLinkBandwidth(const wire::ExtendedCommunity& ec) {
-  return ec.subtype() == wire::kLinkBandwidthSubtype &&
-         (ec.type() == wire::kLinkBandwidthTransitiveType || ec.type() == wire::kLinkBandwidthNonTransitiveType);
-}
-
-std::optional<wire::LinkBandwidth> ChosenLinkBandwidth(const wire::PathAttributes& a) {
-  return wire::SelectLinkBandwidth(a.extended_communities).chosen;
-}
-
 // True if `a` and `b` differ at most in their link-bandwidth communities.
 bool SameExceptLinkBandwidth(const wire::PathAttributes& a, const wire::PathAttributes& b) {
   wire::PathAttributes x = a, y = b;
-  std::erase_if(x.extended_communities, IsLinkBandwidth);
-  std::erase_if(y.extended_communities, IsLinkBandwidth);
+  x.ReplaceLinkBandwidth(std::nullopt);
+  y.ReplaceLinkBandwidth(std::nullopt);
   return x == y;
 }
 
@@ -494,12 +486,9 @@ std::optional<wire::PathAttributes> Speaker::ExportAttributes(const Peer& to, st
   }
   // Link bandwidth: replaced, never appended (RFC 10005 §7.1).
   const bool next_hop_unchanged = !to_ebgp && !from.local;
-  std::vector<std::optional<wire::LinkBandwidth>> lbs;
-  lbs.reserve(multipath.size());
+  absl::InlinedVector<std::optional<wire::LinkBandwidth>, 8> lbs;  // per prefix and peer: no heap
   for (const rib::Path& p : multipath) lbs.push_back(p.attrs->link_bandwidth.chosen);
-  const auto lb = rib::ExportLinkBandwidth(lb_export_[to.rib_index].config, lbs, next_hop_unchanged, local_as_);
-  std::erase_if(a.extended_communities, IsLinkBandwidth);
-  if (lb) a.extended_communities.push_back(lb->ToExtendedCommunity());
+  a.ReplaceLinkBandwidth(rib::ExportLinkBandwidth(lb_export_[to.rib_index].config, lbs, next_hop_unchanged, local_as_));
   return a;
 }
 
@@ -520,8 +509,8 @@ void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) 
       auto it = out.find(c.prefix);
       if (it != out.end()) {
         // Only the bandwidth changed: re-advertisement damping decides (threshold, interval).
-        const auto old_lb = ChosenLinkBandwidth(it->second->attrs);
-        const auto new_lb = ChosenLinkBandwidth(*exported);
+        const auto old_lb = it->second->attrs.SelectedLinkBandwidth().chosen;
+        const auto new_lb = exported->SelectedLinkBandwidth().chosen;
         if (old_lb && new_lb && !(*old_lb == *new_lb) && SameExceptLinkBandwidth(it->second->attrs, *exported)) {
           const auto d = lbx.damping.Check(c.prefix, old_lb->bits_per_second(), new_lb->bits_per_second(), now, lbx.config);
           if (d.verdict == rib::BandwidthReadvertisement::Verdict::kSuppress) continue;
