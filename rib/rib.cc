@@ -1,11 +1,85 @@
 #include "rib/rib.h"
 
 #include <algorithm>
+#include <new>
 
 namespace bagd::rib {
 namespace {
 constexpr uint8_t kZero16[16] = {};
+
+Path* AllocatePaths(size_t n) { return static_cast<Path*>(::operator new(n * sizeof(Path))); }
+}  // namespace
+
+// --- Destination -------------------------------------------------------------------------
+
+void Destination::PushBack(Path p) {
+  if (!heap_shift_ && size_ == 0) {
+    new (&one_) Path(std::move(p));
+    size_ = 1;
+    return;
+  }
+  const size_t capacity = heap_shift_ ? size_t{1} << heap_shift_ : 1;
+  if (size_ == capacity) {
+    if (size_ == UINT16_MAX) return;  // 65535 paths for one prefix: the rest are not kept
+    const uint8_t shift = static_cast<uint8_t>(heap_shift_ ? heap_shift_ + 1 : 2);  // 1 -> 4 -> 8 ...
+    Path* grown = AllocatePaths(size_t{1} << shift);
+    Path* old = data();
+    for (size_t i = 0; i < size_; ++i) {
+      new (&grown[i]) Path(std::move(old[i]));
+      old[i].~Path();
+    }
+    if (heap_shift_) ::operator delete(many_);
+    many_ = grown;
+    heap_shift_ = shift;
+  }
+  new (&data()[size_]) Path(std::move(p));
+  ++size_;
 }
+
+void Destination::Erase(size_t i) {
+  Path* d = data();
+  for (size_t k = i; k + 1 < size_; ++k) d[k] = std::move(d[k + 1]);
+  d[size_ - 1].~Path();
+  --size_;
+  if (heap_shift_ && size_ <= 1) {  // back inline
+    Path* heap = many_;
+    if (size_ == 1) {
+      new (&one_) Path(std::move(heap[0]));
+      heap[0].~Path();
+    }
+    ::operator delete(heap);
+    heap_shift_ = 0;
+  }
+}
+
+void Destination::Clear() {
+  Path* d = data();
+  for (size_t i = 0; i < size_; ++i) d[i].~Path();
+  if (heap_shift_) ::operator delete(many_);
+  size_ = 0;
+  heap_shift_ = 0;
+  best_ = -1;
+  multipath_ = 0;
+}
+
+void Destination::Take(Destination& o) noexcept {
+  if (o.heap_shift_) {
+    many_ = o.many_;
+  } else if (o.size_ == 1) {
+    new (&one_) Path(std::move(o.one_));
+    o.one_.~Path();
+  }
+  size_ = o.size_;
+  heap_shift_ = o.heap_shift_;
+  best_ = o.best_;
+  multipath_ = o.multipath_;
+  o.size_ = 0;
+  o.heap_shift_ = 0;
+  o.best_ = -1;
+  o.multipath_ = 0;
+}
+
+// --- Rib -----------------------------------------------------------------------------------
 
 PeerIndex Rib::AddPeer(PeerInfo info) {
   peers_.push_back(std::move(info));
@@ -16,7 +90,10 @@ PeerIndex Rib::AddPeer(PeerInfo info) {
 
 void Rib::SetDecisionConfig(const DecisionConfig& c) {
   config_ = c;
-  for (auto& [prefix, d] : table_) Select(prefix, d, true);
+  table_.ForEach([&](const wire::Prefix& prefix, Destination& d) {
+    Record(prefix, d);
+    Select(d);
+  });
 }
 
 Candidate Rib::CandidateOf(const Path& p) const { return Candidate{p.attrs.get(), &peers_[p.peer].source, p.path_id}; }
@@ -34,39 +111,45 @@ void Rib::Announce(PeerIndex peer, std::span<const wire::Nlri> nlri, const AttrR
     Withdraw(peer, nlri);
     return;
   }
+  pending_.reserve(pending_.size() + nlri.size());
   for (const wire::Nlri& n : nlri) {
-    auto [it, inserted] = table_.try_emplace(n.prefix);
+    auto [d, inserted] = table_.TryEmplace(n.prefix);
     if (inserted) ++prefixes_[static_cast<int>(n.prefix.family())];
-    Destination& d = it->second;
-    auto same = std::find_if(d.paths.begin(), d.paths.end(),
-                             [&](const Path& p) { return p.peer == peer && p.path_id == n.path_id; });
-    if (same != d.paths.end()) {
+    Path* same = nullptr;
+    for (size_t i = 0; i < d->size_; ++i) {
+      Path& p = d->data()[i];
+      if (p.peer == peer && p.path_id == n.path_id) {
+        same = &p;
+        break;
+      }
+    }
+    if (same != nullptr) {
       if (same->attrs == attrs) continue;  // an identical re-announcement changes nothing
-      if (!pending_.contains(n.prefix)) pending_.emplace(n.prefix, MultipathOf(d));
+      Record(n.prefix, *d);
       same->attrs = attrs;
     } else {
-      if (!pending_.contains(n.prefix)) pending_.emplace(n.prefix, MultipathOf(d));
-      d.paths.push_back(Path{peer, n.path_id, attrs});
+      Record(n.prefix, *d);
+      d->PushBack(Path{peer, n.path_id, attrs});
       ++path_count_;
       ++per_peer_[peer][static_cast<int>(n.prefix.family())];
     }
     ++st.accepted;
-    Select(n.prefix, d, false);
+    Select(*d);
   }
 }
 
 void Rib::Withdraw(PeerIndex peer, std::span<const wire::Nlri> nlri) {
   for (const wire::Nlri& n : nlri) {
-    auto it = table_.find(n.prefix);
-    if (it == table_.end()) continue;
-    Destination& d = it->second;
-    for (size_t i = 0; i < d.paths.size(); ++i) {
-      if (d.paths[i].peer == peer && d.paths[i].path_id == n.path_id) {
+    Destination* d = table_.Find(n.prefix);
+    if (d == nullptr) continue;
+    for (size_t i = 0; i < d->size_; ++i) {
+      const Path& p = d->data()[i];
+      if (p.peer == peer && p.path_id == n.path_id) {
         ++peer_stats_[peer].withdrawn;
-        Remove(n.prefix, d, i);
-        if (d.paths.empty()) {
+        Remove(n.prefix, *d, i);
+        if (d->empty()) {
           --prefixes_[static_cast<int>(n.prefix.family())];
-          table_.erase(it);
+          table_.Erase(n.prefix);
         }
         break;
       }
@@ -76,92 +159,113 @@ void Rib::Withdraw(PeerIndex peer, std::span<const wire::Nlri> nlri) {
 
 void Rib::PeerDown(PeerIndex peer) {
   // A walk of the table, as BIRD does on a flush; cost is one pass per session loss.
-  std::vector<wire::Prefix> empty;
-  for (auto& [prefix, d] : table_) {
-    for (size_t i = d.paths.size(); i-- > 0;) {
-      if (d.paths[i].peer == peer) Remove(prefix, d, i);
+  table_.EraseIf([&](const wire::Prefix& prefix, Destination& d) {
+    for (size_t i = d.size_; i-- > 0;) {
+      if (d.data()[i].peer == peer) Remove(prefix, d, i);
     }
-    if (d.paths.empty()) empty.push_back(prefix);
-  }
-  for (const auto& p : empty) {
-    --prefixes_[static_cast<int>(p.family())];
-    table_.erase(p);
-  }
+    if (!d.empty()) return false;
+    --prefixes_[static_cast<int>(prefix.family())];
+    return true;
+  });
 }
 
 void Rib::Remove(const wire::Prefix& prefix, Destination& d, size_t index) {
-  if (!pending_.contains(prefix)) pending_.emplace(prefix, MultipathOf(d));
-  --per_peer_[d.paths[index].peer][static_cast<int>(prefix.family())];
+  Record(prefix, d);
+  --per_peer_[d.data()[index].peer][static_cast<int>(prefix.family())];
   --path_count_;
-  d.paths.erase(d.paths.begin() + static_cast<ptrdiff_t>(index));
-  Select(prefix, d, false);
+  d.Erase(index);
+  Select(d);
 }
 
-std::vector<Path> Rib::MultipathOf(const Destination& d) const {
-  std::vector<Path> out;
-  if (d.best < 0) return out;
-  out.push_back(d.paths[d.best]);
-  for (size_t i = 0; i < d.paths.size(); ++i) {
-    if (static_cast<int>(i) != d.best && (d.multipath >> i & 1)) out.push_back(d.paths[i]);
+PathSet Rib::MultipathOf(const Destination& d) const {
+  PathSet out;
+  if (d.best_ < 0) return out;
+  const Path* paths = d.data();
+  out.push_back(paths[d.best_]);
+  for (uint32_t rest = d.multipath_ & ~(uint32_t{1} << d.best_); rest != 0; rest &= rest - 1) {
+    out.push_back(paths[__builtin_ctz(rest)]);
   }
   return out;
 }
 
-void Rib::Select(const wire::Prefix& prefix, Destination& d, bool record) {
-  if (record && !pending_.contains(prefix)) pending_.emplace(prefix, MultipathOf(d));
+void Rib::Select(Destination& d) {
   ++decision_runs_;
-  d.best = -1;
-  d.multipath = 0;
-  if (d.paths.empty()) return;
+  d.best_ = -1;
+  d.multipath_ = 0;
+  if (d.empty()) return;
+  const Path* paths = d.data();
+  const size_t n = d.size_;
   int best = 0;
-  for (size_t i = 1; i < d.paths.size(); ++i) {
-    if (Compare(CandidateOf(d.paths[i]), CandidateOf(d.paths[best]), config_).winner < 0) best = static_cast<int>(i);
+  for (size_t i = 1; i < n; ++i) {
+    if (Compare(CandidateOf(paths[i]), CandidateOf(paths[best]), config_).winner < 0) best = static_cast<int>(i);
   }
-  d.best = static_cast<int16_t>(best);
-  d.multipath = uint64_t{1} << best;
-  const Candidate b = CandidateOf(d.paths[best]);
+  if (best >= static_cast<int>(Destination::kMaxMultipathIndex) && n > 1) {
+    // Keep the best where its multipath bit and int8 index can name it.
+    std::swap(d.data()[0], d.data()[best]);
+    best = 0;
+  }
+  d.best_ = static_cast<int8_t>(best);
+  d.multipath_ = uint32_t{1} << best;
+  if (n == 1) return;
+  const Candidate b = CandidateOf(paths[best]);
   const uint32_t max = b.source->ebgp ? config_.maximum_paths_ebgp : config_.maximum_paths_ibgp;
   if (max <= 1) return;
   // The eligible paths in decision order, up to maximum-paths (the best counts).
-  std::vector<size_t> eligible;
-  for (size_t i = 0; i < d.paths.size() && i < 64; ++i) {
-    if (static_cast<int>(i) != best && MultipathEligible(b, CandidateOf(d.paths[i]), config_)) eligible.push_back(i);
+  absl::InlinedVector<uint8_t, 8> eligible;
+  for (size_t i = 0; i < n && i < Destination::kMaxMultipathIndex; ++i) {
+    if (static_cast<int>(i) != best && MultipathEligible(b, CandidateOf(paths[i]), config_)) {
+      eligible.push_back(static_cast<uint8_t>(i));
+    }
   }
-  std::sort(eligible.begin(), eligible.end(), [&](size_t x, size_t y) {
-    return Compare(CandidateOf(d.paths[x]), CandidateOf(d.paths[y]), config_).winner < 0;
-  });
-  for (size_t k = 0; k < eligible.size() && k + 1 < max; ++k) d.multipath |= uint64_t{1} << eligible[k];
+  if (eligible.size() + 1 > max) {
+    std::sort(eligible.begin(), eligible.end(), [&](size_t x, size_t y) {
+      return Compare(CandidateOf(paths[x]), CandidateOf(paths[y]), config_).winner < 0;
+    });
+    eligible.resize(max - 1);
+  }
+  for (uint8_t i : eligible) d.multipath_ |= uint32_t{1} << i;
 }
 
 std::vector<RouteChange> Rib::TakeChanges() {
   std::vector<RouteChange> out;
-  for (auto& [prefix, old] : pending_) {
-    std::vector<Path> now;
-    if (auto it = table_.find(prefix); it != table_.end()) now = MultipathOf(it->second);
+  if (pending_.empty()) return out;
+  // In prefix order (a peer's UPDATE usually is already); for a prefix changed more than
+  // once, the first entry holds the set before the first change.
+  auto before = [](const auto& a, const auto& b) {
+    const bool a4 = a.first.afi() == wire::Afi::kIpv4, b4 = b.first.afi() == wire::Afi::kIpv4;
+    if (a4 != b4) return a4;
+    return a.first < b.first;
+  };
+  if (!std::is_sorted(pending_.begin(), pending_.end(), before)) {
+    std::stable_sort(pending_.begin(), pending_.end(), before);
+  }
+  out.reserve(pending_.size());
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    auto& [prefix, old] = pending_[i];
+    if (i > 0 && pending_[i - 1].first == prefix) continue;
+    PathSet now;
+    if (const Destination* d = table_.Find(prefix)) now = MultipathOf(*d);
     if (now == old) continue;  // changed and changed back
     out.push_back(RouteChange{prefix, std::move(old), std::move(now)});
   }
   pending_.clear();
-  std::sort(out.begin(), out.end(), [](const RouteChange& a, const RouteChange& b) { return a.prefix < b.prefix; });
+  if (pending_.capacity() > 65536) pending_.shrink_to_fit();  // after a session flush or reload
   return out;
 }
 
-const Destination* Rib::Find(const wire::Prefix& prefix) const {
-  auto it = table_.find(prefix);
-  return it == table_.end() ? nullptr : &it->second;
-}
+const Destination* Rib::Find(const wire::Prefix& prefix) const { return table_.Find(prefix); }
 
 DecisionStep Rib::LostAt(const Destination& d, size_t i) const {
-  if (d.best < 0 || static_cast<int>(i) == d.best) return DecisionStep::kNone;
-  return Compare(CandidateOf(d.paths[d.best]), CandidateOf(d.paths[i]), config_).step;
+  if (d.best_ < 0 || static_cast<int>(i) == d.best_) return DecisionStep::kNone;
+  return Compare(CandidateOf(d.data()[d.best_]), CandidateOf(d.data()[i]), config_).step;
 }
 
 size_t Rib::memory_bytes() const {
   size_t heap = 0;
-  for (const auto& [p, d] : table_) {
-    if (d.paths.size() > 1) heap += d.paths.capacity() * sizeof(Path) + 16;  // malloc overhead
-  }
-  return table_.capacity() * (sizeof(std::pair<const wire::Prefix, Destination>) + 1) + heap;
+  table_.ForEach([&](const wire::Prefix&, const Destination& d) {
+    if (d.heap_shift_) heap += (size_t{1} << d.heap_shift_) * sizeof(Path) + 16;  // malloc overhead
+  });
+  return table_.memory_bytes() + heap;
 }
 
 }  // namespace bagd::rib

@@ -2,8 +2,9 @@
 // BIRD does), the best path and the multipath set of each prefix, and the changes since
 // they were last taken. Pure: no I/O, no clock; the session layer feeds it.
 //
-// Memory per path is kept small (design.md rule 10): a destination holds its paths inline
-// when there is one, a path is 16 bytes (peer index, path id, interned attribute reference).
+// Memory per path is kept small (design.md rule 10): a destination is 24 bytes and holds its
+// path inline when there is one, a path is 16 bytes (peer index, path id, interned attribute
+// reference), and the table is a B-tree per family with 8-byte IPv4 keys (rib/prefix_map.h).
 #pragma once
 
 #include <array>
@@ -12,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "rib/attribute_store.h"
 #include "rib/decision.h"
+#include "rib/prefix_map.h"
 
 namespace bagd::rib {
 
@@ -30,17 +31,61 @@ struct Path {
   }
 };
 
-struct Destination {
-  absl::InlinedVector<Path, 1> paths;
-  int16_t best = -1;       // index into paths, -1 when there is none
-  uint64_t multipath = 0;  // bit i: paths[i] is in the multipath set (the best included)
+// A multipath set, best first. Inline up to 4 paths (the common ECMP widths), so a change
+// set of a thousand prefixes is one allocation, not two per prefix.
+using PathSet = absl::InlinedVector<Path, 4>;
+
+// The paths of one prefix and which of them are the best and the multipath set: 24 bytes,
+// the only path inline (a single-path prefix needs no other allocation), more on the heap.
+class Destination {
+ public:
+  Destination() {}
+  Destination(const Destination&) = delete;
+  Destination& operator=(const Destination&) = delete;
+  Destination(Destination&& o) noexcept { Take(o); }
+  Destination& operator=(Destination&& o) noexcept {
+    if (this != &o) {
+      Clear();
+      Take(o);
+    }
+    return *this;
+  }
+  ~Destination() { Clear(); }
+
+  std::span<const Path> paths() const { return {data(), size_}; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  int best() const { return best_; }  // index into paths(), -1 when there is none
+  // Bit i: paths()[i] is in the multipath set (the best included). Only the first
+  // kMaxMultipathIndex paths of a prefix can be.
+  uint32_t multipath() const { return multipath_; }
+  bool in_multipath(size_t i) const { return i < kMaxMultipathIndex && (multipath_ >> i & 1); }
+  static constexpr size_t kMaxMultipathIndex = 32;
+
+ private:
+  friend class Rib;
+  Path* data() { return heap_shift_ ? many_ : &one_; }
+  const Path* data() const { return heap_shift_ ? many_ : &one_; }
+  void PushBack(Path p);
+  void Erase(size_t i);
+  void Clear();
+  void Take(Destination& o) noexcept;
+
+  union {
+    Path one_;    // size_ <= 1 and heap_shift_ == 0
+    Path* many_;  // heap_shift_ > 0: room for 1 << heap_shift_ paths
+  };
+  uint16_t size_ = 0;
+  uint8_t heap_shift_ = 0;
+  int8_t best_ = -1;
+  uint32_t multipath_ = 0;
 };
 
 // One prefix whose best path or multipath set changed, with what it was before.
 struct RouteChange {
   wire::Prefix prefix;
-  std::vector<Path> old_multipath;  // old best first; empty: the prefix was unreachable
-  std::vector<Path> new_multipath;  // new best first; empty: the prefix is gone
+  PathSet old_multipath;  // old best first; empty: the prefix was unreachable
+  PathSet new_multipath;  // new best first; empty: the prefix is gone
 };
 
 struct PeerInfo {
@@ -74,7 +119,8 @@ class Rib {
   // The session went down: every path from the peer goes.
   void PeerDown(PeerIndex peer);
 
-  // The prefixes whose best/multipath changed since the last call (coalesced).
+  // The prefixes whose best/multipath changed since the last call (coalesced), in prefix
+  // order (rib/prefix_map.h: IPv4 first).
   std::vector<RouteChange> TakeChanges();
 
   const Destination* Find(const wire::Prefix& prefix) const;
@@ -82,9 +128,14 @@ class Rib {
   DecisionStep LostAt(const Destination& d, size_t i) const;
   Candidate CandidateOf(const Path& p) const;
   // The multipath set of `d`, best first (empty when it has no best path).
-  std::vector<Path> MultipathOf(const Destination& d) const;
+  PathSet MultipathOf(const Destination& d) const;
 
   size_t prefix_count() const { return table_.size(); }
+  // f(const wire::Prefix&, const Destination&) for every prefix, in prefix order.
+  template <typename F>
+  void ForEach(F&& f) const {
+    table_.ForEach(f);
+  }
   size_t prefix_count(wire::Family f) const { return prefixes_[static_cast<int>(f)]; }
   size_t path_count() const { return path_count_; }
   size_t paths_of(PeerIndex p) const {
@@ -97,10 +148,10 @@ class Rib {
   uint64_t decision_runs() const { return decision_runs_; }
   const ImportStats& stats(PeerIndex p) const { return peer_stats_[p]; }
   size_t memory_bytes() const;
-  const absl::flat_hash_map<wire::Prefix, Destination>& table() const { return table_; }
 
  private:
-  void Select(const wire::Prefix& prefix, Destination& d, bool record);
+  void Select(Destination& d);
+  void Record(const wire::Prefix& prefix, const Destination& d) { pending_.emplace_back(prefix, MultipathOf(d)); }
   void Remove(const wire::Prefix& prefix, Destination& d, size_t index);
 
   uint32_t local_as_;
@@ -110,10 +161,11 @@ class Rib {
   size_t prefixes_[wire::kFamilyCount] = {};
   uint64_t decision_runs_ = 0;
   std::vector<ImportStats> peer_stats_;
-  absl::flat_hash_map<wire::Prefix, Destination> table_;
+  PrefixMap<Destination> table_;
   size_t path_count_ = 0;
-  // Coalesced changes: the multipath set before the first change since TakeChanges().
-  absl::flat_hash_map<wire::Prefix, std::vector<Path>> pending_;
+  // The multipath set of each prefix before a change, in the order of the changes; a
+  // prefix may appear more than once, the first entry is the one before TakeChanges().
+  std::vector<std::pair<wire::Prefix, PathSet>> pending_;
 };
 
 }  // namespace bagd::rib

@@ -25,15 +25,15 @@ std::string ExtCommunityText(const wire::ExtendedCommunity& ec) {
 }
 
 void FillPath(const rib::Rib& rib, const rib::Destination& d, size_t i, RoutePath& out) {
-  const rib::Path& p = d.paths[i];
+  const rib::Path& p = d.paths()[i];
   const rib::PeerInfo& peer = rib.peer(p.peer);
   const rib::InternedAttributes& x = *p.attrs;
   out.set_peer(peer.local ? "local" : peer.name);
   out.set_peer_as(peer.asn);
   out.set_path_id(p.path_id);
-  out.set_best(static_cast<int>(i) == d.best);
-  out.set_multipath((d.multipath >> i) & 1);
-  if (static_cast<int>(i) != d.best) {
+  out.set_best(static_cast<int>(i) == d.best());
+  out.set_multipath(d.in_multipath(i));
+  if (static_cast<int>(i) != d.best()) {
     const rib::DecisionStep step = rib.LostAt(d, i);
     out.set_decision_step(rib::DecisionStepName(step));
     out.set_lost_reason(rib::DecisionStepReason(step));
@@ -61,12 +61,13 @@ void FillPath(const rib::Rib& rib, const rib::Destination& d, size_t i, RoutePat
 void FillRoute(const rib::Rib& rib, const wire::Prefix& prefix, const rib::Destination& d, control::v1::Route& out) {
   out.set_prefix(prefix.ToString());
   // The best first, then the others in decision order.
-  std::vector<size_t> order(d.paths.size());
+  const auto paths = d.paths();
+  std::vector<size_t> order(paths.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (static_cast<int>(a) == d.best) return true;
-    if (static_cast<int>(b) == d.best) return false;
-    return rib::Compare(rib.CandidateOf(d.paths[a]), rib.CandidateOf(d.paths[b]), rib::DecisionConfig{}).winner < 0;
+    if (static_cast<int>(a) == d.best()) return true;
+    if (static_cast<int>(b) == d.best()) return false;
+    return rib::Compare(rib.CandidateOf(paths[a]), rib.CandidateOf(paths[b]), rib::DecisionConfig{}).winner < 0;
   });
   for (size_t i : order) FillPath(rib, d, i, *out.add_paths());
 }
@@ -110,16 +111,16 @@ absl::StatusOr<control::v1::ListRoutesResponse> ListRoutes(const rib::Rib& rib,
     if (auto p = FindRoute(rib, q)) fill(*p, *rib.Find(*p));
     return resp;
   }
-  std::vector<const std::pair<const wire::Prefix, rib::Destination>*> entries;
+  std::vector<std::pair<wire::Prefix, const rib::Destination*>> entries;
   entries.reserve(rib.prefix_count());
-  for (const auto& e : rib.table()) {
-    if (request.family() == "ipv4-unicast" && e.first.family() != wire::Family::kIpv4Unicast) continue;
-    if (request.family() == "ipv6-unicast" && e.first.family() != wire::Family::kIpv6Unicast) continue;
-    entries.push_back(&e);
-  }
-  std::sort(entries.begin(), entries.end(), [](auto* a, auto* b) { return RouteOrder(a->first, b->first); });
+  rib.ForEach([&](const wire::Prefix& prefix, const rib::Destination& d) {
+    if (request.family() == "ipv4-unicast" && prefix.family() != wire::Family::kIpv4Unicast) return;
+    if (request.family() == "ipv6-unicast" && prefix.family() != wire::Family::kIpv6Unicast) return;
+    entries.emplace_back(prefix, &d);
+  });
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return RouteOrder(a.first, b.first); });
   const size_t limit = request.limit() == 0 ? entries.size() : std::min<size_t>(request.limit(), entries.size());
-  for (size_t i = 0; i < limit; ++i) fill(entries[i]->first, entries[i]->second);
+  for (size_t i = 0; i < limit; ++i) fill(entries[i].first, *entries[i].second);
   resp.set_truncated(limit < entries.size());
   return resp;
 }
@@ -127,9 +128,9 @@ absl::StatusOr<control::v1::ListRoutesResponse> ListRoutes(const rib::Rib& rib,
 control::v1::RibSummary RibSummary(const rib::Rib& rib, const rib::AttributeStore& store) {
   control::v1::RibSummary s;
   size_t multipath[wire::kFamilyCount] = {};
-  for (const auto& [prefix, d] : rib.table()) {
-    if (__builtin_popcountll(d.multipath) > 1) ++multipath[static_cast<int>(prefix.family())];
-  }
+  rib.ForEach([&](const wire::Prefix& prefix, const rib::Destination& d) {
+    if (__builtin_popcount(d.multipath()) > 1) ++multipath[static_cast<int>(prefix.family())];
+  });
   for (int f = 0; f < wire::kFamilyCount; ++f) {
     const auto fam = static_cast<wire::Family>(f);
     auto* fs = s.add_families();

@@ -635,10 +635,9 @@ void Speaker::OnSessionUp(Peer& peer) {
   // The initial dump: every best path, as a change from nothing.
   std::vector<rib::RouteChange> all;
   all.reserve(rib_->prefix_count());
-  for (const auto& [prefix, d] : rib_->table()) {
-    if (d.best < 0) continue;
-    all.push_back(rib::RouteChange{prefix, {}, rib_->MultipathOf(d)});
-  }
+  rib_->ForEach([&](const wire::Prefix& prefix, const rib::Destination& d) {
+    if (d.best() >= 0) all.push_back(rib::RouteChange{prefix, {}, rib_->MultipathOf(d)});
+  });
   Advertise(peer, all);
   log::Info("neighbor %s: initial advertisement: %d prefixes", peer.config().Name(), adj_out_[peer.rib_index].size());
 }
@@ -843,7 +842,7 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
     if (changed && p.established()) {
       // What the neighbor should have now, bandwidth damping included.
       absl::flat_hash_set<wire::Prefix> all;
-      for (const auto& [prefix, d] : rib_->table()) all.insert(prefix);
+      rib_->ForEach([&](const wire::Prefix& prefix, const rib::Destination&) { all.insert(prefix); });
       AdvertisePaced(p, CurrentState(all));
     }
   }
@@ -852,7 +851,7 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
     // not the network's, so no hold-down).
     std::vector<rib::PrefixMembers> all;
     all.reserve(rib_->prefix_count());
-    for (const auto& [prefix, d] : rib_->table()) all.push_back(rib::MembersOf(*rib_, prefix));
+    rib_->ForEach([&](const wire::Prefix& prefix, const rib::Destination&) { all.push_back(rib::MembersOf(*rib_, prefix)); });
     groups_->Update(all, absl::Now(), /*immediate=*/true);
     FlushFib();
   } else {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <array>
+#include <bit>
+#include <compare>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -80,14 +82,35 @@ class Prefix {
   IpAddress address() const;
   std::string ToString() const;
 
-  friend bool operator==(const Prefix&, const Prefix&) = default;
-  friend auto operator<=>(const Prefix&, const Prefix&) = default;
+  // Compared and hashed as two 64-bit words plus length and family: these run for every
+  // prefix of every UPDATE (RIB and registry lookups, batch sorts), where a library memcmp
+  // call per comparison showed as a quarter of the ingest profile. Order: address bytes,
+  // then length, then family, as a byte-wise comparison would give.
+  friend bool operator==(const Prefix& a, const Prefix& b) {
+    return a.word(0) == b.word(0) && a.word(1) == b.word(1) && a.length_ == b.length_ && a.afi_ == b.afi_;
+  }
+  friend std::strong_ordering operator<=>(const Prefix& a, const Prefix& b) {
+    if (auto c = a.ordered_word(0) <=> b.ordered_word(0); c != 0) return c;
+    if (auto c = a.ordered_word(1) <=> b.ordered_word(1); c != 0) return c;
+    if (auto c = a.length_ <=> b.length_; c != 0) return c;
+    return a.afi_ <=> b.afi_;
+  }
   template <typename H>
   friend H AbslHashValue(H h, const Prefix& p) {
-    return H::combine(std::move(h), p.afi_, p.length_, p.addr_);
+    return H::combine(std::move(h), p.word(0), p.word(1), static_cast<uint16_t>(p.length_ << 8 | p.afi_));
   }
 
  private:
+  uint64_t word(int i) const {
+    uint64_t w;
+    std::memcpy(&w, addr_.data() + 8 * i, 8);
+    return w;
+  }
+  uint64_t ordered_word(int i) const {  // the 8 address bytes as a big-endian number
+    if constexpr (std::endian::native == std::endian::little) return __builtin_bswap64(word(i));
+    return word(i);
+  }
+
   std::array<uint8_t, 16> addr_{};
   uint8_t length_ = 0;
   uint8_t afi_ = 1;  // Afi, one octet so a Prefix is 18 bytes

@@ -186,7 +186,7 @@ void NextHopGroupRegistry::Reweigh(NextHopGroup& g) {
 
 void NextHopGroupRegistry::Attach(const wire::Prefix& prefix, NextHopGroup& g) {
   ++g.prefixes;
-  route_group_[prefix] = g.id;
+  *route_group_.TryEmplace(prefix).first = g.id;
   if (track_fib_) dirty_routes_[prefix] = g.id;
 }
 
@@ -220,8 +220,8 @@ void NextHopGroupRegistry::Update(std::span<const PrefixMembers> changes, absl::
     auto [it, fresh] = by_signature.try_emplace(sig, static_cast<uint32_t>(unique.size()));
     if (fresh) unique.push_back(Resolve(pm));
     target_of[i] = it->second;
-    auto g = route_group_.find(pm.prefix);
-    by_old[g == route_group_.end() ? 0 : g->second].push_back(i);
+    const GroupId* g = route_group_.Find(pm.prefix);
+    by_old[g == nullptr ? 0 : *g].push_back(i);
   }
   auto target = [&](size_t i) -> const Target& { return unique[target_of[i]]; };
   std::vector<GroupId> old_ids;
@@ -262,7 +262,7 @@ void NextHopGroupRegistry::Update(std::span<const PrefixMembers> changes, absl::
       if (to) {
         Attach(prefix, *to);
       } else {
-        route_group_.erase(prefix);
+        route_group_.Erase(prefix);
         if (track_fib_) dirty_routes_[prefix] = 0;
       }
       if (g) {
@@ -342,8 +342,8 @@ void NextHopGroupRegistry::Reconfigure(const WeightsConfig& config, absl::Time n
 std::vector<std::string> NextHopGroupRegistry::TakeNotices() { return std::exchange(notices_, {}); }
 
 const NextHopGroup* NextHopGroupRegistry::GroupOf(const wire::Prefix& prefix) const {
-  auto it = route_group_.find(prefix);
-  return it == route_group_.end() ? nullptr : Find(it->second);
+  const GroupId* id = route_group_.Find(prefix);
+  return id == nullptr ? nullptr : Find(*id);
 }
 
 const NextHopGroup* NextHopGroupRegistry::Find(GroupId id) const {

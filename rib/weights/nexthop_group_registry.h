@@ -137,7 +137,7 @@ class NextHopGroupRegistry {
   GroupId next_id_ = 1;
   absl::node_hash_map<GroupId, NextHopGroup> groups_;  // stable addresses
   absl::flat_hash_map<std::string, GroupId> by_key_;
-  absl::flat_hash_map<wire::Prefix, GroupId> route_group_;
+  PrefixMap<GroupId> route_group_;
   // Pending FIB work.
   absl::flat_hash_set<GroupId> dirty_groups_;
   absl::flat_hash_map<wire::Prefix, GroupId> dirty_routes_;  // 0: delete

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "tests/rib/rib_test_support.h"
 
 using namespace bagd;
@@ -8,7 +9,7 @@ using namespace bagd::rib::test;
 
 namespace {
 
-std::vector<std::string> Names(const Rib& rib, const std::vector<Path>& paths) {
+std::vector<std::string> Names(const Rib& rib, std::span<const Path> paths) {
   std::vector<std::string> out;
   for (const auto& p : paths) out.push_back(rib.peer(p.peer).name);
   return out;
@@ -48,8 +49,8 @@ TEST_CASE("RIB: best path, withdraw, and a change set with old and new", "[rib]"
   CHECK(Names(rib, changes[0].new_multipath) == std::vector<std::string>{"10.0.0.2"});  // shorter path
   const Destination* d = rib.Find(*wire::Prefix::Parse("192.0.2.0/24"));
   REQUIRE(d != nullptr);
-  CHECK(d->paths.size() == 2);
-  CHECK(rib.LostAt(*d, d->best == 0 ? 1 : 0) == DecisionStep::kAsPathLength);
+  CHECK(d->paths().size() == 2);
+  CHECK(rib.LostAt(*d, d->best() == 0 ? 1 : 0) == DecisionStep::kAsPathLength);
 
   const wire::Nlri w[] = {N("192.0.2.0/24")};
   rib.Withdraw(p2, w);
@@ -128,9 +129,9 @@ TEST_CASE("RIB: multipath requires equal local-pref, AS path length, origin and 
   rib.Announce(c, n, AttrsBuilder().Med(5).NextHop("10.0.0.3").In(store));
   const Destination* d = rib.Find(*wire::Prefix::Parse("10.100.0.0/24"));
   REQUIRE(d != nullptr);
-  CHECK(__builtin_popcountll(d->multipath) == 1);  // b: higher MED; c: iBGP
+  CHECK(__builtin_popcount(d->multipath()) == 1);  // b: higher MED; c: iBGP
   rib.Announce(b, n, AttrsBuilder().Med(5).NextHop("10.0.0.2").In(store));
-  CHECK(__builtin_popcountll(rib.Find(*wire::Prefix::Parse("10.100.0.0/24"))->multipath) == 2);
+  CHECK(__builtin_popcount(rib.Find(*wire::Prefix::Parse("10.100.0.0/24"))->multipath()) == 2);
 }
 
 TEST_CASE("RIB: AS-path loop detection and next-hop validation", "[rib]") {
@@ -193,10 +194,60 @@ TEST_CASE("RIB: ADD-PATH keeps several paths from one peer apart", "[rib]") {
   const wire::Nlri w[] = {N("192.0.2.0/24", 1)};
   rib.Withdraw(p, w);
   CHECK(rib.path_count() == 1);
-  CHECK(rib.Find(*wire::Prefix::Parse("192.0.2.0/24"))->paths[0].path_id == 2);
+  CHECK(rib.Find(*wire::Prefix::Parse("192.0.2.0/24"))->paths()[0].path_id == 2);
 }
 
 TEST_CASE("RIB: a path is small", "[rib][memory]") {
   STATIC_REQUIRE(sizeof(Path) == 16);
-  STATIC_REQUIRE(sizeof(Destination) <= 40);
+  STATIC_REQUIRE(sizeof(Destination) == 24);
+}
+
+TEST_CASE("RIB: a destination moves its paths inline and to the heap and back", "[rib][memory]") {
+  AttributeStore store;
+  Rib rib(65000, DecisionConfig{});
+  std::vector<PeerIndex> peers;
+  for (int i = 0; i < 9; ++i) {
+    const std::string addr = absl::StrCat("10.0.0.", i + 1);
+    peers.push_back(rib.AddPeer(Peer(addr.c_str(), static_cast<uint32_t>(i + 1), static_cast<uint32_t>(65001 + i))));
+  }
+  const wire::Nlri n[] = {N("192.0.2.0/24")};
+  // Nine paths (inline 1 -> heap 4 -> heap 16), each with a longer AS path than the last,
+  // so the first stays best.
+  for (int i = 0; i < 9; ++i) {
+    std::vector<uint32_t> path(static_cast<size_t>(i + 1), static_cast<uint32_t>(65001 + i));
+    const std::string nh = absl::StrCat("10.0.0.", i + 1);
+    rib.Announce(peers[i], n, AttrsBuilder().Path(path).NextHop(nh.c_str()).In(store));
+  }
+  const wire::Prefix p = *wire::Prefix::Parse("192.0.2.0/24");
+  REQUIRE(rib.Find(p)->size() == 9);
+  CHECK(rib.peer(rib.Find(p)->paths()[rib.Find(p)->best()].peer).name == "10.0.0.1");
+  // Withdraw all but the last, oldest first: the survivor is moved back inline intact.
+  for (int i = 0; i < 8; ++i) rib.Withdraw(peers[i], n);
+  const Destination* d = rib.Find(p);
+  REQUIRE(d != nullptr);
+  REQUIRE(d->size() == 1);
+  CHECK(d->best() == 0);
+  CHECK(d->multipath() == 1);
+  CHECK(rib.peer(d->paths()[0].peer).name == "10.0.0.9");
+  CHECK(d->paths()[0].attrs->as_path_length == 9);
+  rib.Withdraw(peers[8], n);
+  CHECK(rib.Find(p) == nullptr);
+  rib.TakeChanges();
+  CHECK(store.size() == 0);  // every reference released
+}
+
+TEST_CASE("RIB: change sets come in prefix order, IPv4 first, each prefix once", "[rib]") {
+  AttributeStore store;
+  Rib rib(65000, DecisionConfig{});
+  const PeerIndex p = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
+  const wire::Nlri n[] = {N("10.0.2.0/24"), N("2001:db8::/32"), N("10.0.1.0/24"), N("10.0.1.0/25")};
+  rib.Announce(p, n, AttrsBuilder().In(store));
+  const wire::Nlri again[] = {N("10.0.2.0/24")};
+  rib.Announce(p, again, AttrsBuilder().Med(7).In(store));  // a second change, same batch
+  const auto changes = rib.TakeChanges();
+  std::vector<std::string> order;
+  for (const auto& c : changes) order.push_back(c.prefix.ToString());
+  CHECK(order == std::vector<std::string>{"10.0.1.0/24", "10.0.1.0/25", "10.0.2.0/24", "2001:db8::/32"});
+  CHECK(changes[2].old_multipath.empty());  // the set before the first change
+  CHECK(changes[2].new_multipath.at(0).attrs->med == 7);
 }

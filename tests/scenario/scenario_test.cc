@@ -234,7 +234,7 @@ class Scenario {
     if (what != "damping") {
       // Policies and limits change the target weights: every route is looked at again.
       std::vector<rib::PrefixMembers> all;
-      for (const auto& [prefix, d] : rib_.table()) all.push_back(rib::MembersOf(rib_, prefix));
+      rib_.ForEach([&](const wire::Prefix& prefix, const rib::Destination&) { all.push_back(rib::MembersOf(rib_, prefix)); });
       registry_.Update(all, now_, /*immediate=*/true);
     }
     Install();
