@@ -90,10 +90,7 @@ PeerIndex Rib::AddPeer(PeerInfo info) {
 
 void Rib::SetDecisionConfig(const DecisionConfig& c) {
   config_ = c;
-  table_.ForEach([&](const wire::Prefix& prefix, Destination& d) {
-    Record(prefix, d);
-    Select(d);
-  });
+  table_.ForEach([&](const wire::Prefix& prefix, Destination& d) { Decide(prefix, d, MultipathOf(d)); });
 }
 
 Candidate Rib::CandidateOf(const Path& p) const { return Candidate{p.attrs.get(), &peers_[p.peer].source, p.path_id}; }
@@ -123,18 +120,17 @@ void Rib::Announce(PeerIndex peer, std::span<const wire::Nlri> nlri, const AttrR
         break;
       }
     }
+    if (same != nullptr && same->attrs == attrs) continue;  // an identical re-announcement changes nothing
+    PathSet before = MultipathOf(*d);
     if (same != nullptr) {
-      if (same->attrs == attrs) continue;  // an identical re-announcement changes nothing
-      Record(n.prefix, *d);
       same->attrs = attrs;
     } else {
-      Record(n.prefix, *d);
       d->PushBack(Path{peer, n.path_id, attrs});
       ++path_count_;
       ++per_peer_[peer][static_cast<int>(n.prefix.family())];
     }
     ++st.accepted;
-    Select(*d);
+    Decide(n.prefix, *d, std::move(before));
   }
 }
 
@@ -170,11 +166,17 @@ void Rib::PeerDown(PeerIndex peer) {
 }
 
 void Rib::Remove(const wire::Prefix& prefix, Destination& d, size_t index) {
-  Record(prefix, d);
+  PathSet before = MultipathOf(d);
   --per_peer_[d.data()[index].peer][static_cast<int>(prefix.family())];
   --path_count_;
   d.Erase(index);
+  Decide(prefix, d, std::move(before));
+}
+
+void Rib::Decide(const wire::Prefix& prefix, Destination& d, PathSet before) {
   Select(d);
+  PathSet now = MultipathOf(d);
+  if (now != before) pending_.push_back(RouteChange{prefix, std::move(before), std::move(now)});
 }
 
 PathSet Rib::MultipathOf(const Destination& d) const {
@@ -229,27 +231,31 @@ void Rib::Select(Destination& d) {
 std::vector<RouteChange> Rib::TakeChanges() {
   std::vector<RouteChange> out;
   if (pending_.empty()) return out;
-  // In prefix order (a peer's UPDATE usually is already); for a prefix changed more than
-  // once, the first entry holds the set before the first change.
-  auto before = [](const auto& a, const auto& b) {
-    const bool a4 = a.first.afi() == wire::Afi::kIpv4, b4 = b.first.afi() == wire::Afi::kIpv4;
+  // In prefix order (a peer's UPDATE usually is already). A prefix changed more than once
+  // goes from the first entry's old set to the last entry's new set.
+  auto before = [](const RouteChange& a, const RouteChange& b) {
+    const bool a4 = a.prefix.afi() == wire::Afi::kIpv4, b4 = b.prefix.afi() == wire::Afi::kIpv4;
     if (a4 != b4) return a4;
-    return a.first < b.first;
+    return a.prefix < b.prefix;
   };
   if (!std::is_sorted(pending_.begin(), pending_.end(), before)) {
     std::stable_sort(pending_.begin(), pending_.end(), before);
   }
-  out.reserve(pending_.size());
-  for (size_t i = 0; i < pending_.size(); ++i) {
-    auto& [prefix, old] = pending_[i];
-    if (i > 0 && pending_[i - 1].first == prefix) continue;
-    PathSet now;
-    if (const Destination* d = table_.Find(prefix)) now = MultipathOf(*d);
-    if (now == old) continue;  // changed and changed back
-    out.push_back(RouteChange{prefix, std::move(old), std::move(now)});
+  // Coalesced in place, so a session flush of a full table holds one change vector, not two.
+  size_t kept = 0;
+  for (size_t i = 0; i < pending_.size();) {
+    size_t last = i;
+    while (last + 1 < pending_.size() && pending_[last + 1].prefix == pending_[i].prefix) ++last;
+    RouteChange& c = pending_[i];
+    if (last != i) c.new_multipath = std::move(pending_[last].new_multipath);
+    if (c.new_multipath != c.old_multipath) {  // else changed and changed back
+      if (kept != i) pending_[kept] = std::move(c);
+      ++kept;
+    }
+    i = last + 1;
   }
-  pending_.clear();
-  if (pending_.capacity() > 65536) pending_.shrink_to_fit();  // after a session flush or reload
+  pending_.resize(kept);
+  out.swap(pending_);
   return out;
 }
 

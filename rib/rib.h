@@ -151,7 +151,9 @@ class Rib {
 
  private:
   void Select(Destination& d);
-  void Record(const wire::Prefix& prefix, const Destination& d) { pending_.emplace_back(prefix, MultipathOf(d)); }
+  // After a change to `d` (its set before it: `before`), re-runs the decision and records
+  // the change if the multipath set moved.
+  void Decide(const wire::Prefix& prefix, Destination& d, PathSet before);
   void Remove(const wire::Prefix& prefix, Destination& d, size_t index);
 
   uint32_t local_as_;
@@ -163,9 +165,9 @@ class Rib {
   std::vector<ImportStats> peer_stats_;
   PrefixMap<Destination> table_;
   size_t path_count_ = 0;
-  // The multipath set of each prefix before a change, in the order of the changes; a
-  // prefix may appear more than once, the first entry is the one before TakeChanges().
-  std::vector<std::pair<wire::Prefix, PathSet>> pending_;
+  // The changes in the order they happened; a prefix may appear more than once (the first
+  // entry's old set is the one before TakeChanges(), the last one's new set is current).
+  std::vector<RouteChange> pending_;
 };
 
 }  // namespace bagd::rib

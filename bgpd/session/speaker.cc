@@ -498,20 +498,46 @@ void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) 
   // Announcements grouped by exported attribute set, in first-seen order.
   std::vector<std::pair<rib::AttrRef, std::vector<wire::Nlri>>> groups;
   absl::flat_hash_map<const rib::InternedAttributes*, size_t> group_of;
+  size_t last_group = SIZE_MAX;
   std::vector<wire::Nlri> withdraw[wire::kFamilyCount];
   BandwidthExport& lbx = lb_export_[to.rib_index];
   const absl::Time now = absl::Now();
+  // What goes out depends only on the family and the multipath set's paths (their peers and
+  // interned attributes), and a batch's prefixes share a handful of those: each distinct set
+  // is exported and interned once (a null AttrRef: not exported to this peer).
+  absl::flat_hash_map<std::string, rib::AttrRef> exports;
+  std::string key, last_key;
+  rib::AttrRef last_ref;
   for (const auto& c : changes) {
     const wire::Family family = c.prefix.family();
-    std::optional<wire::PathAttributes> exported;
-    if (!c.new_multipath.empty()) exported = ExportAttributes(to, c.new_multipath, family);
-    if (exported) {
-      auto it = out.find(c.prefix);
-      if (it != out.end()) {
+    rib::AttrRef ref;
+    if (!c.new_multipath.empty()) {
+      key.assign(1, static_cast<char>(family));
+      for (const rib::Path& p : c.new_multipath) {
+        const rib::InternedAttributes* a = p.attrs.get();
+        key.append(reinterpret_cast<const char*>(&p.peer), sizeof p.peer);
+        key.append(reinterpret_cast<const char*>(&a), sizeof a);
+      }
+      if (key == last_key) {
+        ref = last_ref;
+      } else {
+        auto [it, fresh] = exports.try_emplace(key);
+        if (fresh) {
+          if (auto exported = ExportAttributes(to, c.new_multipath, family)) it->second = store_.Intern(*std::move(exported));
+        }
+        ref = it->second;
+        last_key = key;
+        last_ref = ref;
+      }
+    }
+    if (ref) {
+      rib::AttrRef* cur = out.Find(c.prefix);
+      if (cur != nullptr) {
+        if (*cur == ref) continue;
         // Only the bandwidth changed: re-advertisement damping decides (threshold, interval).
-        const auto old_lb = it->second->attrs.SelectedLinkBandwidth().chosen;
-        const auto new_lb = exported->SelectedLinkBandwidth().chosen;
-        if (old_lb && new_lb && !(*old_lb == *new_lb) && SameExceptLinkBandwidth(it->second->attrs, *exported)) {
+        const auto old_lb = (*cur)->attrs.SelectedLinkBandwidth().chosen;
+        const auto new_lb = ref->attrs.SelectedLinkBandwidth().chosen;
+        if (old_lb && new_lb && !(*old_lb == *new_lb) && SameExceptLinkBandwidth((*cur)->attrs, ref->attrs)) {
           const auto d = lbx.damping.Check(c.prefix, old_lb->bits_per_second(), new_lb->bits_per_second(), now, lbx.config);
           if (d.verdict == rib::BandwidthReadvertisement::Verdict::kSuppress) continue;
           if (d.verdict == rib::BandwidthReadvertisement::Verdict::kDefer) {
@@ -528,18 +554,17 @@ void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) 
           }
           lbx.damping.Sent(c.prefix, now);
         }
-      }
-      rib::AttrRef ref = store_.Intern(*std::move(exported));
-      if (it == out.end()) {
-        out.emplace(c.prefix, ref);
+        *cur = ref;
       } else {
-        if (it->second == ref) continue;
-        it->second = ref;
+        *out.TryEmplace(c.prefix).first = ref;
       }
-      auto [g, fresh] = group_of.try_emplace(ref.get(), groups.size());
-      if (fresh) groups.emplace_back(ref, std::vector<wire::Nlri>{});
-      groups[g->second].second.push_back(wire::Nlri{c.prefix, 0});
-    } else if (out.erase(c.prefix) > 0) {
+      if (last_group == SIZE_MAX || groups[last_group].first != ref) {
+        auto [g, fresh] = group_of.try_emplace(ref.get(), groups.size());
+        if (fresh) groups.emplace_back(ref, std::vector<wire::Nlri>{});
+        last_group = g->second;
+      }
+      groups[last_group].second.push_back(wire::Nlri{c.prefix, 0});
+    } else if (out.Erase(c.prefix)) {
       withdraw[static_cast<int>(family)].push_back(wire::Nlri{c.prefix, 0});
     }
   }
@@ -711,7 +736,7 @@ void Speaker::OnRibChanges(const std::vector<rib::RouteChange>& changes) {
 
 void Speaker::QueueWeights(const std::vector<rib::RouteChange>& changes) {
   if (changes.empty() || !groups_) return;
-  for (const auto& c : changes) weights_pending_.insert(c.prefix);
+  for (const auto& c : changes) weights_pending_.push_back(c.prefix);
   if (weights_scheduled_) return;
   weights_scheduled_ = true;
   weights_timer_->expires_after(kWeightsBatchDelay);
@@ -723,11 +748,16 @@ void Speaker::QueueWeights(const std::vector<rib::RouteChange>& changes) {
 }
 
 void Speaker::RunWeights() {
+  // Each changed prefix once, in order (deterministic group ids for the same input).
+  if (!std::is_sorted(weights_pending_.begin(), weights_pending_.end())) {
+    std::sort(weights_pending_.begin(), weights_pending_.end());
+  }
+  weights_pending_.erase(std::unique(weights_pending_.begin(), weights_pending_.end()), weights_pending_.end());
   std::vector<rib::PrefixMembers> batch;
   batch.reserve(weights_pending_.size());
   for (const wire::Prefix& prefix : weights_pending_) batch.push_back(rib::MembersOf(*rib_, prefix));
   weights_pending_.clear();
-  std::sort(batch.begin(), batch.end(), [](const auto& a, const auto& b) { return a.prefix < b.prefix; });
+  if (weights_pending_.capacity() > 65536) weights_pending_.shrink_to_fit();
   groups_->Update(batch, absl::Now());
   FlushFib();
   RefreshRibMetrics();

@@ -119,7 +119,7 @@ class Speaker : public RouteSink {
   rib::AttributeStore store_;  // declared before the RIB and Adj-RIB-Out that hold references
   std::unique_ptr<rib::Rib> rib_;
   // Adj-RIB-Out: per peer (by rib index), what we advertised for each prefix.
-  std::vector<absl::flat_hash_map<wire::Prefix, rib::AttrRef>> adj_out_;
+  std::vector<rib::PrefixMap<rib::AttrRef>> adj_out_;
   // MRAI: per peer (by rib index), prefixes waiting for the interval to end, and its timer.
   struct Pacing {
     absl::flat_hash_set<wire::Prefix> pending;
@@ -140,7 +140,7 @@ class Speaker : public RouteSink {
 
   // Weights and next-hop groups.
   std::unique_ptr<rib::NextHopGroupRegistry> groups_;
-  absl::flat_hash_set<wire::Prefix> weights_pending_;
+  std::vector<wire::Prefix> weights_pending_;  // changed since the last batch, may repeat
   std::unique_ptr<boost::asio::steady_timer> weights_timer_;
   bool weights_scheduled_ = false;
   std::unique_ptr<boost::asio::steady_timer> hold_timer_;

@@ -23,6 +23,20 @@ std::string KeyOf(wire::Family family, const ResolvedBandwidths& r, const std::v
   return key;
 }
 
+// Same family and the same members with the same link-bandwidth bits, in the same order.
+bool SameMembers(const PrefixMembers& a, const PrefixMembers& b) {
+  if (a.prefix.family() != b.prefix.family() || a.members.size() != b.members.size()) return false;
+  for (size_t k = 0; k < a.members.size(); ++k) {
+    const MemberInput& x = a.members[k];
+    const MemberInput& y = b.members[k];
+    if (!(x.next_hop == y.next_hop) || x.link_bandwidth.has_value() != y.link_bandwidth.has_value()) return false;
+    if (x.link_bandwidth && x.link_bandwidth->ToExtendedCommunity().raw != y.link_bandwidth->ToExtendedCommunity().raw) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 PrefixMembers MembersOf(const Rib& rib, const wire::Prefix& prefix) {
@@ -208,8 +222,22 @@ void NextHopGroupRegistry::Update(std::span<const PrefixMembers> changes, absl::
   std::string sig;
   // Changes by the group their prefix uses now (0: none yet).
   absl::flat_hash_map<GroupId, std::vector<size_t>> by_old;
+  std::vector<size_t>* last_old = nullptr;
+  GroupId last_old_id = 0;
   for (size_t i = 0; i < changes.size(); ++i) {
     const PrefixMembers& pm = changes[i];
+    const GroupId* g = route_group_.Find(pm.prefix);
+    const GroupId old_id = g == nullptr ? 0 : *g;
+    if (last_old == nullptr || old_id != last_old_id) {
+      last_old = &by_old[old_id];
+      last_old_id = old_id;
+    }
+    last_old->push_back(i);
+    // Neighbouring prefixes usually have the same members: no signature needed.
+    if (i > 0 && SameMembers(changes[i - 1], pm)) {
+      target_of[i] = target_of[i - 1];
+      continue;
+    }
     sig.assign(1, static_cast<char>(pm.prefix.family()));
     for (const MemberInput& m : pm.members) {
       sig.append(reinterpret_cast<const char*>(m.next_hop.bytes()), m.next_hop.size());
@@ -220,8 +248,6 @@ void NextHopGroupRegistry::Update(std::span<const PrefixMembers> changes, absl::
     auto [it, fresh] = by_signature.try_emplace(sig, static_cast<uint32_t>(unique.size()));
     if (fresh) unique.push_back(Resolve(pm));
     target_of[i] = it->second;
-    const GroupId* g = route_group_.Find(pm.prefix);
-    by_old[g == nullptr ? 0 : *g].push_back(i);
   }
   auto target = [&](size_t i) -> const Target& { return unique[target_of[i]]; };
   std::vector<GroupId> old_ids;
