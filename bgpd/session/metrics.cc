@@ -98,4 +98,52 @@ prometheus::Counter& SessionMetrics::WeightChanges(const std::string& outcome) {
 prometheus::Gauge& SessionMetrics::QuantizationMaxError() { return quantization_error_.Add({}); }
 prometheus::Counter& SessionMetrics::FibOperations(const std::string& kind) { return fib_operations_.Add({{"kind", kind}}); }
 
+const char* MessageTypeLabel(uint8_t type) {
+  switch (type) {
+    case 1: return "open";
+    case 2: return "update";
+    case 3: return "notification";
+    case 4: return "keepalive";
+    case 5: return "route_refresh";
+  }
+  return "unknown";
+}
+
+void NeighborSeries::Received(uint8_t type, size_t bytes) {
+  if (!m_) return;
+  auto& c = received_[Slot(type)];
+  if (!c) c = &m_->Received(neighbor_, MessageTypeLabel(type));
+  if (!bytes_in_) bytes_in_ = &m_->BytesIn(neighbor_);
+  c->Increment();
+  bytes_in_->Increment(static_cast<double>(bytes));
+}
+
+void NeighborSeries::Sent(uint8_t type, size_t bytes) {
+  if (!m_) return;
+  auto& c = sent_[Slot(type)];
+  if (!c) c = &m_->Sent(neighbor_, MessageTypeLabel(type));
+  if (!bytes_out_) bytes_out_ = &m_->BytesOut(neighbor_);
+  c->Increment();
+  bytes_out_->Increment(static_cast<double>(bytes));
+}
+
+void NeighborSeries::SetPrefixes(wire::Family family, size_t paths) {
+  if (!m_) return;
+  auto& g = prefixes_[static_cast<int>(family)];
+  if (!g) g = &m_->Prefixes(neighbor_, wire::FamilyName(family));
+  g->Set(static_cast<double>(paths));
+}
+
+void NeighborSeries::SetPrefixesSent(size_t prefixes) {
+  if (!m_) return;
+  if (!prefixes_sent_) prefixes_sent_ = &m_->PrefixesSent(neighbor_);
+  prefixes_sent_->Set(static_cast<double>(prefixes));
+}
+
+void NeighborSeries::UpdatesPacked(size_t messages) {
+  if (!m_) return;
+  if (!updates_packed_) updates_packed_ = &m_->UpdatesPacked(neighbor_);
+  updates_packed_->Increment(static_cast<double>(messages));
+}
+
 }  // namespace bagd::session

@@ -20,12 +20,16 @@
 //   bagd_fib_operations_total{kind}                    counter: group / route operations handed to the FIB
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
+
+#include "bgpd/wire/ip_prefix.h"
 
 namespace bagd::session {
 
@@ -75,6 +79,34 @@ class SessionMetrics {
   prometheus::Family<prometheus::Counter>& weight_changes_;
   prometheus::Family<prometheus::Gauge>& quantization_error_;
   prometheus::Family<prometheus::Counter>& fib_operations_;
+};
+
+// "open", "update", "notification", "keepalive", "route_refresh"; "unknown" otherwise.
+const char* MessageTypeLabel(uint8_t type);
+
+// One neighbor's series that change with every message or UPDATE, each looked up once (a
+// label map, a hash and a lock in prometheus-cpp) and kept: a table dump is a million of
+// them. Created when first used, so only series that happened show up. Null metrics: every
+// call is a no-op.
+class NeighborSeries {
+ public:
+  NeighborSeries(SessionMetrics* metrics, std::string neighbor) : m_(metrics), neighbor_(std::move(neighbor)) {}
+  void Received(uint8_t type, size_t bytes);
+  void Sent(uint8_t type, size_t bytes);
+  void SetPrefixes(wire::Family family, size_t paths);
+  void SetPrefixesSent(size_t prefixes);
+  void UpdatesPacked(size_t messages);
+
+ private:
+  static size_t Slot(uint8_t type) { return type >= 1 && type <= 5 ? type : 0; }
+  SessionMetrics* m_;
+  std::string neighbor_;
+  std::array<prometheus::Counter*, 6> received_{}, sent_{};
+  prometheus::Counter* bytes_in_ = nullptr;
+  prometheus::Counter* bytes_out_ = nullptr;
+  std::array<prometheus::Gauge*, wire::kFamilyCount> prefixes_{};
+  prometheus::Gauge* prefixes_sent_ = nullptr;
+  prometheus::Counter* updates_packed_ = nullptr;
 };
 
 }  // namespace bagd::session

@@ -24,16 +24,6 @@ int64_t SteadyMs() {
       .count();
 }
 
-const char* TypeLabel(uint8_t t) {
-  switch (t) {
-    case 1: return "open";
-    case 2: return "update";
-    case 3: return "notification";
-    case 4: return "keepalive";
-    case 5: return "route_refresh";
-  }
-  return "unknown";
-}
 
 void Count(control::v1::MessageCounters& c, uint8_t type, size_t bytes) {
   switch (type) {
@@ -87,7 +77,7 @@ struct Peer::Slot {
 };
 
 Peer::Peer(boost::asio::io_context& io, PeerConfig config, SessionMetrics* metrics, RouteSink* sink)
-    : io_(io), config_(std::move(config)), metrics_(metrics), sink_(sink) {
+    : io_(io), config_(std::move(config)), metrics_(metrics), series_(metrics, config_.Name()), sink_(sink) {
   primary_ = std::make_unique<Slot>(io_, next_slot_id_++, Direction::kOutbound);
   admin_down_ = config_.shutdown;
   admin_down_message_ = config_.shutdown_message;
@@ -383,10 +373,7 @@ void Peer::SendMessage(Slot& slot, const wire::Message& message) {
   }
   const uint8_t type = static_cast<uint8_t>(wire::TypeOf(message));
   Count(out_, type, bytes->size());
-  if (metrics_) {
-    metrics_->Sent(config_.Name(), TypeLabel(type)).Increment();
-    metrics_->BytesOut(config_.Name()).Increment(static_cast<double>(bytes->size()));
-  }
+  series_.Sent(type, bytes->size());
   slot.conn->Send(*std::move(bytes));
 }
 
@@ -395,10 +382,7 @@ bool Peer::OnMessage(uint64_t slot_id, wire::ByteSpan bytes) {
   if (s == nullptr) return false;
   const uint8_t type = bytes[18];
   Count(in_, type, bytes.size());
-  if (metrics_) {
-    metrics_->Received(config_.Name(), TypeLabel(type)).Increment();
-    metrics_->BytesIn(config_.Name()).Increment(static_cast<double>(bytes.size()));
-  }
+  series_.Received(type, bytes.size());
   const wire::CodecContext ctx =
       s->fsm.negotiated ? s->fsm.negotiated->DecodeContext(config_.ebgp()) : wire::CodecContext{};
   auto decoded = wire::DecodeMessage(bytes, ctx);
@@ -478,10 +462,7 @@ void Peer::SendUpdates(std::vector<wire::Bytes> messages) {
   if (!slot.conn || slot.fsm.state != State::kEstablished) return;
   for (auto& m : messages) {
     Count(out_, 2, m.size());
-    if (metrics_) {
-      metrics_->Sent(config_.Name(), "update").Increment();
-      metrics_->BytesOut(config_.Name()).Increment(static_cast<double>(m.size()));
-    }
+    series_.Sent(2, m.size());
     slot.conn->Send(std::move(m));
   }
 }

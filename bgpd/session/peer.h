@@ -67,6 +67,7 @@ class Peer {
 
   control::v1::NeighborStatus Status() const;
   const PeerConfig& config() const { return config_; }
+  NeighborSeries& series() { return series_; }
   // Established only: what was negotiated, the local address of the session, and sending.
   const std::optional<fsm::Negotiated>& negotiated() const { return negotiated_; }
   std::optional<wire::IpAddress> LocalAddress() const;
@@ -99,6 +100,7 @@ class Peer {
   boost::asio::io_context& io_;
   PeerConfig config_;
   SessionMetrics* metrics_;
+  NeighborSeries series_;
   RouteSink* sink_;
   std::unique_ptr<Slot> primary_;
   std::unique_ptr<Slot> candidate_;  // collision candidate (inbound)

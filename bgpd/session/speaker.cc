@@ -394,12 +394,11 @@ namespace bagd::session {
 void Speaker::RefreshCounts(Peer& p) {
   p.prefixes_received = rib_->paths_of(p.rib_index);
   p.prefixes_sent = adj_out_[p.rib_index].size();
-  if (!metrics_) return;
   for (int f = 0; f < wire::kFamilyCount; ++f) {
     const auto fam = static_cast<wire::Family>(f);
-    metrics_->Prefixes(p.config().Name(), wire::FamilyName(fam)).Set(static_cast<double>(rib_->paths_of(p.rib_index, fam)));
+    p.series().SetPrefixes(fam, rib_->paths_of(p.rib_index, fam));
   }
-  metrics_->PrefixesSent(p.config().Name()).Set(static_cast<double>(p.prefixes_sent));
+  p.series().SetPrefixesSent(p.prefixes_sent);
 }
 
 void Speaker::RefreshRibMetrics() {
@@ -584,7 +583,7 @@ void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) 
     }
     std::move(packed->begin(), packed->end(), std::back_inserter(messages));
   }
-  if (metrics_ && !messages.empty()) metrics_->UpdatesPacked(to.config().Name()).Increment(static_cast<double>(messages.size()));
+  if (!messages.empty()) to.series().UpdatesPacked(messages.size());
   to.SendUpdates(std::move(messages));
   RefreshCounts(to);
 }
