@@ -10,7 +10,9 @@
 // change sets and `bagctl show routes` want anyway.
 #pragma once
 
+#include <bit>
 #include <cstdint>
+#include <iterator>
 #include <cstring>
 #include <utility>
 
@@ -19,16 +21,17 @@
 
 namespace bagd::rib {
 
+// Lookups and insertions usually come in ascending prefix order (a peer's UPDATE, a sorted
+// change batch, a table walk), so the map keeps a cursor per family at the last position it
+// touched and tries a few steps forward from it before searching from the root: in-order
+// access is amortized O(1) instead of a descent through every level. Any order stays correct.
+// The cursor makes even the const lookups stateful: like the RIB, not thread-safe.
 template <typename V>
 class PrefixMap {
  public:
   V* Find(const wire::Prefix& p) {
-    if (p.afi() == wire::Afi::kIpv4) {
-      auto it = v4_.find(V4Key(p));
-      return it == v4_.end() ? nullptr : &it->second;
-    }
-    auto it = v6_.find(p);
-    return it == v6_.end() ? nullptr : &it->second;
+    if (p.afi() == wire::Afi::kIpv4) return v4_.Find(V4Key(p));
+    return v6_.Find(p);
   }
   const V* Find(const wire::Prefix& p) const { return const_cast<PrefixMap*>(this)->Find(p); }
   bool contains(const wire::Prefix& p) const { return Find(p) != nullptr; }
@@ -36,62 +39,121 @@ class PrefixMap {
   // The value of `p`, value-initialized if it was not there; second: it was inserted. The
   // pointer is valid until the next insertion or erasure.
   std::pair<V*, bool> TryEmplace(const wire::Prefix& p) {
-    if (p.afi() == wire::Afi::kIpv4) {
-      auto [it, inserted] = v4_.try_emplace(V4Key(p));
-      return {&it->second, inserted};
-    }
-    auto [it, inserted] = v6_.try_emplace(p);
-    return {&it->second, inserted};
+    if (p.afi() == wire::Afi::kIpv4) return v4_.TryEmplace(V4Key(p));
+    return v6_.TryEmplace(p);
   }
-  bool Erase(const wire::Prefix& p) { return p.afi() == wire::Afi::kIpv4 ? v4_.erase(V4Key(p)) > 0 : v6_.erase(p) > 0; }
+  bool Erase(const wire::Prefix& p) { return p.afi() == wire::Afi::kIpv4 ? v4_.Erase(V4Key(p)) : v6_.Erase(p); }
 
-  size_t size() const { return v4_.size() + v6_.size(); }
-  bool empty() const { return v4_.empty() && v6_.empty(); }
+  size_t size() const { return v4_.map.size() + v6_.map.size(); }
+  bool empty() const { return size() == 0; }
   void clear() {
-    v4_.clear();
-    v6_.clear();
+    v4_.Clear();
+    v6_.Clear();
   }
 
   // f(const wire::Prefix&, V&) for every entry: IPv4 first, each family in prefix order.
   template <typename F>
   void ForEach(F&& f) {
-    for (auto& [k, v] : v4_) f(V4Prefix(k), v);
-    for (auto& [k, v] : v6_) f(k, v);
+    for (auto& [k, v] : v4_.map) f(V4Prefix(k), v);
+    for (auto& [k, v] : v6_.map) f(k, v);
   }
   template <typename F>
   void ForEach(F&& f) const {
-    for (const auto& [k, v] : v4_) f(V4Prefix(k), v);
-    for (const auto& [k, v] : v6_) f(k, v);
+    for (const auto& [k, v] : v4_.map) f(V4Prefix(k), v);
+    for (const auto& [k, v] : v6_.map) f(k, v);
   }
   // Erases the entries for which pred(const wire::Prefix&, V&) returns true.
   template <typename F>
   void EraseIf(F&& pred) {
-    absl::erase_if(v4_, [&](auto& e) { return pred(V4Prefix(e.first), e.second); });
-    absl::erase_if(v6_, [&](auto& e) { return pred(e.first, e.second); });
+    v4_.valid = v6_.valid = false;
+    absl::erase_if(v4_.map, [&](auto& e) { return pred(V4Prefix(e.first), e.second); });
+    absl::erase_if(v6_.map, [&](auto& e) { return pred(e.first, e.second); });
   }
 
   // Estimated heap bytes: B-tree nodes are 256-byte targets, taken as 85 % full on average
   // (full for in-order arrival, ~70 % for random).
   size_t memory_bytes() const {
-    return static_cast<size_t>((v4_.size() * sizeof(std::pair<uint64_t, V>) +
-                                v6_.size() * sizeof(std::pair<wire::Prefix, V>)) / 0.85);
+    return static_cast<size_t>((v4_.map.size() * sizeof(std::pair<uint64_t, V>) +
+                                v6_.map.size() * sizeof(std::pair<wire::Prefix, V>)) / 0.85);
   }
 
+  // IPv4: the address as a number, then the length: the same order as wire::Prefix's.
   static uint64_t V4Key(const wire::Prefix& p) {
     uint32_t a;
     std::memcpy(&a, p.bytes(), 4);
-    return uint64_t{__builtin_bswap32(a)} << 8 | p.length();
+    if constexpr (std::endian::native == std::endian::little) a = __builtin_bswap32(a);
+    return uint64_t{a} << 8 | p.length();
   }
   static wire::Prefix V4Prefix(uint64_t k) {
-    const uint32_t a = __builtin_bswap32(static_cast<uint32_t>(k >> 8));
+    uint32_t a = static_cast<uint32_t>(k >> 8);
+    if constexpr (std::endian::native == std::endian::little) a = __builtin_bswap32(a);
     uint8_t b[4];
     std::memcpy(b, &a, 4);
     return wire::Prefix::Make(wire::Afi::kIpv4, b, static_cast<uint8_t>(k & 0xff));
   }
 
  private:
-  absl::btree_map<uint64_t, V> v4_;
-  absl::btree_map<wire::Prefix, V> v6_;
+  template <typename K>
+  struct Table {
+    using Map = absl::btree_map<K, V>;
+    Map map;
+    typename Map::iterator cursor;
+    bool valid = false;  // cursor is an iterator of `map` as it is now
+
+    Table() = default;
+    Table(const Table& o) : map(o.map) {}  // a cursor never crosses to another map
+    Table(Table&& o) noexcept : map(std::move(o.map)) { o.valid = false; }
+    Table& operator=(const Table& o) {
+      map = o.map;
+      valid = false;
+      return *this;
+    }
+    Table& operator=(Table&& o) noexcept {
+      map = std::move(o.map);
+      valid = o.valid = false;
+      return *this;
+    }
+
+    // The first entry not less than k.
+    typename Map::iterator LowerBound(const K& k) {
+      if (valid) {
+        auto it = cursor;
+        for (int i = 0; i < 4 && it != map.end() && it->first < k; ++i) ++it;
+        if ((it == map.end() || !(it->first < k)) && (it == map.begin() || std::prev(it)->first < k)) return it;
+      }
+      return map.lower_bound(k);
+    }
+    V* Find(const K& k) {
+      cursor = LowerBound(k);
+      valid = true;
+      return cursor != map.end() && !(k < cursor->first) ? &cursor->second : nullptr;
+    }
+    std::pair<V*, bool> TryEmplace(const K& k) {
+      auto it = LowerBound(k);
+      const bool found = it != map.end() && !(k < it->first);
+      if (!found) it = map.try_emplace(it, k);  // the hint is exact: no search
+      cursor = it;
+      valid = true;
+      return {&it->second, !found};
+    }
+    bool Erase(const K& k) {
+      auto it = LowerBound(k);
+      if (it == map.end() || k < it->first) {
+        cursor = it;
+        valid = true;
+        return false;
+      }
+      cursor = map.erase(it);
+      valid = true;
+      return true;
+    }
+    void Clear() {
+      map.clear();
+      valid = false;
+    }
+  };
+  Table<uint64_t> v4_;
+  Table<wire::Prefix> v6_;
 };
 
 }  // namespace bagd::rib
