@@ -21,6 +21,14 @@
 
 namespace bagd::rib {
 
+// The order of a PrefixMap walk and of the RIB's change sets: IPv4 first, then by
+// wire::Prefix order (address, then length).
+inline bool InTableOrder(const wire::Prefix& a, const wire::Prefix& b) {
+  const bool a4 = a.afi() == wire::Afi::kIpv4, b4 = b.afi() == wire::Afi::kIpv4;
+  if (a4 != b4) return a4;
+  return a < b;
+}
+
 // Lookups and insertions usually come in ascending prefix order (a peer's UPDATE, a sorted
 // change batch, a table walk), so the map keeps a cursor per family at the last position it
 // touched and tries a few steps forward from it before searching from the root: in-order

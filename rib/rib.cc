@@ -108,7 +108,6 @@ void Rib::Announce(PeerIndex peer, std::span<const wire::Nlri> nlri, const AttrR
     Withdraw(peer, nlri);
     return;
   }
-  pending_.reserve(pending_.size() + nlri.size());
   for (const wire::Nlri& n : nlri) {
     auto [d, inserted] = table_.TryEmplace(n.prefix);
     if (inserted) ++prefixes_[static_cast<int>(n.prefix.family())];
@@ -233,13 +232,19 @@ std::vector<RouteChange> Rib::TakeChanges() {
   if (pending_.empty()) return out;
   // In prefix order (a peer's UPDATE usually is already). A prefix changed more than once
   // goes from the first entry's old set to the last entry's new set.
-  auto before = [](const RouteChange& a, const RouteChange& b) {
-    const bool a4 = a.prefix.afi() == wire::Afi::kIpv4, b4 = b.prefix.afi() == wire::Afi::kIpv4;
-    if (a4 != b4) return a4;
-    return a.prefix < b.prefix;
-  };
+  auto before = [](const RouteChange& a, const RouteChange& b) { return InTableOrder(a.prefix, b.prefix); };
   if (!std::is_sorted(pending_.begin(), pending_.end(), before)) {
-    std::stable_sort(pending_.begin(), pending_.end(), before);
+    // Several peers' UPDATEs interleaved: order indices (cheap to move), then the changes.
+    std::vector<uint32_t> order(pending_.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      if (pending_[a].prefix == pending_[b].prefix) return a < b;  // stable: the first change first
+      return InTableOrder(pending_[a].prefix, pending_[b].prefix);
+    });
+    std::vector<RouteChange> sorted;
+    sorted.reserve(pending_.size());
+    for (uint32_t i : order) sorted.push_back(std::move(pending_[i]));
+    pending_.swap(sorted);
   }
   // Coalesced in place, so a session flush of a full table holds one change vector, not two.
   size_t kept = 0;

@@ -122,6 +122,7 @@ class Rib {
   // The prefixes whose best/multipath changed since the last call (coalesced), in prefix
   // order (rib/prefix_map.h: IPv4 first).
   std::vector<RouteChange> TakeChanges();
+  size_t pending_changes() const { return pending_.size(); }
 
   const Destination* Find(const wire::Prefix& prefix) const;
   // For the step that made `paths[i]` lose to the best (kNone for the best itself).

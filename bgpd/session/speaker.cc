@@ -506,32 +506,37 @@ void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) 
   // is exported and interned once (a null AttrRef: not exported to this peer).
   absl::flat_hash_map<std::string, rib::AttrRef> exports;
   std::string key, last_key;
-  rib::AttrRef last_ref;
+  rib::AttrRef last_key_ref;  // the export for last_key
+  rib::AttrRef last_ref;      // the export for prev
+  const rib::RouteChange* prev = nullptr;
   for (const auto& c : changes) {
     const wire::Family family = c.prefix.family();
     rib::AttrRef ref;
-    if (!c.new_multipath.empty()) {
+    if (!c.new_multipath.empty() && prev != nullptr && prev->new_multipath == c.new_multipath &&
+        prev->prefix.family() == family) {
+      ref = last_ref;  // the neighbouring prefix's multipath set: the same export
+    } else if (!c.new_multipath.empty()) {
       key.assign(1, static_cast<char>(family));
       for (const rib::Path& p : c.new_multipath) {
         const rib::InternedAttributes* a = p.attrs.get();
         key.append(reinterpret_cast<const char*>(&p.peer), sizeof p.peer);
         key.append(reinterpret_cast<const char*>(&a), sizeof a);
       }
-      if (key == last_key) {
-        ref = last_ref;
-      } else {
+      if (key != last_key) {
         auto [it, fresh] = exports.try_emplace(key);
         if (fresh) {
           if (auto exported = ExportAttributes(to, c.new_multipath, family)) it->second = store_.Intern(*std::move(exported));
         }
-        ref = it->second;
         last_key = key;
-        last_ref = ref;
+        last_key_ref = it->second;
       }
+      ref = last_key_ref;
     }
+    last_ref = ref;
+    prev = &c;
     if (ref) {
-      rib::AttrRef* cur = out.Find(c.prefix);
-      if (cur != nullptr) {
+      auto [cur, added] = out.TryEmplace(c.prefix);
+      if (!added) {
         if (*cur == ref) continue;
         // Only the bandwidth changed: re-advertisement damping decides (threshold, interval).
         const auto old_lb = (*cur)->attrs.SelectedLinkBandwidth().chosen;
@@ -553,10 +558,8 @@ void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) 
           }
           lbx.damping.Sent(c.prefix, now);
         }
-        *cur = ref;
-      } else {
-        *out.TryEmplace(c.prefix).first = ref;
       }
+      *cur = ref;
       if (last_group == SIZE_MAX || groups[last_group].first != ref) {
         auto [g, fresh] = group_of.try_emplace(ref.get(), groups.size());
         if (fresh) groups.emplace_back(ref, std::vector<wire::Nlri>{});
@@ -687,6 +690,11 @@ void Speaker::OnSessionDown(Peer& peer) {
   RefreshRibMetrics();
 }
 
+namespace {
+// Changes that make a batch worth sending on its own (a packed UPDATE holds ~1000).
+constexpr size_t kFlushChanges = 256;
+}  // namespace
+
 void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
   const rib::PeerIndex idx = peer.rib_index;
   if (auto eor = u.EndOfRib()) {
@@ -696,6 +704,7 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
     log::Info("neighbor %s: End-of-RIB %s: %d paths, %.3fs after Established", peer.config().Name(),
               wire::FamilyName(*eor), rib_->paths_of(idx, *eor), (now - peer.established_since_ms()) / 1000.0);
     end_of_rib_.insert({idx, static_cast<int>(*eor)});
+    FlushRibChanges();  // the table so far, before convergence releases the FIB
     CheckConvergence();
     return;
   }
@@ -715,6 +724,25 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
   }
   RefreshCounts(peer);
   // The RIB-wide gauges follow with the weights batch (RunWeights), not every UPDATE.
+  // A packed UPDATE's changes go out at once, in the order they came (no sort needed);
+  // small UPDATEs (one prefix each, or a few) are coalesced over what was already read.
+  if (rib_->pending_changes() >= kFlushChanges) {
+    FlushRibChanges();
+  } else {
+    ScheduleRibFlush();
+  }
+}
+
+void Speaker::ScheduleRibFlush() {
+  // Once the UPDATEs already read (from every peer) are in: a prefix that several peers
+  // announce within one read goes out to the others once, with its final multipath set.
+  if (rib_flush_posted_) return;
+  rib_flush_posted_ = true;
+  boost::asio::post(io_, [this] { FlushRibChanges(); });
+}
+
+void Speaker::FlushRibChanges() {
+  rib_flush_posted_ = false;
   OnRibChanges(rib_->TakeChanges());
 }
 
@@ -735,6 +763,11 @@ void Speaker::OnRibChanges(const std::vector<rib::RouteChange>& changes) {
 
 void Speaker::QueueWeights(const std::vector<rib::RouteChange>& changes) {
   if (changes.empty() || !groups_) return;
+  // Each change set is in table order: the batch is a list of sorted runs, merged later. A
+  // set that continues the previous run in order extends it.
+  if (weights_pending_.empty() || rib::InTableOrder(changes.front().prefix, weights_pending_.back())) {
+    weights_runs_.push_back(weights_pending_.size());
+  }
   for (const auto& c : changes) weights_pending_.push_back(c.prefix);
   if (weights_scheduled_) return;
   weights_scheduled_ = true;
@@ -747,16 +780,35 @@ void Speaker::QueueWeights(const std::vector<rib::RouteChange>& changes) {
 }
 
 void Speaker::RunWeights() {
-  // Each changed prefix once, in order (deterministic group ids for the same input).
-  if (!std::is_sorted(weights_pending_.begin(), weights_pending_.end())) {
-    std::sort(weights_pending_.begin(), weights_pending_.end());
+  // Each changed prefix once, in table order (deterministic group ids for the same input;
+  // in-order RIB lookups): the sorted runs merged pairwise, n log(runs) instead of a sort.
+  auto& v = weights_pending_;
+  std::vector<size_t>& runs = weights_runs_;
+  runs.push_back(v.size());
+  if (runs.size() > 64) {  // many short runs: a sort is cheaper than the merge passes
+    std::sort(v.begin(), v.end(), rib::InTableOrder);
+    runs.clear();
   }
-  weights_pending_.erase(std::unique(weights_pending_.begin(), weights_pending_.end()), weights_pending_.end());
+  while (runs.size() > 2) {
+    std::vector<size_t> merged;
+    for (size_t i = 0; i + 1 < runs.size(); i += 2) {
+      merged.push_back(runs[i]);
+      if (i + 2 < runs.size()) {
+        std::inplace_merge(v.begin() + static_cast<ptrdiff_t>(runs[i]), v.begin() + static_cast<ptrdiff_t>(runs[i + 1]),
+                           v.begin() + static_cast<ptrdiff_t>(runs[i + 2]), rib::InTableOrder);
+      }  // else an odd run out, to the end: merged in the next pass
+    }
+    merged.push_back(v.size());
+    runs = std::move(merged);
+  }
+  runs.clear();
+  v.erase(std::unique(v.begin(), v.end()), v.end());
   std::vector<rib::PrefixMembers> batch;
   batch.reserve(weights_pending_.size());
   for (const wire::Prefix& prefix : weights_pending_) batch.push_back(rib::MembersOf(*rib_, prefix));
   weights_pending_.clear();
   if (weights_pending_.capacity() > 65536) weights_pending_.shrink_to_fit();
+  if (weights_runs_.capacity() > 4096) weights_runs_.shrink_to_fit();
   groups_->Update(batch, absl::Now());
   FlushFib();
   RefreshRibMetrics();

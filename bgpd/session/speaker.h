@@ -94,6 +94,10 @@ class Speaker : public RouteSink {
   void Propagate(const std::vector<rib::RouteChange>& changes);
   // Everything that follows a RIB change: advertisement and the weights stage.
   void OnRibChanges(const std::vector<rib::RouteChange>& changes);
+  // The RIB's changes so far to the peers and the weights stage: at once, or posted to run
+  // after the UPDATEs already read (several peers' announcements of a prefix coalesce).
+  void FlushRibChanges();
+  void ScheduleRibFlush();
   // The weights stage: a burst of changes is batched (kWeightsBatchDelay), so a peer
   // re-announcing many prefixes with a new bandwidth moves their group once.
   void QueueWeights(const std::vector<rib::RouteChange>& changes);
@@ -141,8 +145,10 @@ class Speaker : public RouteSink {
   // Weights and next-hop groups.
   std::unique_ptr<rib::NextHopGroupRegistry> groups_;
   std::vector<wire::Prefix> weights_pending_;  // changed since the last batch, may repeat
+  std::vector<size_t> weights_runs_;           // where each sorted run of weights_pending_ starts
   std::unique_ptr<boost::asio::steady_timer> weights_timer_;
   bool weights_scheduled_ = false;
+  bool rib_flush_posted_ = false;
   std::unique_ptr<boost::asio::steady_timer> hold_timer_;
   std::function<void(const rib::FibUpdate&)> fib_sink_;
   uint32_t fib_max_weight_ = 65535;
