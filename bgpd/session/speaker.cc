@@ -505,35 +505,36 @@ void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) 
   // interned attributes), and a batch's prefixes share a handful of those: each distinct set
   // is exported and interned once (a null AttrRef: not exported to this peer).
   absl::flat_hash_map<std::string, rib::AttrRef> exports;
-  std::string key, last_key;
-  rib::AttrRef last_key_ref;  // the export for last_key
-  rib::AttrRef last_ref;      // the export for prev
-  const rib::RouteChange* prev = nullptr;
+  std::string key;
+  // One-entry memos in front of the map: neighbouring prefixes usually share their sets.
+  struct Memo {
+    const rib::PathSet* set = nullptr;
+    wire::Family family = wire::Family::kIpv4Unicast;
+    rib::AttrRef ref;
+  };
+  Memo old_memo, new_memo;
+  auto export_of = [&](const rib::PathSet& set, wire::Family family, Memo& m) -> rib::AttrRef {
+    if (set.empty()) return {};
+    if (m.set != nullptr && m.family == family && *m.set == set) return m.ref;
+    key.assign(1, static_cast<char>(family));
+    for (const rib::Path& p : set) {
+      const rib::InternedAttributes* a = p.attrs.get();
+      key.append(reinterpret_cast<const char*>(&p.peer), sizeof p.peer);
+      key.append(reinterpret_cast<const char*>(&a), sizeof a);
+    }
+    auto [it, fresh] = exports.try_emplace(key);
+    if (fresh) {
+      if (auto exported = ExportAttributes(to, set, family)) it->second = store_.Intern(*std::move(exported));
+    }
+    m = Memo{&set, family, it->second};
+    return it->second;
+  };
   for (const auto& c : changes) {
     const wire::Family family = c.prefix.family();
-    rib::AttrRef ref;
-    if (!c.new_multipath.empty() && prev != nullptr && prev->new_multipath == c.new_multipath &&
-        prev->prefix.family() == family) {
-      ref = last_ref;  // the neighbouring prefix's multipath set: the same export
-    } else if (!c.new_multipath.empty()) {
-      key.assign(1, static_cast<char>(family));
-      for (const rib::Path& p : c.new_multipath) {
-        const rib::InternedAttributes* a = p.attrs.get();
-        key.append(reinterpret_cast<const char*>(&p.peer), sizeof p.peer);
-        key.append(reinterpret_cast<const char*>(&a), sizeof a);
-      }
-      if (key != last_key) {
-        auto [it, fresh] = exports.try_emplace(key);
-        if (fresh) {
-          if (auto exported = ExportAttributes(to, c.new_multipath, family)) it->second = store_.Intern(*std::move(exported));
-        }
-        last_key = key;
-        last_key_ref = it->second;
-      }
-      ref = last_key_ref;
-    }
-    last_ref = ref;
-    prev = &c;
+    const rib::AttrRef ref = export_of(c.new_multipath, family, new_memo);
+    // What this peer should get did not move (another peer's path joined the multipath
+    // set, say): the Adj-RIB-Out is left as it is, not even looked up.
+    if (!c.old_multipath.empty() && ref == export_of(c.old_multipath, family, old_memo)) continue;
     if (ref) {
       auto [cur, added] = out.TryEmplace(c.prefix);
       if (!added) {
