@@ -26,6 +26,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/time/time.h"
 #include "rib/fib_update.h"
@@ -40,7 +41,7 @@ namespace bagd::rib {
 // (or has no next hop to install, like our own `networks`).
 struct PrefixMembers {
   wire::Prefix prefix;
-  std::vector<MemberInput> members;
+  absl::InlinedVector<MemberInput, 4> members;  // no allocation for the usual ECMP widths
 };
 
 // The members of `prefix`'s multipath set as the RIB has it now. Our own routes (config
