@@ -804,13 +804,18 @@ void Speaker::RunWeights() {
   }
   runs.clear();
   v.erase(std::unique(v.begin(), v.end()), v.end());
-  std::vector<rib::PrefixMembers> batch;
+  // The batch's storage is kept between batches: fresh pages for every batch cost more
+  // than the work on them.
+  std::vector<rib::PrefixMembers>& batch = weights_batch_;
+  batch.clear();
   batch.reserve(weights_pending_.size());
   for (const wire::Prefix& prefix : weights_pending_) batch.push_back(rib::MembersOf(*rib_, prefix));
   weights_pending_.clear();
   if (weights_pending_.capacity() > 65536) weights_pending_.shrink_to_fit();
   if (weights_runs_.capacity() > 4096) weights_runs_.shrink_to_fit();
   groups_->Update(batch, absl::Now());
+  batch.clear();
+  if (batch.capacity() > 65536) batch.shrink_to_fit();  // a full-table batch is not kept
   FlushFib();
   RefreshRibMetrics();
 }

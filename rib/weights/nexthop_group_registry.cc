@@ -272,6 +272,8 @@ void NextHopGroupRegistry::Update(std::span<const PrefixMembers> changes, absl::
         continue;
       }
     }
+    // The group each target goes to, found once per old group (a key lookup hashes a string).
+    absl::flat_hash_map<uint32_t, GroupId> to_of_target;
     for (const size_t i : moves) {
       const wire::Prefix& prefix = changes[i].prefix;
       const Target& t = target(i);
@@ -279,10 +281,17 @@ void NextHopGroupRegistry::Update(std::span<const PrefixMembers> changes, absl::
       // Into the group for the new key (found, or split off the old one).
       NextHopGroup* to = nullptr;
       if (!t.key.empty()) {
-        if (auto e = by_key_.find(t.key); e != by_key_.end()) {
-          to = &groups_.at(e->second);
-        } else {
-          to = &Create(t, g, now, immediate);
+        auto [cached, fresh] = to_of_target.try_emplace(target_of[i], 0);
+        if (!fresh) {
+          if (auto c = groups_.find(cached->second); c != groups_.end()) to = &c->second;
+        }
+        if (to == nullptr) {
+          if (auto e = by_key_.find(t.key); e != by_key_.end()) {
+            to = &groups_.at(e->second);
+          } else {
+            to = &Create(t, g, now, immediate);
+          }
+          cached->second = to->id;
         }
       }
       if (to) {
