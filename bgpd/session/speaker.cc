@@ -806,16 +806,13 @@ void Speaker::RunWeights() {
   v.erase(std::unique(v.begin(), v.end()), v.end());
   // The batch's storage is kept between batches: fresh pages for every batch cost more
   // than the work on them.
-  std::vector<rib::PrefixMembers>& batch = weights_batch_;
-  batch.clear();
-  batch.reserve(weights_pending_.size());
-  for (const wire::Prefix& prefix : weights_pending_) batch.push_back(rib::MembersOf(*rib_, prefix));
+  rib::MembersBatch& batch = weights_batch_;
+  for (const wire::Prefix& prefix : weights_pending_) batch.Add(*rib_, prefix);
   weights_pending_.clear();
   if (weights_pending_.capacity() > 65536) weights_pending_.shrink_to_fit();
   if (weights_runs_.capacity() > 4096) weights_runs_.shrink_to_fit();
-  groups_->Update(batch, absl::Now());
-  batch.clear();
-  if (batch.capacity() > 65536) batch.shrink_to_fit();  // a full-table batch is not kept
+  groups_->Update(batch.View(), absl::Now());
+  batch.Clear();
   FlushFib();
   RefreshRibMetrics();
 }
@@ -936,10 +933,9 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
   if (refeed) {
     // New policy or limits: every route is weighed again, at once (an operator's change,
     // not the network's, so no hold-down).
-    std::vector<rib::PrefixMembers> all;
-    all.reserve(rib_->prefix_count());
-    rib_->ForEach([&](const wire::Prefix& prefix, const rib::Destination&) { all.push_back(rib::MembersOf(*rib_, prefix)); });
-    groups_->Update(all, absl::Now(), /*immediate=*/true);
+    rib::MembersBatch all;
+    rib_->ForEach([&](const wire::Prefix& prefix, const rib::Destination&) { all.Add(*rib_, prefix); });
+    groups_->Update(all.View(), absl::Now(), /*immediate=*/true);
     FlushFib();
   } else {
     FlushFib();

@@ -145,7 +145,7 @@ class Speaker : public RouteSink {
   // Weights and next-hop groups.
   std::unique_ptr<rib::NextHopGroupRegistry> groups_;
   std::vector<wire::Prefix> weights_pending_;  // changed since the last batch, may repeat
-  std::vector<rib::PrefixMembers> weights_batch_;
+  rib::MembersBatch weights_batch_;
   std::vector<size_t> weights_runs_;           // where each sorted run of weights_pending_ starts
   std::unique_ptr<boost::asio::steady_timer> weights_timer_;
   bool weights_scheduled_ = false;

@@ -24,11 +24,11 @@ std::string KeyOf(wire::Family family, const ResolvedBandwidths& r, const std::v
 }
 
 // Same family and the same members with the same link-bandwidth bits, in the same order.
-bool SameMembers(const PrefixMembers& a, const PrefixMembers& b) {
-  if (a.prefix.family() != b.prefix.family() || a.members.size() != b.members.size()) return false;
-  for (size_t k = 0; k < a.members.size(); ++k) {
-    const MemberInput& x = a.members[k];
-    const MemberInput& y = b.members[k];
+bool SameMembers(std::span<const MemberInput> a, std::span<const MemberInput> b) {
+  if (a.size() != b.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k) {
+    const MemberInput& x = a[k];
+    const MemberInput& y = b[k];
     if (!(x.next_hop == y.next_hop) || x.link_bandwidth.has_value() != y.link_bandwidth.has_value()) return false;
     if (x.link_bandwidth && x.link_bandwidth->ToExtendedCommunity().raw != y.link_bandwidth->ToExtendedCommunity().raw) {
       return false;
@@ -38,6 +38,55 @@ bool SameMembers(const PrefixMembers& a, const PrefixMembers& b) {
 }
 
 }  // namespace
+
+void MembersBatch::Add(const Rib& rib, const wire::Prefix& prefix) {
+  size_t n = 0;
+  if (const Destination* d = rib.Find(prefix)) {
+    // The multipath set (best first), as MembersOf, without building a PathSet.
+    const auto paths = d->paths();
+    auto take = [&](const Path& p) {
+      if (!rib.peer(p.peer).local) scratch_[n++] = MemberInput{p.attrs->next_hop, p.attrs->link_bandwidth.chosen};
+    };
+    if (d->best() >= 0) {
+      take(paths[d->best()]);
+      for (uint32_t rest = d->multipath() & ~(uint32_t{1} << d->best()); rest != 0; rest &= rest - 1) {
+        take(paths[__builtin_ctz(rest)]);
+      }
+    }
+  }
+  const std::span<const MemberInput> members(scratch_, n);
+  if (!items_.empty()) {
+    const Item& last = items_.back();
+    if (last.prefix.family() == prefix.family() &&
+        SameMembers(std::span<const MemberInput>(pool_.data() + last.first, last.count), members)) {
+      items_.push_back(Item{prefix, last.first, last.count});
+      return;
+    }
+  }
+  items_.push_back(Item{prefix, static_cast<uint32_t>(pool_.size()), static_cast<uint32_t>(n)});
+  pool_.insert(pool_.end(), members.begin(), members.end());
+}
+
+std::span<const MembersView> MembersBatch::View() {
+  views_.clear();
+  views_.reserve(items_.size());
+  for (const Item& i : items_) {
+    views_.push_back(MembersView{i.prefix, std::span<const MemberInput>(pool_.data() + i.first, i.count)});
+  }
+  return views_;
+}
+
+void MembersBatch::Clear() {
+  const bool big = items_.capacity() > 65536;
+  items_.clear();
+  pool_.clear();
+  views_.clear();
+  if (big) {
+    items_.shrink_to_fit();
+    pool_.shrink_to_fit();
+    views_.shrink_to_fit();
+  }
+}
 
 PrefixMembers MembersOf(const Rib& rib, const wire::Prefix& prefix) {
   PrefixMembers pm{prefix, {}};
@@ -69,7 +118,7 @@ std::vector<uint32_t> NextHopGroupRegistry::TargetWeights(const ResolvedBandwidt
   return weights;
 }
 
-NextHopGroupRegistry::Target NextHopGroupRegistry::Resolve(const PrefixMembers& p) {
+NextHopGroupRegistry::Target NextHopGroupRegistry::Resolve(const MembersView& p) {
   Target t;
   t.family = p.prefix.family();
   if (p.members.empty()) return t;
@@ -214,6 +263,13 @@ void NextHopGroupRegistry::Detach(NextHopGroup& g) {
 }
 
 void NextHopGroupRegistry::Update(std::span<const PrefixMembers> changes, absl::Time now, bool immediate) {
+  std::vector<MembersView> views;
+  views.reserve(changes.size());
+  for (const PrefixMembers& pm : changes) views.push_back(MembersView{pm.prefix, pm.members});
+  Update(views, now, immediate);
+}
+
+void NextHopGroupRegistry::Update(std::span<const MembersView> changes, absl::Time now, bool immediate) {
   // The prefixes of a burst mostly share their members (a peer re-announcing its routes with
   // a new bandwidth): resolve each distinct member set once.
   std::vector<Target> unique;
@@ -225,7 +281,7 @@ void NextHopGroupRegistry::Update(std::span<const PrefixMembers> changes, absl::
   std::vector<size_t>* last_old = nullptr;
   GroupId last_old_id = 0;
   for (size_t i = 0; i < changes.size(); ++i) {
-    const PrefixMembers& pm = changes[i];
+    const MembersView& pm = changes[i];
     const GroupId* g = route_group_.Find(pm.prefix);
     const GroupId old_id = g == nullptr ? 0 : *g;
     if (last_old == nullptr || old_id != last_old_id) {
@@ -234,7 +290,9 @@ void NextHopGroupRegistry::Update(std::span<const PrefixMembers> changes, absl::
     }
     last_old->push_back(i);
     // Neighbouring prefixes usually have the same members: no signature needed.
-    if (i > 0 && SameMembers(changes[i - 1], pm)) {
+    if (i > 0 && changes[i - 1].prefix.family() == pm.prefix.family() &&
+        ((changes[i - 1].members.data() == pm.members.data() && changes[i - 1].members.size() == pm.members.size()) ||
+         SameMembers(changes[i - 1].members, pm.members))) {
       target_of[i] = target_of[i - 1];
       continue;
     }

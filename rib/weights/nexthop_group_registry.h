@@ -48,6 +48,34 @@ struct PrefixMembers {
 // `networks`) have no next hop to install and are left out.
 PrefixMembers MembersOf(const Rib& rib, const wire::Prefix& prefix);
 
+// What NextHopGroupRegistry::Update reads: a prefix and a view of its members.
+struct MembersView {
+  wire::Prefix prefix;
+  std::span<const MemberInput> members;
+};
+
+// A batch of prefixes with their members as the RIB has them, the members in one pool where
+// neighbouring prefixes with the same members share one copy: ~40 bytes per prefix however
+// wide the sets, so a session loss or a reload with a full table stays small.
+class MembersBatch {
+ public:
+  void Add(const Rib& rib, const wire::Prefix& prefix);
+  // The views, valid until the next Add or Clear.
+  std::span<const MembersView> View();
+  size_t size() const { return items_.size(); }
+  void Clear();  // keeps the storage for the next batch, unless it was a big one
+
+ private:
+  struct Item {
+    wire::Prefix prefix;
+    uint32_t first = 0, count = 0;  // in pool_
+  };
+  std::vector<Item> items_;
+  std::vector<MemberInput> pool_;
+  std::vector<MembersView> views_;
+  MemberInput scratch_[Destination::kMaxMultipathIndex];
+};
+
 struct WeightsConfig {
   std::array<BandwidthPolicy, wire::kFamilyCount> policy;  // by wire::Family
   QuantizeLimits limits;                                   // what the FIB can hold
@@ -92,6 +120,7 @@ class NextHopGroupRegistry {
   // Routes whose multipath set changed (each prefix at most once per call). `immediate`:
   // the change comes from the operator (a policy or limit reload), not from the network, so
   // bandwidth changes apply at once instead of through the hold-down.
+  void Update(std::span<const MembersView> changes, absl::Time now, bool immediate = false);
   void Update(std::span<const PrefixMembers> changes, absl::Time now, bool immediate = false);
   // Applies held changes that are due.
   void Expire(absl::Time now);
@@ -123,7 +152,7 @@ class NextHopGroupRegistry {
     std::vector<uint32_t> weights;  // parallel to resolved.members
     std::string key;                // canonical key bytes; empty: no route
   };
-  Target Resolve(const PrefixMembers& p);
+  Target Resolve(const MembersView& p);
   std::vector<uint32_t> TargetWeights(const ResolvedBandwidths& r);
   NextHopGroup& Create(const Target& t, const NextHopGroup* parent, absl::Time now, bool immediate);
   // Moves `g` to the members and key of `t` (damped unless `immediate`), keeping its id.

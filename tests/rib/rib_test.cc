@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "rib/weights/nexthop_group_registry.h"
 #include "tests/rib/rib_test_support.h"
 
 using namespace bagd;
@@ -250,4 +251,40 @@ TEST_CASE("RIB: change sets come in prefix order, IPv4 first, each prefix once",
   CHECK(order == std::vector<std::string>{"10.0.1.0/24", "10.0.1.0/25", "10.0.2.0/24", "2001:db8::/32"});
   CHECK(changes[2].old_multipath.empty());  // the set before the first change
   CHECK(changes[2].new_multipath.at(0).attrs->med == 7);
+}
+
+TEST_CASE("MembersBatch: the members MembersOf gives, one pooled copy per run of equal sets", "[rib][weights]") {
+  AttributeStore store;
+  DecisionConfig cfg;
+  cfg.maximum_paths_ebgp = 4;
+  cfg.as_path_multipath_relax = true;
+  Rib rib(65000, cfg);
+  const PeerIndex a = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
+  const PeerIndex b = rib.AddPeer(Peer("10.0.0.2", 2, 65002));
+  std::vector<wire::Nlri> both, only_a;
+  for (int i = 0; i < 6; ++i) both.push_back(N(absl::StrCat("10.1.", i, ".0/24").c_str()));
+  only_a.push_back(N("10.2.0.0/24"));
+  rib.Announce(a, both, AttrsBuilder().Path({65001}).In(store));
+  rib.Announce(b, both, AttrsBuilder().Path({65002}).NextHop("10.0.0.2").In(store));
+  rib.Announce(a, only_a, AttrsBuilder().Path({65001}).In(store));
+  MembersBatch batch;
+  std::vector<wire::Prefix> prefixes;
+  for (const auto& n : both) prefixes.push_back(n.prefix);
+  prefixes.push_back(only_a[0].prefix);
+  prefixes.push_back(*wire::Prefix::Parse("10.9.0.0/24"));  // not in the RIB: no members
+  for (const auto& p : prefixes) batch.Add(rib, p);
+  const auto view = batch.View();
+  REQUIRE(view.size() == prefixes.size());
+  for (size_t i = 0; i < view.size(); ++i) {
+    const PrefixMembers want = MembersOf(rib, prefixes[i]);
+    CHECK(view[i].prefix == want.prefix);
+    REQUIRE(view[i].members.size() == want.members.size());
+    for (size_t k = 0; k < want.members.size(); ++k) CHECK(view[i].members[k].next_hop == want.members[k].next_hop);
+  }
+  CHECK(view[0].members.size() == 2);
+  CHECK(view[5].members.data() == view[0].members.data());  // six prefixes, one copy
+  CHECK(view[6].members.size() == 1);
+  CHECK(view[7].members.empty());
+  batch.Clear();
+  CHECK(batch.size() == 0);
 }
