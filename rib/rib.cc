@@ -261,7 +261,13 @@ std::vector<RouteChange> Rib::TakeChanges() {
   }
   pending_.resize(kept);
   out.swap(pending_);
+  pending_.swap(spare_);
   return out;
+}
+
+void Rib::Recycle(std::vector<RouteChange>&& used) {
+  used.clear();
+  if (used.capacity() > spare_.capacity() && used.capacity() <= 65536) spare_ = std::move(used);
 }
 
 const Destination* Rib::Find(const wire::Prefix& prefix) const { return table_.Find(prefix); }

@@ -744,7 +744,9 @@ void Speaker::ScheduleRibFlush() {
 
 void Speaker::FlushRibChanges() {
   rib_flush_posted_ = false;
-  OnRibChanges(rib_->TakeChanges());
+  std::vector<rib::RouteChange> changes = rib_->TakeChanges();
+  OnRibChanges(changes);
+  rib_->Recycle(std::move(changes));
 }
 
 }  // namespace bagd::session
@@ -809,7 +811,7 @@ void Speaker::RunWeights() {
   rib::MembersBatch& batch = weights_batch_;
   for (const wire::Prefix& prefix : weights_pending_) batch.Add(*rib_, prefix);
   weights_pending_.clear();
-  if (weights_pending_.capacity() > 65536) weights_pending_.shrink_to_fit();
+  if (weights_pending_.capacity() > 262144) weights_pending_.shrink_to_fit();
   if (weights_runs_.capacity() > 4096) weights_runs_.shrink_to_fit();
   groups_->Update(batch.View(), absl::Now());
   batch.Clear();
