@@ -126,8 +126,15 @@ class PrefixMap {
     typename Map::iterator LowerBound(const K& k) {
       if (valid) {
         auto it = cursor;
-        for (int i = 0; i < 4 && it != map.end() && it->first < k; ++i) ++it;
-        if ((it == map.end() || !(it->first < k)) && (it == map.begin() || std::prev(it)->first < k)) return it;
+        if (it == map.end() || !(it->first < k)) {
+          // At or past k: right if what comes before is less than k.
+          if (it == map.begin() || std::prev(it)->first < k) return it;
+        } else {
+          // Before k (the in-order case: the previous key): a few steps forward.
+          ++it;
+          for (int i = 0; i < 4 && it != map.end() && it->first < k; ++i) ++it;
+          if (it == map.end() || !(it->first < k)) return it;
+        }
       }
       return map.lower_bound(k);
     }

@@ -332,13 +332,18 @@ void NextHopGroupRegistry::Update(std::span<const MembersView> changes, absl::Ti
     }
     // The group each target goes to, found once per old group (a key lookup hashes a string).
     absl::flat_hash_map<uint32_t, GroupId> to_of_target;
+    NextHopGroup* last_to = nullptr;
+    GroupId last_to_id = 0;
+    uint32_t last_target = 0;
     for (const size_t i : moves) {
       const wire::Prefix& prefix = changes[i].prefix;
       const Target& t = target(i);
       if (g && !t.key.empty() && g->key == t.key) continue;  // same group
       // Into the group for the new key (found, or split off the old one).
       NextHopGroup* to = nullptr;
-      if (!t.key.empty()) {
+      if (!t.key.empty() && last_to != nullptr && last_target == target_of[i] && groups_.contains(last_to_id)) {
+        to = last_to;  // the previous prefix's target: the same group
+      } else if (!t.key.empty()) {
         auto [cached, fresh] = to_of_target.try_emplace(target_of[i], 0);
         if (!fresh) {
           if (auto c = groups_.find(cached->second); c != groups_.end()) to = &c->second;
@@ -351,6 +356,9 @@ void NextHopGroupRegistry::Update(std::span<const MembersView> changes, absl::Ti
           }
           cached->second = to->id;
         }
+        last_to = to;
+        last_to_id = to->id;
+        last_target = target_of[i];
       }
       if (to) {
         Attach(prefix, *to);
