@@ -492,17 +492,33 @@ def measure(daemon_name, wl_name, args, run_no):
         hwm = status_kib(d.pid, "VmHWM")
         rss_end = status_kib(d.pid, "VmRSS")
         final_counts = d.counts()
-        # Stop the blasters (Cease) and read what the daemon advertised to them.
+        # Stop the blasters (Cease) and read what the daemon advertised to them. Then the
+        # session-loss flush: until the daemon's counters show no path left (an upper bound:
+        # it includes stopping the blasters one after the other and the poll), and the peak
+        # RSS it reached on the way (a full table's withdrawal at once).
+        t_stop = time.monotonic()
         for b in blasters:
             lab.stop(b, signal.SIGTERM, timeout=5)
         exported = sum(blaster_events(lab, i).get("exit", {}).get("prefixes_received", 0) for i in range(peers))
+        flush_s = None
+        flush_deadline = time.monotonic() + 120
+        while time.monotonic() < flush_deadline and d.alive():
+            try:
+                left = sum(n for _e, n in d.counts().values())
+            except (subprocess.CalledProcessError, ValueError, KeyError):
+                left = -1
+            if left == 0:
+                flush_s = time.monotonic() - t_stop
+                break
+            time.sleep(0.05)
+        hwm_flush = status_kib(d.pid, "VmHWM") if d.alive() else None
         seconds = t_done - t0
         res = dict(daemon=daemon_name, workload=wl_name, run=run_no, paths=paths, seconds=seconds,
                    paths_per_s=paths / seconds, cpu_s=cpu_done - cpu0, cpu_settled_s=cpu_settled - cpu0,
                    rss_start_kib=rss0, hwm_kib=hwm, rss_end_kib=rss_end,
                    bytes_per_path=(hwm - rss0) * 1024 / paths,
                    write_s=max(lasts) - t0 if lasts else None, polls=polls, final_counts=final_counts,
-                   prefixes_advertised_to_blasters=exported,
+                   prefixes_advertised_to_blasters=exported, flush_s=flush_s, hwm_after_flush_kib=hwm_flush,
                    load1=load0, busy_before_s_per_s=quiet_busy,
                    # CPU 1 busy time not spent in the daemon (other tenants, softirq): contention.
                    cpu1_other_s=(busy_done - busy0) - (cpu_done - cpu0) if args.pin else None)
@@ -513,7 +529,8 @@ def measure(daemon_name, wl_name, args, run_no):
 
 # --- report -----------------------------------------------------------------------------
 def median_row(rows):
-    keys = ("seconds", "paths_per_s", "cpu_s", "cpu_settled_s", "hwm_kib", "bytes_per_path", "write_s")
+    keys = ("seconds", "paths_per_s", "cpu_s", "cpu_settled_s", "hwm_kib", "bytes_per_path", "write_s", "flush_s",
+            "hwm_after_flush_kib")
     m = {k: statistics.median([r[k] for r in rows if r.get(k) is not None]) for k in keys
          if any(r.get(k) is not None for r in rows)}
     m["runs"] = len(rows)
@@ -522,20 +539,24 @@ def median_row(rows):
 
 
 def table(results, daemons, workloads):
-    lines = ["| daemon | workload | seconds (min-max) | paths/s | CPU s (settled) | peak RSS MiB | bytes/path | runs |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| daemon | workload | seconds (min-max) | paths/s | CPU s (settled) | peak RSS MiB | bytes/path | "
+             "flush s | peak after flush MiB | runs |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for dn in daemons:
         for wn in workloads:
             r = results.get((dn, wn))
             if r is None:
                 continue
             if "error" in r:
-                lines.append(f"| {dn} | {wn} | failed: {r['error']} | | | | | |")
+                lines.append(f"| {dn} | {wn} | failed: {r['error']} | | | | | | | |")
                 continue
             lo, hi = r["seconds_range"]
             lines.append(f"| {dn} | {wn} | {r['seconds']:.2f} ({lo:.2f}-{hi:.2f}) | {r['paths_per_s'] / 1e3:,.0f}k | "
                          f"{r['cpu_s']:.2f} ({r['cpu_settled_s']:.2f}) | {r['hwm_kib'] / 1024:.0f} | "
-                         f"{r['bytes_per_path']:.0f} | {r['runs']} |")
+                         f"{r['bytes_per_path']:.0f} | "
+                         f"{'%.2f' % r['flush_s'] if r.get('flush_s') is not None else '-'} | "
+                         f"{'%.0f' % (r['hwm_after_flush_kib'] / 1024) if r.get('hwm_after_flush_kib') else '-'} | "
+                         f"{r['runs']} |")
     return "\n".join(lines)
 
 
@@ -600,7 +621,8 @@ def main():
                               f"{row['hwm_kib'] / 1024:.0f} MiB, {row['bytes_per_path']:.0f} B/path; load {row['load1']:.1f}, "
                               f"busy before {row['busy_before_s_per_s']:.2f} CPU, "
                               f"CPU1 other {row['cpu1_other_s'] or 0:.2f} s; advertised to the blasters "
-                              f"{row['prefixes_advertised_to_blasters']}", flush=True)
+                              f"{row['prefixes_advertised_to_blasters']}; flush {row['flush_s'] or 0:.2f} s, HWM after "
+                              f"{(row['hwm_after_flush_kib'] or 0) / 1024:.0f} MiB", flush=True)
                     except (RuntimeError, TimeoutError, AssertionError, subprocess.CalledProcessError) as e:
                         msg = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
                         notes.append(f"{dn} {wn} run {r + 1}: {msg}")

@@ -13,6 +13,7 @@
 #include <bit>
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <cstring>
 #include <utility>
 
@@ -76,6 +77,27 @@ class PrefixMap {
     v4_.valid = v6_.valid = false;
     absl::erase_if(v4_.map, [&](auto& e) { return pred(V4Prefix(e.first), e.second); });
     absl::erase_if(v6_.map, [&](auto& e) { return pred(e.first, e.second); });
+  }
+
+  // As EraseIf, for at most `limit` entries from `from` on (nullopt: the beginning), in walk
+  // order. Returns where to go on, nullopt when the walk reached the end.
+  template <typename F>
+  std::optional<wire::Prefix> EraseIfFrom(const std::optional<wire::Prefix>& from, size_t limit, F&& pred) {
+    v4_.valid = v6_.valid = false;
+    size_t seen = 0;
+    if (!from || from->afi() == wire::Afi::kIpv4) {
+      auto it = from ? v4_.map.lower_bound(V4Key(*from)) : v4_.map.begin();
+      for (; it != v4_.map.end(); ++seen) {
+        if (seen == limit) return V4Prefix(it->first);
+        it = pred(V4Prefix(it->first), it->second) ? v4_.map.erase(it) : std::next(it);
+      }
+    }
+    auto it = from && from->afi() != wire::Afi::kIpv4 ? v6_.map.lower_bound(*from) : v6_.map.begin();
+    for (; it != v6_.map.end(); ++seen) {
+      if (seen == limit) return it->first;
+      it = pred(it->first, it->second) ? v6_.map.erase(it) : std::next(it);
+    }
+    return std::nullopt;
   }
 
   // Estimated heap bytes: B-tree nodes are 256-byte targets, taken as 85 % full on average

@@ -154,7 +154,13 @@ void Rib::Withdraw(PeerIndex peer, std::span<const wire::Nlri> nlri) {
 
 void Rib::PeerDown(PeerIndex peer) {
   // A walk of the table, as BIRD does on a flush; cost is one pass per session loss.
-  table_.EraseIf([&](const wire::Prefix& prefix, Destination& d) {
+  PeerDownFrom(peer, std::nullopt, SIZE_MAX);
+}
+
+std::optional<wire::Prefix> Rib::PeerDownFrom(PeerIndex peer, const std::optional<wire::Prefix>& from,
+                                              size_t max_prefixes) {
+  if (per_peer_[peer][0] + per_peer_[peer][1] == 0) return std::nullopt;  // nothing of it left
+  return table_.EraseIfFrom(from, max_prefixes, [&](const wire::Prefix& prefix, Destination& d) {
     for (size_t i = d.size_; i-- > 0;) {
       if (d.data()[i].peer == peer) Remove(prefix, d, i);
     }

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -118,6 +119,10 @@ class Rib {
   void Withdraw(PeerIndex peer, std::span<const wire::Nlri> nlri);
   // The session went down: every path from the peer goes.
   void PeerDown(PeerIndex peer);
+  // The same in slices: the peer's paths in at most `max_prefixes` prefixes from `from` on
+  // (nullopt: the start), so the caller can take the changes between slices instead of
+  // holding a whole table's change set. Returns where to go on, nullopt when done.
+  std::optional<wire::Prefix> PeerDownFrom(PeerIndex peer, const std::optional<wire::Prefix>& from, size_t max_prefixes);
 
   // The prefixes whose best/multipath changed since the last call (coalesced), in prefix
   // order (rib/prefix_map.h: IPv4 first).

@@ -670,8 +670,18 @@ void Speaker::OnSessionUp(Peer& peer) {
   log::Info("neighbor %s: initial advertisement: %d prefixes", peer.config().Name(), adj_out_[peer.rib_index].size());
 }
 
+namespace {
+// Prefixes per slice of a session-loss flush: each slice's changes go to the peers and the
+// weights batch before the next, so a full table's flush never holds a full table of
+// changes (~170 bytes each) at once.
+constexpr size_t kFlushSlice = 65536;
+}  // namespace
+
 void Speaker::OnSessionDown(Peer& peer) {
-  rib_->PeerDown(peer.rib_index);
+  FlushRibChanges();  // what came before the loss goes out first
+  for (std::optional<wire::Prefix> next; (next = rib_->PeerDownFrom(peer.rib_index, next, kFlushSlice));) {
+    FlushRibChanges();
+  }
   adj_out_[peer.rib_index].clear();
   {
     BandwidthExport& lbx = lb_export_[peer.rib_index];

@@ -55,36 +55,36 @@ void MembersBatch::Add(const Rib& rib, const wire::Prefix& prefix) {
     }
   }
   const std::span<const MemberInput> members(scratch_, n);
-  if (!items_.empty()) {
-    const Item& last = items_.back();
-    if (last.prefix.family() == prefix.family() &&
-        SameMembers(std::span<const MemberInput>(pool_.data() + last.first, last.count), members)) {
-      items_.push_back(Item{prefix, last.first, last.count});
+  if (!where_.empty()) {
+    const auto [first, count] = where_.back();
+    if (views_.back().prefix.family() == prefix.family() &&
+        SameMembers(std::span<const MemberInput>(pool_.data() + first, count), members)) {
+      views_.push_back(MembersView{prefix, {}});
+      where_.emplace_back(first, count);
       return;
     }
   }
-  items_.push_back(Item{prefix, static_cast<uint32_t>(pool_.size()), static_cast<uint32_t>(n)});
+  views_.push_back(MembersView{prefix, {}});
+  where_.emplace_back(static_cast<uint32_t>(pool_.size()), static_cast<uint32_t>(n));
   pool_.insert(pool_.end(), members.begin(), members.end());
 }
 
 std::span<const MembersView> MembersBatch::View() {
-  views_.clear();
-  views_.reserve(items_.size());
-  for (const Item& i : items_) {
-    views_.push_back(MembersView{i.prefix, std::span<const MemberInput>(pool_.data() + i.first, i.count)});
+  for (size_t i = 0; i < views_.size(); ++i) {
+    views_[i].members = std::span<const MemberInput>(pool_.data() + where_[i].first, where_[i].second);
   }
   return views_;
 }
 
 void MembersBatch::Clear() {
-  const bool big = items_.capacity() > 65536;
-  items_.clear();
-  pool_.clear();
+  const bool big = views_.capacity() > 65536;
   views_.clear();
+  where_.clear();
+  pool_.clear();
   if (big) {
-    items_.shrink_to_fit();
-    pool_.shrink_to_fit();
     views_.shrink_to_fit();
+    where_.shrink_to_fit();
+    pool_.shrink_to_fit();
   }
 }
 

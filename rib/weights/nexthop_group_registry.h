@@ -56,23 +56,22 @@ struct MembersView {
 
 // A batch of prefixes with their members as the RIB has them, the members in one pool where
 // neighbouring prefixes with the same members share one copy: ~40 bytes per prefix however
-// wide the sets, so a session loss or a reload with a full table stays small.
+// wide the sets (48 while it is built), so a session loss or a reload with a full table
+// stays small.
 class MembersBatch {
  public:
   void Add(const Rib& rib, const wire::Prefix& prefix);
   // The views, valid until the next Add or Clear.
   std::span<const MembersView> View();
-  size_t size() const { return items_.size(); }
+  size_t size() const { return views_.size(); }
   void Clear();  // keeps the storage for the next batch, unless it was a big one
 
  private:
-  struct Item {
-    wire::Prefix prefix;
-    uint32_t first = 0, count = 0;  // in pool_
-  };
-  std::vector<Item> items_;
-  std::vector<MemberInput> pool_;
+  // views_[i].members is set by View(), from where_[i] (first, count in pool_): the pool
+  // moves while it grows.
   std::vector<MembersView> views_;
+  std::vector<std::pair<uint32_t, uint32_t>> where_;
+  std::vector<MemberInput> pool_;
   MemberInput scratch_[Destination::kMaxMultipathIndex];
 };
 

@@ -288,3 +288,42 @@ TEST_CASE("MembersBatch: the members MembersOf gives, one pooled copy per run of
   batch.Clear();
   CHECK(batch.size() == 0);
 }
+
+TEST_CASE("RIB: a session loss in slices ends where a whole flush does", "[rib]") {
+  auto build = [](AttributeStore& store, Rib& rib) {
+    const PeerIndex p1 = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
+    const PeerIndex p2 = rib.AddPeer(Peer("10.0.0.2", 2, 65002));
+    std::vector<wire::Nlri> v4, v6, only1;
+    for (int i = 0; i < 300; ++i) v4.push_back(N(absl::StrCat("10.", i / 256, ".", i % 256, ".0/24").c_str()));
+    for (int i = 0; i < 100; ++i) v6.push_back(N(absl::StrCat("2001:db8:", i, "::/48").c_str()));
+    for (int i = 0; i < 50; ++i) only1.push_back(N(absl::StrCat("172.16.", i, ".0/24").c_str()));
+    for (const auto* set : {&v4, &v6}) {
+      rib.Announce(p1, *set, AttrsBuilder().Path({65001}).In(store));
+      rib.Announce(p2, *set, AttrsBuilder().Path({65002, 65009}).NextHop("10.0.0.2").In(store));
+    }
+    rib.Announce(p1, only1, AttrsBuilder().Path({65001}).In(store));
+    rib.TakeChanges();
+    return p1;
+  };
+  AttributeStore s1, s2;
+  Rib whole(65000, DecisionConfig{}), sliced(65000, DecisionConfig{});
+  const PeerIndex a = build(s1, whole);
+  const PeerIndex b = build(s2, sliced);
+  whole.PeerDown(a);
+  const auto want = whole.TakeChanges();
+  std::vector<std::string> got;
+  int slices = 0;
+  std::optional<wire::Prefix> next;
+  do {
+    next = sliced.PeerDownFrom(b, next, 37);
+    ++slices;
+    for (const auto& c : sliced.TakeChanges()) got.push_back(c.prefix.ToString());
+  } while (next);
+  CHECK(slices > 10);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) CHECK(got[i] == want[i].prefix.ToString());
+  CHECK(want.size() == 450);  // 400 move to the other peer, 50 are gone
+  CHECK(sliced.path_count() == whole.path_count());
+  CHECK(sliced.prefix_count() == 400);
+  CHECK(sliced.paths_of(b) == 0);
+}
