@@ -71,7 +71,8 @@ class PrefixMap {
     for (const auto& [k, v] : v4_.map) f(V4Prefix(k), v);
     for (const auto& [k, v] : v6_.map) f(k, v);
   }
-  // Erases the entries for which pred(const wire::Prefix&, V&) returns true.
+  // Erases the entries for which pred(const wire::Prefix&, V&) returns true. pred must not
+  // look up or change this map (the walk holds its own iterators).
   template <typename F>
   void EraseIf(F&& pred) {
     v4_.valid = v6_.valid = false;

@@ -12,15 +12,15 @@ Path* AllocatePaths(size_t n) { return static_cast<Path*>(::operator new(n * siz
 
 // --- Destination -------------------------------------------------------------------------
 
-void Destination::PushBack(Path p) {
+bool Destination::PushBack(Path p) {
+  if (size_ == UINT16_MAX) return false;  // 65535 paths for one prefix: the rest are not kept
   if (!heap_shift_ && size_ == 0) {
     new (&one_) Path(std::move(p));
     size_ = 1;
-    return;
+    return true;
   }
   const size_t capacity = heap_shift_ ? size_t{1} << heap_shift_ : 1;
   if (size_ == capacity) {
-    if (size_ == UINT16_MAX) return;  // 65535 paths for one prefix: the rest are not kept
     const uint8_t shift = static_cast<uint8_t>(heap_shift_ ? heap_shift_ + 1 : 2);  // 1 -> 4 -> 8 ...
     Path* grown = AllocatePaths(size_t{1} << shift);
     Path* old = data();
@@ -34,6 +34,7 @@ void Destination::PushBack(Path p) {
   }
   new (&data()[size_]) Path(std::move(p));
   ++size_;
+  return true;
 }
 
 void Destination::Erase(size_t i) {
@@ -123,10 +124,12 @@ void Rib::Announce(PeerIndex peer, std::span<const wire::Nlri> nlri, const AttrR
     PathSet before = MultipathOf(*d);
     if (same != nullptr) {
       same->attrs = attrs;
-    } else {
-      d->PushBack(Path{peer, n.path_id, attrs});
+    } else if (d->PushBack(Path{peer, n.path_id, attrs})) {
       ++path_count_;
       ++per_peer_[peer][static_cast<int>(n.prefix.family())];
+    } else {
+      ++st.rejected_path_limit;
+      continue;
     }
     ++st.accepted;
     Decide(n.prefix, *d, std::move(before));
@@ -161,9 +164,19 @@ std::optional<wire::Prefix> Rib::PeerDownFrom(PeerIndex peer, const std::optiona
                                               size_t max_prefixes) {
   if (per_peer_[peer][0] + per_peer_[peer][1] == 0) return std::nullopt;  // nothing of it left
   return table_.EraseIfFrom(from, max_prefixes, [&](const wire::Prefix& prefix, Destination& d) {
+    // Every path of the peer first, then one decision: a decision in between may move the
+    // best path to the front (Select), past the scan.
+    PathSet before;
+    bool removed = false;
     for (size_t i = d.size_; i-- > 0;) {
-      if (d.data()[i].peer == peer) Remove(prefix, d, i);
+      if (d.data()[i].peer != peer) continue;
+      if (!removed) before = MultipathOf(d);
+      removed = true;
+      --per_peer_[peer][static_cast<int>(prefix.family())];
+      --path_count_;
+      d.Erase(i);
     }
+    if (removed) Decide(prefix, d, std::move(before));
     if (!d.empty()) return false;
     --prefixes_[static_cast<int>(prefix.family())];
     return true;

@@ -67,7 +67,7 @@ class Destination {
   friend class Rib;
   Path* data() { return heap_shift_ ? many_ : &one_; }
   const Path* data() const { return heap_shift_ ? many_ : &one_; }
-  void PushBack(Path p);
+  bool PushBack(Path p);  // false: the prefix already has the most paths it can hold
   void Erase(size_t i);
   void Clear();
   void Take(Destination& o) noexcept;
@@ -101,6 +101,7 @@ struct ImportStats {
   uint64_t withdrawn = 0;
   uint64_t rejected_as_loop = 0;
   uint64_t rejected_next_hop = 0;
+  uint64_t rejected_path_limit = 0;  // a prefix already had 65535 paths
 };
 
 class Rib {

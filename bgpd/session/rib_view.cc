@@ -151,6 +151,7 @@ control::v1::RibSummary RibSummary(const rib::Rib& rib, const rib::AttributeStor
     ps->set_rejected_as_loop(rib.stats(p).rejected_as_loop);
     ps->set_rejected_next_hop(rib.stats(p).rejected_next_hop);
     ps->set_withdrawn(rib.stats(p).withdrawn);
+    ps->set_rejected_path_limit(rib.stats(p).rejected_path_limit);
   }
   s.set_attribute_sets(store.size());
   const size_t memory = rib.memory_bytes() + store.memory_bytes();

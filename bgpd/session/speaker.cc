@@ -307,6 +307,7 @@ void Speaker::Originate(const Network& n) {
 }
 
 void Speaker::SetOriginatedBandwidth(const std::string& source, double bps) {
+  FlushRibChanges();  // what came before, on its own
   auto [it, fresh] = originated_bps_.try_emplace(source, bps);
   if (!fresh && it->second == bps) return;
   it->second = bps;
@@ -618,6 +619,10 @@ void Speaker::AdvertisePaced(Peer& to, const std::vector<rib::RouteChange>& chan
 }
 
 void Speaker::FlushPaced(Peer& to) {
+  // The Adj-RIB-Out is written from the RIB as it is now: changes not yet sent go first, or
+  // their flush would compare against sets this peer never got (Advertise skips a change
+  // whose export did not move).
+  FlushRibChanges();
   Pacing& p = pacing_[to.rib_index];
   p.running = false;
   if (p.pending.empty()) return;
@@ -644,6 +649,7 @@ std::vector<rib::RouteChange> Speaker::CurrentState(const absl::flat_hash_set<wi
 }
 
 void Speaker::FlushDeferredBandwidth(Peer& to) {
+  FlushRibChanges();  // as in FlushPaced
   BandwidthExport& lbx = lb_export_[to.rib_index];
   lbx.timer_at = absl::InfiniteFuture();
   if (lbx.deferred.empty() || !to.established()) {
@@ -656,6 +662,7 @@ void Speaker::FlushDeferredBandwidth(Peer& to) {
 }
 
 void Speaker::OnSessionUp(Peer& peer) {
+  FlushRibChanges();  // as in FlushPaced: the dump is the RIB now
   rib::PathSource src = rib_->peer(peer.rib_index).source;
   if (peer.negotiated()) src.router_id = peer.negotiated()->peer_router_id;
   rib_->UpdatePeerSource(peer.rib_index, src);
@@ -749,6 +756,8 @@ void Speaker::ScheduleRibFlush() {
   // announce within one read goes out to the others once, with its final multipath set.
   if (rib_flush_posted_) return;
   rib_flush_posted_ = true;
+  // `this` outlives the handler: the io_context outlives the speaker (main.cc) and drops
+  // queued handlers without running them when it is destroyed.
   boost::asio::post(io_, [this] { FlushRibChanges(); });
 }
 
@@ -927,6 +936,7 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
   const bool refeed = config.link_bandwidth().SerializeAsString() != config_.link_bandwidth().SerializeAsString() ||
                       config.fib().max_weight() != config_.fib().max_weight() ||
                       config.fib().group_budget() != config_.fib().group_budget();
+  FlushRibChanges();  // as in FlushPaced: what follows works from the RIB as it is now
   groups_->Reconfigure(*weights, absl::Now());
   for (size_t i = 0; i < exports.size(); ++i) {
     Peer& p = *peers_[i];

@@ -327,3 +327,33 @@ TEST_CASE("RIB: a session loss in slices ends where a whole flush does", "[rib]"
   CHECK(sliced.prefix_count() == 400);
   CHECK(sliced.paths_of(b) == 0);
 }
+
+TEST_CASE("RIB: a session loss removes every path of the peer when the best sits past index 32", "[rib]") {
+  // Found in review: a decision between two removals moved the best to the front, past the
+  // scan, and one of the lost peer's paths stayed.
+  AttributeStore store;
+  Rib rib(65000, DecisionConfig{});
+  const PeerIndex x = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
+  const PeerIndex w = rib.AddPeer(Peer("10.0.0.2", 2, 65002));
+  const PeerIndex y = rib.AddPeer(Peer("10.0.0.3", 3, 65003));
+  const char* pfx = "192.0.2.0/24";
+  auto announce = [&](PeerIndex p, uint32_t path_id, size_t as_path_length, const char* nh, uint32_t as) {
+    const wire::Nlri n[] = {N(pfx, path_id)};
+    rib.Announce(p, n, AttrsBuilder().Path(std::vector<uint32_t>(as_path_length, as)).NextHop(nh).In(store));
+  };
+  announce(x, 1, 10, "10.0.0.1", 65001);  // index 0, the worst
+  for (uint32_t i = 1; i <= 9; ++i) announce(w, i, 5, "10.0.0.2", 65002);
+  announce(x, 2, 1, "10.0.0.1", 65001);  // index 10, the best
+  for (uint32_t i = 10; i <= 33; ++i) announce(w, i, 5, "10.0.0.2", 65002);
+  announce(y, 1, 2, "10.0.0.3", 65003);  // index 35, the best once x is gone
+  const wire::Prefix p = *wire::Prefix::Parse(pfx);
+  REQUIRE(rib.Find(p)->size() == 36);
+  REQUIRE(rib.Find(p)->best() == 10);
+  rib.PeerDown(x);
+  CHECK(rib.paths_of(x) == 0);
+  const Destination* d = rib.Find(p);
+  REQUIRE(d != nullptr);
+  CHECK(d->size() == 34);
+  for (const Path& q : d->paths()) CHECK(q.peer != x);
+  CHECK(rib.peer(d->paths()[d->best()].peer).name == "10.0.0.3");
+}
