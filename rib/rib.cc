@@ -199,12 +199,7 @@ void Rib::Decide(const wire::Prefix& prefix, Destination& d, PathSet before) {
 
 PathSet Rib::MultipathOf(const Destination& d) const {
   PathSet out;
-  if (d.best_ < 0) return out;
-  const Path* paths = d.data();
-  out.push_back(paths[d.best_]);
-  for (uint32_t rest = d.multipath_ & ~(uint32_t{1} << d.best_); rest != 0; rest &= rest - 1) {
-    out.push_back(paths[__builtin_ctz(rest)]);
-  }
+  d.ForEachMultipath([&](const Path& p) { out.push_back(p); });
   return out;
 }
 

@@ -61,6 +61,14 @@ class Destination {
   // kMaxMultipathIndex paths of a prefix can be.
   uint32_t multipath() const { return multipath_; }
   bool in_multipath(size_t i) const { return i < kMaxMultipathIndex && (multipath_ >> i & 1); }
+  // f(const Path&) for the multipath set, the best first.
+  template <typename F>
+  void ForEachMultipath(F&& f) const {
+    if (best_ < 0) return;
+    const Path* p = data();
+    f(p[best_]);
+    for (uint32_t rest = multipath_ & ~(uint32_t{1} << best_); rest != 0; rest &= rest - 1) f(p[__builtin_ctz(rest)]);
+  }
   static constexpr size_t kMaxMultipathIndex = 32;
 
  private:

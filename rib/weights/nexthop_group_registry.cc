@@ -42,17 +42,10 @@ bool SameMembers(std::span<const MemberInput> a, std::span<const MemberInput> b)
 void MembersBatch::Add(const Rib& rib, const wire::Prefix& prefix) {
   size_t n = 0;
   if (const Destination* d = rib.Find(prefix)) {
-    // The multipath set (best first), as MembersOf, without building a PathSet.
-    const auto paths = d->paths();
-    auto take = [&](const Path& p) {
+    // As MembersOf, without building a PathSet.
+    d->ForEachMultipath([&](const Path& p) {
       if (!rib.peer(p.peer).local) scratch_[n++] = MemberInput{p.attrs->next_hop, p.attrs->link_bandwidth.chosen};
-    };
-    if (d->best() >= 0) {
-      take(paths[d->best()]);
-      for (uint32_t rest = d->multipath() & ~(uint32_t{1} << d->best()); rest != 0; rest &= rest - 1) {
-        take(paths[__builtin_ctz(rest)]);
-      }
-    }
+    });
   }
   const std::span<const MemberInput> members(scratch_, n);
   if (!where_.empty()) {
