@@ -307,7 +307,6 @@ void Speaker::Originate(const Network& n) {
 }
 
 void Speaker::SetOriginatedBandwidth(const std::string& source, double bps) {
-  FlushRibChanges();  // what came before, on its own
   auto [it, fresh] = originated_bps_.try_emplace(source, bps);
   if (!fresh && it->second == bps) return;
   it->second = bps;
@@ -315,7 +314,7 @@ void Speaker::SetOriginatedBandwidth(const std::string& source, double bps) {
   for (const Network& n : networks_) {
     if (n.capacity_source == source) Originate(n);
   }
-  OnRibChanges(rib_->TakeChanges());
+  FlushRibChanges();
   RefreshRibMetrics();
 }
 
@@ -704,7 +703,7 @@ void Speaker::OnSessionDown(Peer& peer) {
     if (p.timer) p.timer->cancel();
   }
   RefreshCounts(peer);
-  OnRibChanges(rib_->TakeChanges());
+  FlushRibChanges();
   RefreshRibMetrics();
 }
 
