@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "bgpd/wire/message.h"
 #include "rib/attribute_store.h"
 #include "rib/decision.h"
 #include "rib/prefix_map.h"
@@ -126,6 +127,12 @@ class Rib {
   // AS_PATH, RFC 4271 §9.1.2) or next-hop validation replace nothing and are counted.
   void Announce(PeerIndex peer, std::span<const wire::Nlri> nlri, const AttrRef& attrs);
   void Withdraw(PeerIndex peer, std::span<const wire::Nlri> nlri);
+  // One decoded UPDATE from `peer`: its withdrawals, then its announcements, interned in
+  // `store`. The NEXT_HOP attribute is the next hop of the NLRI field only (RFC 4271
+  // §5.1.3) and MP_REACH_NLRI's next hop that of its own NLRI only (RFC 4760 §3, which
+  // also says NEXT_HOP is ignored for MP NLRI): an UPDATE carrying both kinds of NLRI is
+  // interned as two attribute sets. RFC 7606 treat-as-withdraw withdraws the announced NLRI.
+  void ApplyUpdate(PeerIndex peer, const wire::UpdateMessage& update, AttributeStore& store);
   // The session went down: every path from the peer goes.
   void PeerDown(PeerIndex peer);
   // The same in slices: the peer's paths in at most `max_prefixes` prefixes from `from` on

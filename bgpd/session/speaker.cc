@@ -725,20 +725,7 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
     CheckConvergence();
     return;
   }
-  rib_->Withdraw(idx, u.withdrawn);
-  if (u.attrs.mp_unreach) rib_->Withdraw(idx, u.attrs.mp_unreach->withdrawn);
-  const bool announces = !u.nlri.empty() || (u.attrs.mp_reach && !u.attrs.mp_reach->nlri.empty());
-  if (announces) {
-    if (u.action == wire::ErrorAction::kTreatAsWithdraw) {
-      // RFC 7606: the UPDATE's routes are withdrawn.
-      rib_->Withdraw(idx, u.nlri);
-      if (u.attrs.mp_reach) rib_->Withdraw(idx, u.attrs.mp_reach->nlri);
-    } else {
-      const rib::AttrRef attrs = store_.Intern(u.attrs);
-      if (!u.nlri.empty()) rib_->Announce(idx, u.nlri, attrs);
-      if (u.attrs.mp_reach && !u.attrs.mp_reach->nlri.empty()) rib_->Announce(idx, u.attrs.mp_reach->nlri, attrs);
-    }
-  }
+  rib_->ApplyUpdate(idx, u, store_);
   RefreshCounts(peer);
   // The RIB-wide gauges follow with the weights batch (RunWeights), not every UPDATE.
   // A packed UPDATE's changes go out at once, in the order they came (no sort needed);

@@ -357,3 +357,66 @@ TEST_CASE("RIB: a session loss removes every path of the peer when the best sits
   for (const Path& q : d->paths()) CHECK(q.peer != x);
   CHECK(rib.peer(d->paths()[d->best()].peer).name == "10.0.0.3");
 }
+
+namespace {
+// An UPDATE body (after the header) as bytes, wrapped in a header.
+wire::Bytes UpdateBytes(const std::vector<uint8_t>& attrs, const std::vector<uint8_t>& nlri) {
+  wire::Bytes m(16, 0xff);
+  const size_t len = 19 + 2 + 2 + attrs.size() + nlri.size();
+  m.push_back(static_cast<uint8_t>(len >> 8));
+  m.push_back(static_cast<uint8_t>(len));
+  m.push_back(2);
+  m.insert(m.end(), {0, 0, static_cast<uint8_t>(attrs.size() >> 8), static_cast<uint8_t>(attrs.size())});
+  m.insert(m.end(), attrs.begin(), attrs.end());
+  m.insert(m.end(), nlri.begin(), nlri.end());
+  return m;
+}
+}  // namespace
+
+TEST_CASE("RIB: an UPDATE with NLRI and MP_REACH_NLRI gives each NLRI its own next hop", "[rib][nexthop]") {
+  // RFC 4271 §5.1.3 / RFC 4760 §3: NEXT_HOP 10.0.0.2 is the IPv4 NLRI field's next hop;
+  // MP_REACH_NLRI's 2001:db8:ffff::2 is the IPv6 NLRI's. Issue 11 defect 2: the IPv4 route
+  // was stored with the IPv6 next hop.
+  const std::vector<uint8_t> attrs = {
+      0x40, 0x01, 0x01, 0x00,                                            // ORIGIN IGP
+      0x40, 0x02, 0x06, 0x02, 0x01, 0x00, 0x00, 0xfd, 0xe9,              // AS_PATH 65001
+      0x40, 0x03, 0x04, 10, 0, 0, 2,                                     // NEXT_HOP 10.0.0.2
+      0x80, 0x0e, 0x1c, 0x00, 0x02, 0x01, 0x10,                          // MP_REACH IPv6 unicast
+      0x20, 0x01, 0x0d, 0xb8, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2,  // 2001:db8:ffff::2
+      0x00,                                                              // reserved
+      0x30, 0x20, 0x01, 0x0d, 0xb8, 0x00, 0x01};                         // 2001:db8:1::/48
+  const wire::Bytes bytes = UpdateBytes(attrs, {24, 10, 1, 1});         // 10.1.1.0/24
+  auto decoded = wire::DecodeMessage(bytes, wire::CodecContext{});
+  REQUIRE(decoded.ok());
+  const auto& u = std::get<wire::UpdateMessage>(decoded.value());
+  REQUIRE(u.action == wire::ErrorAction::kNone);
+
+  AttributeStore store;
+  Rib rib(65000, DecisionConfig{});
+  const PeerIndex p = rib.AddPeer(Peer("10.0.0.2", 2, 65001));
+  rib.ApplyUpdate(p, u, store);
+  const Destination* v4 = rib.Find(*wire::Prefix::Parse("10.1.1.0/24"));
+  const Destination* v6 = rib.Find(*wire::Prefix::Parse("2001:db8:1::/48"));
+  REQUIRE(v4 != nullptr);
+  REQUIRE(v6 != nullptr);
+  CHECK(v4->paths()[0].attrs->next_hop.ToString() == "10.0.0.2");
+  CHECK(v6->paths()[0].attrs->next_hop.ToString() == "2001:db8:ffff::2");
+  CHECK_FALSE(v4->paths()[0].attrs->attrs.mp_reach.has_value());
+  CHECK_FALSE(v6->paths()[0].attrs->attrs.next_hop.has_value());
+  CHECK(store.size() == 2);
+
+  // Withdrawing both (NLRI field + MP_UNREACH) frees both sets.
+  const std::vector<uint8_t> unreach = {0x80, 0x0f, 0x0a, 0x00, 0x02, 0x01,
+                                        0x30, 0x20, 0x01, 0x0d, 0xb8, 0x00, 0x01};
+  wire::Bytes w = UpdateBytes(unreach, {});
+  w[19] = 0, w[20] = 4;  // withdrawn routes length 4 ...
+  w.insert(w.begin() + 21, {24, 10, 1, 1});  // ... 10.1.1.0/24
+  w[16] = static_cast<uint8_t>(w.size() >> 8), w[17] = static_cast<uint8_t>(w.size());
+  auto wd = wire::DecodeMessage(w, wire::CodecContext{});
+  REQUIRE(wd.ok());
+  rib.ApplyUpdate(p, std::get<wire::UpdateMessage>(wd.value()), store);
+  CHECK(rib.Find(*wire::Prefix::Parse("10.1.1.0/24")) == nullptr);
+  CHECK(rib.Find(*wire::Prefix::Parse("2001:db8:1::/48")) == nullptr);
+  (void)rib.TakeChanges();
+  CHECK(store.size() == 0);
+}
