@@ -68,6 +68,15 @@ absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& co
     p.shutdown = n.shutdown();
     p.advertisement_interval_s = n.advertisement_interval();
     p.shutdown_message = n.shutdown_message();
+    for (const auto& m : n.max_prefixes()) {
+      const wire::Family family =
+          m.family() == config::v1::IPV6_UNICAST ? wire::Family::kIpv6Unicast : wire::Family::kIpv4Unicast;
+      rib::PrefixLimitConfig& limit = p.max_prefixes[static_cast<int>(family)];
+      limit.limit = m.limit();
+      limit.warning_threshold_percent = m.has_warning_threshold_percent() ? m.warning_threshold_percent() : 75;
+      limit.warning_only = m.warning_only();
+      limit.restart_interval_s = m.restart_interval();
+    }
     auto& f = p.fsm;
     f.passive = n.passive();
     f.local.local_as = router.asn();
@@ -396,7 +405,8 @@ void Speaker::RefreshCounts(Peer& p) {
   p.prefixes_sent = adj_out_[p.rib_index].size();
   for (int f = 0; f < wire::kFamilyCount; ++f) {
     const auto fam = static_cast<wire::Family>(f);
-    p.series().SetPrefixes(fam, rib_->paths_of(p.rib_index, fam));
+    p.prefixes_received_by_family[f] = rib_->paths_of(p.rib_index, fam);
+    p.series().SetPrefixes(fam, p.prefixes_received_by_family[f]);
   }
   p.series().SetPrefixesSent(p.prefixes_sent);
 }
