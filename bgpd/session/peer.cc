@@ -474,6 +474,21 @@ void Peer::OnUpdate(Slot& slot, const wire::UpdateMessage& u) {
   CheckPrefixLimits();
 }
 
+void Peer::SetPrefixLimits(const std::array<rib::PrefixLimitConfig, wire::kFamilyCount>& limits) {
+  config_.max_prefixes = limits;
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    const bool had = prefix_limits_[f].enabled();
+    prefix_limits_[f] = rib::PrefixLimit(limits[f]);  // counted afresh against the new limit
+    if (metrics_ && (had || prefix_limits_[f].enabled())) {
+      // A removed limit shows as 0 (no limit).
+      const char* family = wire::FamilyName(static_cast<wire::Family>(f));
+      metrics_->PrefixLimit(config_.Name(), family).Set(limits[f].limit);
+      metrics_->PrefixLimitState(config_.Name(), family).Set(0);
+    }
+  }
+  if (established()) CheckPrefixLimits();
+}
+
 void Peer::CheckPrefixLimits() {
   for (int f = 0; f < wire::kFamilyCount; ++f) {
     rib::PrefixLimit& limit = prefix_limits_[f];

@@ -88,6 +88,9 @@ class Peer {
   uint64_t prefixes_sent = 0;
   fsm::State state() const;
   bool admin_down() const { return admin_down_; }
+  // New maximum prefixes (SIGHUP): checked at once against what the neighbor holds, so a
+  // lowered limit may take the session down now (as FRR does).
+  void SetPrefixLimits(const std::array<rib::PrefixLimitConfig, wire::kFamilyCount>& limits);
   // Down after exceeding a maximum-prefix limit (until the restart interval ends or Enable()).
   bool prefix_limit_down() const { return prefix_limit_down_; }
 

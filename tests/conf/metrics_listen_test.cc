@@ -5,7 +5,7 @@
 
 using bagd::conf::ParseMetricsListen;
 
-TEST_CASE("--metrics-listen: a bare port binds loopback, not every address", "[conf][metrics_listen]") {
+TEST_CASE("metrics_listen option: a bare port binds loopback, not every address", "[conf][metrics_listen]") {
   const auto m = ParseMetricsListen("9180");
   REQUIRE(m.ok());
   CHECK(m->address == "127.0.0.1");
@@ -14,7 +14,7 @@ TEST_CASE("--metrics-listen: a bare port binds loopback, not every address", "[c
   CHECK(m->HostPort() == "127.0.0.1:9180");
 }
 
-TEST_CASE("--metrics-listen: ADDR:PORT binds exactly that", "[conf][metrics_listen]") {
+TEST_CASE("metrics_listen option: ADDR:PORT binds exactly that", "[conf][metrics_listen]") {
   struct Case {
     const char* text;
     const char* host_port;
@@ -32,7 +32,7 @@ TEST_CASE("--metrics-listen: ADDR:PORT binds exactly that", "[conf][metrics_list
   }
 }
 
-TEST_CASE("--metrics-listen: mistakes are named", "[conf][metrics_listen]") {
+TEST_CASE("metrics_listen option: mistakes are named", "[conf][metrics_listen]") {
   struct Case {
     const char* text;
     const char* says;

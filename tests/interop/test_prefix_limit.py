@@ -6,6 +6,7 @@ limit without restart interval that waits for `bagctl neighbor ADDR enable`; an 
 what bagctl and the metrics show."""
 import json
 import os
+import signal
 import socket
 import struct
 import subprocess
@@ -42,12 +43,9 @@ def mp_reach_v6(count):
 
 class PrefixLimit(unittest.TestCase):
     @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="bagd-prefix-limit-")
-        cls.port = free_port()
-        cls.metrics_port = free_port()
-        conf = os.path.join(cls.dir, "bagd.textproto")
-        with open(conf, "w") as f:
+    def write_config(cls, limit6):
+        """The config; `limit6`: the fields of 127.0.0.6's IPv4 limit (changed by SIGHUP)."""
+        with open(cls.conf, "w") as f:
             f.write(f'router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {cls.port} }} }}\n'
                     'fib { backend: BACKEND_NONE }\n'
                     'neighbors { address: "127.0.0.2" remote_as: 65002 passive: true\n'
@@ -58,11 +56,21 @@ class PrefixLimit(unittest.TestCase):
                     '  max_prefixes { family: IPV4_UNICAST limit: 10 } }\n'
                     'neighbors { address: "127.0.0.5" remote_as: 65005 passive: true\n'
                     '  address_families: [IPV4_UNICAST, IPV6_UNICAST]\n'
-                    '  max_prefixes { family: IPV6_UNICAST limit: 2 warning_threshold_percent: 50 } }\n')
+                    '  max_prefixes { family: IPV6_UNICAST limit: 2 warning_threshold_percent: 50 } }\n'
+                    'neighbors { address: "127.0.0.6" remote_as: 65006 passive: true\n'
+                    f'  max_prefixes {{ family: IPV4_UNICAST {limit6} }} }}\n')
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="bagd-prefix-limit-")
+        cls.port = free_port()
+        cls.metrics_port = free_port()
+        cls.conf = os.path.join(cls.dir, "bagd.textproto")
+        cls.write_config("limit: 5 warning_only: true")
         cls.sock = os.path.join(cls.dir, "bagd.sock")
         cls.log_path = os.path.join(cls.dir, "bagd.log")
         cls.log = open(cls.log_path, "w")
-        cls.bagd = subprocess.Popen([BAGD, "--config", conf, "--socket", cls.sock,
+        cls.bagd = subprocess.Popen([BAGD, "--config", cls.conf, "--socket", cls.sock,
                                      "--metrics-listen", f"127.0.0.1:{cls.metrics_port}"],
                                     stdout=cls.log, stderr=subprocess.STDOUT)
         wait_until(lambda: os.path.exists(cls.sock), 10, "bagd socket")
@@ -200,6 +208,28 @@ class PrefixLimit(unittest.TestCase):
             self.assertEqual(self.neighbor(a)["state"], "Established")
         finally:
             q.close()
+
+    def test_reload_applies_new_limits(self):
+        a = "127.0.0.6"
+        p = self.connect(a, 65006)
+        self.assertIsNotNone(p, "no session")
+        try:
+            self.announce(p, 65006, 1, 8)  # 8 > 5, warning_only
+            wait_until(lambda: self.limit_of(a)["state"] == "exceeded", 5, "limit 5 exceeded")
+            # SIGHUP with a higher limit: applied in place, the session stays.
+            self.write_config("limit: 20")
+            self.bagd.send_signal(signal.SIGHUP)
+            wait_until(lambda: self.limit_of(a)["limit"] == 20, 5, "limit 20 after SIGHUP")
+            self.assertEqual(self.limit_of(a)["state"], "ok")  # 8 < 15
+            self.assertEqual(self.neighbor(a)["state"], "Established")
+            # A limit lowered below what the neighbor holds applies at once.
+            self.write_config("limit: 6")
+            self.bagd.send_signal(signal.SIGHUP)
+            self.assertEqual(p.notification(), (6, 1, b"\x00\x01\x01\x00\x00\x00\x06"))
+            self.assertTrue(self.neighbor(a)["prefix_limit_down"])
+        finally:
+            p.close()
+            self.write_config("limit: 5 warning_only: true")
 
     def test_warning_only_keeps_the_session(self):
         a = "127.0.0.3"
