@@ -1,6 +1,6 @@
 // bagd: the BGP daemon.
 //
-//   bagd --config FILE [--check] [--dry-run] [--socket PATH] [--metrics-listen ADDR:PORT] [--log-level LEVEL]
+//   bagd --config FILE [--check] [--dry-run] [--socket PATH] [--metrics-listen [ADDR:]PORT] [--log-level LEVEL]
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <iostream>
@@ -20,10 +20,25 @@
 #include "bgpd/session/metrics.h"
 #include "bgpd/session/speaker.h"
 #include "conf/config_loader.h"
+#include "conf/metrics_listen.h"
 #include "fib_sync/netlink_backend.h"
 #include "fib_sync/recording_backend.h"
 
+#ifdef BAGD_HAVE_CIVETWEB
+#include <civetweb.h>
+#endif
+
 namespace {
+
+// Whether the metrics HTTP server can listen on IPv6 (civetweb's feature 8; Debian 12 builds
+// it without). Unknown: assume yes and let the bind fail.
+bool MetricsServerHasIpv6() {
+#ifdef BAGD_HAVE_CIVETWEB
+  return mg_check_feature(8) != 0;
+#else
+  return true;
+#endif
+}
 
 constexpr const char* kUsage = R"(usage: bagd --config FILE [options]
 
@@ -31,7 +46,9 @@ constexpr const char* kUsage = R"(usage: bagd --config FILE [options]
   --check                  validate the configuration, print file:line:col errors, exit
   --dry-run                run everything but install nothing: FIB operations are logged
   --socket PATH            control API socket (default /run/bagd/bagd.sock)
-  --metrics-listen A:P     serve Prometheus metrics on http://A:P/metrics (default: off)
+  --metrics-listen A:P     serve Prometheus metrics on http://A:P/metrics (default: off);
+                           a bare port binds 127.0.0.1 only, e.g. 0.0.0.0:9180 or [::]:9180
+                           serves every address
   --log-level LEVEL        error, warning, info (default), debug
   --help
 )";
@@ -144,12 +161,31 @@ int main(int argc, char** argv) {
   bagd::session::SessionMetrics metrics(registry);
   std::unique_ptr<prometheus::Exposer> exposer;
   if (!opts->metrics_listen.empty()) {
+    // civetweb binds every address for a bare port: bagd binds what is written, and a bare
+    // port on loopback only (conf/metrics_listen.h).
+    const auto listen = bagd::conf::ParseMetricsListen(opts->metrics_listen);
+    if (!listen.ok()) {
+      bagd::log::Error("%s", listen.status().message());
+      return 1;
+    }
+    if (listen->v6 && !MetricsServerHasIpv6()) {
+      bagd::log::Error("--metrics-listen %s: the HTTP server this bagd is built with (civetweb) has no IPv6 support; "
+                       "use an IPv4 address, e.g. 127.0.0.1:%d",
+                       opts->metrics_listen, listen->port);
+      return 1;
+    }
     try {
-      exposer = std::make_unique<prometheus::Exposer>(opts->metrics_listen);
+      exposer = std::make_unique<prometheus::Exposer>(listen->HostPort());
       exposer->RegisterCollectable(registry);
-      bagd::log::Info("metrics on http://%s/metrics", opts->metrics_listen);
+      if (listen->port_only) {
+        bagd::log::Info("metrics on http://%s/metrics (loopback only: --metrics-listen %s is a bare port; write "
+                        "0.0.0.0:%d or [::]:%d to serve other hosts)",
+                        listen->HostPort(), opts->metrics_listen, listen->port, listen->port);
+      } else {
+        bagd::log::Info("metrics on http://%s/metrics", listen->HostPort());
+      }
     } catch (const std::exception& e) {
-      bagd::log::Error("cannot serve metrics on %s: %s", opts->metrics_listen, e.what());
+      bagd::log::Error("cannot serve metrics on %s: %s", listen->HostPort(), e.what());
       return 1;
     }
   }

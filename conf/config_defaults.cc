@@ -82,6 +82,11 @@ void ApplyDefaults(v1::Config& config) {
     if (!export_lb.has_readvertise_interval()) {
       export_lb.set_readvertise_interval(kDefaultReadvertiseInterval);
     }
+    for (v1::MaxPrefixes& limit : *neighbor.mutable_max_prefixes()) {
+      if (!limit.has_warning_threshold_percent()) {
+        limit.set_warning_threshold_percent(kDefaultPrefixWarningPercent);
+      }
+    }
   }
 
   v1::LinkBandwidth& lb = *config.mutable_link_bandwidth();

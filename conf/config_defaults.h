@@ -34,6 +34,9 @@ inline constexpr uint32_t kDefaultReadvertiseThresholdPercent = 5;
 inline constexpr uint32_t kDefaultReadvertiseInterval = 5;  // seconds
 inline constexpr uint32_t kMaxReadvertiseInterval = 3600;
 
+// Maximum prefixes (MaxPrefixes): warn at 75 % of the limit, as FRR and IOS do.
+inline constexpr uint32_t kDefaultPrefixWarningPercent = 75;
+
 // Next-hop-group weights (Fib; docs/weights.md). 0 in the config: backend's limit / no limit.
 inline constexpr uint32_t kMaxFibWeight = 65535;       // 16-bit nexthop weights
 inline constexpr uint32_t kMaxFibGroupBudget = 65536;
@@ -64,6 +67,7 @@ EffectiveTimers NeighborTimers(const bagd::config::v1::Router& router,
 //   neighbor.link_bandwidth mode -> EXPORT_AUTO, encoding -> ENCODING_TRANSITIVE,
 //                        readvertise_threshold_percent absent -> 5,
 //                        readvertise_interval absent -> 5
+//   neighbor.max_prefixes[] warning_threshold_percent absent -> 75
 //   link_bandwidth       mode -> MODE_WEIGHTED, missing -> MISSING_EQUAL_COST
 //   link_bandwidth.families[] mode, missing, default_bandwidth unset -> link_bandwidth's
 //                        (after its defaults), so each listed family is complete

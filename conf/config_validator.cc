@@ -380,6 +380,7 @@ class Validator {
 
       CheckFamilies(base, n, prefix);
       CheckNeighborLinkBandwidth(base, n, prefix);
+      CheckMaxPrefixes(base, n, address, prefix);
 
       if (n.shutdown_message().size() > kMaxShutdownMessageLength) {
         Error(path("shutdown_message"),
@@ -448,6 +449,79 @@ class Validator {
         Error(path, absl::StrCat(prefix, "address family ",
                                  v1::AddressFamily_Name(static_cast<v1::AddressFamily>(family)),
                                  " is listed twice"));
+      }
+    }
+  }
+
+  // Import limits per family (MaxPrefixes). `address`: the neighbor's, when it parsed (its
+  // family is the default address family).
+  void CheckMaxPrefixes(const FieldPath& base, const v1::Neighbor& n,
+                        const std::optional<IpAddressText>& address, const std::string& prefix) {
+    const pb::Descriptor* d = v1::MaxPrefixes::descriptor();
+    const pb::FieldDescriptor* field = Field(v1::Neighbor::descriptor(), "max_prefixes");
+    // The families the neighbor negotiates (after the default): a limit on another one
+    // would never apply.
+    std::vector<int> families(n.address_families().begin(), n.address_families().end());
+    if (families.empty() && address) families.push_back(address->v6 ? v1::IPV6_UNICAST : v1::IPV4_UNICAST);
+    std::map<int, int> seen;  // family -> index
+    for (int i = 0; i < n.max_prefixes_size(); ++i) {
+      const v1::MaxPrefixes& m = n.max_prefixes(i);
+      const FieldPath at = Child(base, field, i);
+      auto path = [&](const char* name) { return Child(at, Field(d, name)); };
+      const bool family_ok =
+          m.family() != v1::ADDRESS_FAMILY_UNSPECIFIED && v1::AddressFamily_IsValid(m.family());
+      const std::string family_name = family_ok ? v1::AddressFamily_Name(m.family()) : "";
+      const std::string mprefix = family_ok
+                                      ? absl::StrCat(prefix, "max_prefixes ", family_name, ": ")
+                                      : absl::StrCat(prefix, "max_prefixes #", i + 1, ": ");
+      if (m.family() == v1::ADDRESS_FAMILY_UNSPECIFIED) {
+        Error(Written(path("family")) ? path("family") : at,
+              absl::StrCat(mprefix, "family is required: IPV4_UNICAST or IPV6_UNICAST"));
+      } else if (!family_ok) {
+        Error(path("family"),
+              absl::StrCat(mprefix, "family ", m.family(),
+                           " is not a family bagd supports: use IPV4_UNICAST or IPV6_UNICAST"));
+      } else if (const auto [it, inserted] = seen.emplace(m.family(), i); !inserted) {
+        Error(path("family"), absl::StrCat(prefix, "max_prefixes for ", family_name,
+                                           " is already configured",
+                                           AtLine(Child(Child(base, field, it->second), Field(d, "family"))),
+                                           ": each family has at most one limit"));
+      } else if (!families.empty() &&
+                 std::find(families.begin(), families.end(), m.family()) == families.end()) {
+        std::vector<std::string> names;
+        for (int f : families) names.push_back(EnumName(v1::AddressFamily_descriptor(), f));
+        Error(path("family"),
+              absl::StrCat(mprefix, "the neighbor does not negotiate ", family_name,
+                           " (its address families: ", absl::StrJoin(names, ", "),
+                           "), so this limit would never apply: add ", family_name,
+                           " to address_families or remove the limit"));
+      }
+      if (m.limit() == 0) {
+        Error(Written(path("limit")) ? path("limit") : at,
+              absl::StrCat(mprefix,
+                           Written(path("limit")) ? "limit 0 would refuse every route: "
+                                                  : "limit is required: ",
+                           "the most paths the neighbor may hold in the family, 1..4294967295 "
+                           "(leave max_prefixes out for no limit)"));
+      }
+      if (m.has_warning_threshold_percent() &&
+          (m.warning_threshold_percent() == 0 || m.warning_threshold_percent() > 100)) {
+        Error(path("warning_threshold_percent"),
+              absl::StrCat(mprefix, "warning_threshold_percent ", m.warning_threshold_percent(),
+                           " is out of range: use 1..100 (default 75)"));
+      }
+      if (m.restart_interval() > 65535) {
+        Error(path("restart_interval"),
+              absl::StrCat(mprefix, "restart_interval ", m.restart_interval(),
+                           " is out of range: use 1..65535 seconds, or 0 to stay down until "
+                           "the neighbor is enabled"));
+      }
+      if (m.warning_only() && m.restart_interval() != 0) {
+        Error(Later(path("warning_only"), path("restart_interval")),
+              absl::StrCat(mprefix,
+                           "warning_only and restart_interval cannot both be set: with "
+                           "warning_only the session is never taken down, so there is nothing "
+                           "to restart; keep one"));
       }
     }
   }

@@ -61,7 +61,31 @@ SessionMetrics::SessionMetrics(std::shared_ptr<prometheus::Registry> registry)
       fib_operations_(prometheus::BuildCounter()
                           .Name("bagd_fib_operations_total")
                           .Help("Group and route operations handed to the FIB")
-                          .Register(*registry_)) {}
+                          .Register(*registry_)),
+      prefix_limit_(prometheus::BuildGauge()
+                        .Name("bagd_neighbor_prefix_limit")
+                        .Help("Maximum prefixes (paths) the neighbor may hold in the family")
+                        .Register(*registry_)),
+      prefix_limit_state_(prometheus::BuildGauge()
+                              .Name("bagd_neighbor_prefix_limit_state")
+                              .Help("Prefix count against the maximum: 0 below the warning threshold, 1 at or "
+                                    "above it, 2 above the limit")
+                              .Register(*registry_)),
+      prefix_limit_events_(prometheus::BuildCounter()
+                               .Name("bagd_neighbor_prefix_limit_events_total")
+                               .Help("Maximum-prefix events: warning (threshold reached), exceeded (limit passed)")
+                               .Register(*registry_)) {}
+
+prometheus::Gauge& SessionMetrics::PrefixLimit(const std::string& n, const std::string& family) {
+  return prefix_limit_.Add({{"neighbor", n}, {"family", family}});
+}
+prometheus::Gauge& SessionMetrics::PrefixLimitState(const std::string& n, const std::string& family) {
+  return prefix_limit_state_.Add({{"neighbor", n}, {"family", family}});
+}
+prometheus::Counter& SessionMetrics::PrefixLimitEvents(const std::string& n, const std::string& family,
+                                                       const std::string& event) {
+  return prefix_limit_events_.Add({{"neighbor", n}, {"family", family}, {"event", event}});
+}
 
 prometheus::Gauge& SessionMetrics::State(const std::string& n) { return state_.Add({{"neighbor", n}}); }
 prometheus::Counter& SessionMetrics::Transition(const std::string& n, const std::string& to) {

@@ -18,6 +18,11 @@
 //   bagd_weight_quantization_max_error                 gauge: largest relative share error of any
 //                                                      group's installed weights (0.01 = 1 %)
 //   bagd_fib_operations_total{kind}                    counter: group / route operations handed to the FIB
+//   bagd_neighbor_prefix_limit{neighbor,family}        gauge: the configured maximum prefixes
+//   bagd_neighbor_prefix_limit_state{neighbor,family}  gauge: 0 below the warning threshold,
+//                                                      1 at or above it, 2 above the limit
+//   bagd_neighbor_prefix_limit_events_total{neighbor,family,event}  counter: event "warning"
+//                                                      (threshold reached), "exceeded" (limit)
 #pragma once
 
 #include <array>
@@ -57,6 +62,10 @@ class SessionMetrics {
   prometheus::Counter& WeightChanges(const std::string& outcome);
   prometheus::Gauge& QuantizationMaxError();
   prometheus::Counter& FibOperations(const std::string& kind);
+  prometheus::Gauge& PrefixLimit(const std::string& neighbor, const std::string& family);
+  prometheus::Gauge& PrefixLimitState(const std::string& neighbor, const std::string& family);
+  prometheus::Counter& PrefixLimitEvents(const std::string& neighbor, const std::string& family,
+                                         const std::string& event);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -79,6 +88,9 @@ class SessionMetrics {
   prometheus::Family<prometheus::Counter>& weight_changes_;
   prometheus::Family<prometheus::Gauge>& quantization_error_;
   prometheus::Family<prometheus::Counter>& fib_operations_;
+  prometheus::Family<prometheus::Gauge>& prefix_limit_;
+  prometheus::Family<prometheus::Gauge>& prefix_limit_state_;
+  prometheus::Family<prometheus::Counter>& prefix_limit_events_;
 };
 
 // "open", "update", "notification", "keepalive", "route_refresh"; "unknown" otherwise.

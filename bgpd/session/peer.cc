@@ -77,12 +77,25 @@ struct Peer::Slot {
 };
 
 Peer::Peer(boost::asio::io_context& io, PeerConfig config, SessionMetrics* metrics, RouteSink* sink)
-    : io_(io), config_(std::move(config)), metrics_(metrics), series_(metrics, config_.Name()), sink_(sink) {
+    : io_(io),
+      config_(std::move(config)),
+      metrics_(metrics),
+      series_(metrics, config_.Name()),
+      sink_(sink),
+      prefix_limit_restart_(io) {
   primary_ = std::make_unique<Slot>(io_, next_slot_id_++, Direction::kOutbound);
   admin_down_ = config_.shutdown;
   admin_down_message_ = config_.shutdown_message;
   state_since_ms_ = WallMs();
   if (metrics_) metrics_->State(config_.Name()).Set(0);
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    prefix_limits_[f] = rib::PrefixLimit(config_.max_prefixes[f]);
+    if (metrics_ && prefix_limits_[f].enabled()) {
+      const char* family = wire::FamilyName(static_cast<wire::Family>(f));
+      metrics_->PrefixLimit(config_.Name(), family).Set(config_.max_prefixes[f].limit);
+      metrics_->PrefixLimitState(config_.Name(), family).Set(0);
+    }
+  }
 }
 
 Peer::~Peer() = default;
@@ -106,6 +119,7 @@ void Peer::Start() {
 }
 
 void Peer::Shutdown(const std::string& message) {
+  StopPrefixLimitRestart();  // the operator's shutdown wins: no restart by itself
   admin_down_ = true;
   admin_down_message_ = message;
   fsm::Event stop = fsm::Event::Of(EventType::kManualStop);
@@ -117,7 +131,9 @@ void Peer::Shutdown(const std::string& message) {
 }
 
 void Peer::Enable() {
-  if (!admin_down_) return;
+  if (!admin_down_ && !prefix_limit_down_) return;
+  // Also ends a maximum-prefix hold-down early (or the one without restart interval).
+  StopPrefixLimitRestart();
   admin_down_ = false;
   admin_down_message_.clear();
   log::Info("neighbor %s: enabled", config_.Name());
@@ -125,6 +141,7 @@ void Peer::Enable() {
 }
 
 void Peer::Stop(const wire::NotificationMessage& notification, const std::string& reason) {
+  StopPrefixLimitRestart();
   admin_down_ = true;
   fsm::Event stop = fsm::Event::Of(EventType::kManualStop);
   stop.notification = notification;
@@ -201,7 +218,7 @@ void Peer::Execute(Slot& slot, const fsm::Action& a) {
       });
     case ActionType::kStopKeepaliveTimer: return slot.keepalive.Stop();
     case ActionType::kStartIdleHoldTimer:
-      if (&slot != primary_.get() || admin_down_) return;  // candidates never restart
+      if (&slot != primary_.get() || admin_down_ || prefix_limit_down_) return;  // candidates never restart
       log::Info("neighbor %s: restarting in %.1fs (failure %d)", config_.Name(), a.duration.count() / 1000.0,
                 slot.fsm.failures);
       return slot.idle_hold.Start(a.duration, [this, id] {
@@ -215,6 +232,12 @@ void Peer::Execute(Slot& slot, const fsm::Action& a) {
       const wire::CodecContext ctx = negotiated_->DecodeContext(config_.ebgp());
       if (slot.conn) slot.conn->SetCodecContext(ctx);
       prefixes_sent = 0;
+      for (int f = 0; f < wire::kFamilyCount; ++f) {  // a new session is counted from nothing
+        prefix_limits_[f].Reset();
+        if (metrics_ && prefix_limits_[f].enabled()) {
+          metrics_->PrefixLimitState(config_.Name(), wire::FamilyName(static_cast<wire::Family>(f))).Set(0);
+        }
+      }
       if (sink_) {
         // The initial table, then End-of-RIB (RFC 4724) for each family.
         sink_->OnSessionUp(*this);
@@ -310,6 +333,13 @@ void Peer::Accept(tcp::socket socket) {
   const auto remote = socket.remote_endpoint(ec);
   if (admin_down_) {
     log::Info("neighbor %s: connection from %s refused: administratively down", config_.Name(),
+              remote.address().to_string());
+    socket.close(ec);
+    return;
+  }
+  if (prefix_limit_down_) {
+    // Idle would take it (a waiting restart); the maximum-prefix hold-down is not one.
+    log::Info("neighbor %s: connection from %s refused: down after exceeding its maximum prefixes", config_.Name(),
               remote.address().to_string());
     socket.close(ec);
     return;
@@ -439,6 +469,95 @@ void Peer::OnUpdate(Slot& slot, const wire::UpdateMessage& u) {
     log::Warning("neighbor %s: UPDATE: %s (%s)", config_.Name(), e.reason, wire::ErrorActionName(e.action));
   }
   if (sink_) sink_->OnUpdate(*this, u);
+  // After every UPDATE, so a flood is stopped one UPDATE past the limit (the rest of what
+  // was read is not processed: the connection is dropped).
+  CheckPrefixLimits();
+}
+
+void Peer::SetPrefixLimits(const std::array<rib::PrefixLimitConfig, wire::kFamilyCount>& limits) {
+  config_.max_prefixes = limits;
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    const bool had = prefix_limits_[f].enabled();
+    prefix_limits_[f] = rib::PrefixLimit(limits[f]);  // counted afresh against the new limit
+    if (metrics_ && (had || prefix_limits_[f].enabled())) {
+      // A removed limit shows as 0 (no limit).
+      const char* family = wire::FamilyName(static_cast<wire::Family>(f));
+      metrics_->PrefixLimit(config_.Name(), family).Set(limits[f].limit);
+      metrics_->PrefixLimitState(config_.Name(), family).Set(0);
+    }
+  }
+  if (established()) CheckPrefixLimits();
+}
+
+void Peer::CheckPrefixLimits() {
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    rib::PrefixLimit& limit = prefix_limits_[f];
+    if (!limit.enabled()) continue;
+    const auto family = static_cast<wire::Family>(f);
+    const uint64_t count = prefixes_received_by_family[f];
+    const rib::PrefixLimitState before = limit.state();
+    const rib::PrefixLimitEvent event = limit.Check(count);
+    if (metrics_ && limit.state() != before) {
+      metrics_->PrefixLimitState(config_.Name(), wire::FamilyName(family)).Set(static_cast<double>(limit.state()));
+    }
+    const rib::PrefixLimitConfig& c = limit.config();
+    switch (event) {
+      case rib::PrefixLimitEvent::kNone: break;
+      case rib::PrefixLimitEvent::kWarning:
+        log::Warning("neighbor %s: %s: %d paths, %d%% of the maximum %d (warning threshold %d)", config_.Name(),
+                     wire::FamilyName(family), count, count * 100 / c.limit, c.limit, c.WarningAt());
+        if (metrics_) metrics_->PrefixLimitEvents(config_.Name(), wire::FamilyName(family), "warning").Increment();
+        break;
+      case rib::PrefixLimitEvent::kExceededWarn:
+        log::Warning("neighbor %s: %s: %d paths, more than the maximum %d; warning_only: the session stays up",
+                     config_.Name(), wire::FamilyName(family), count, c.limit);
+        if (metrics_) metrics_->PrefixLimitEvents(config_.Name(), wire::FamilyName(family), "exceeded").Increment();
+        break;
+      case rib::PrefixLimitEvent::kExceededCease:
+        if (metrics_) metrics_->PrefixLimitEvents(config_.Name(), wire::FamilyName(family), "exceeded").Increment();
+        return PrefixLimitExceeded(family, count);
+    }
+  }
+}
+
+void Peer::PrefixLimitExceeded(wire::Family family, uint64_t count) {
+  const rib::PrefixLimitConfig& c = prefix_limits_[static_cast<int>(family)].config();
+  const std::string why = absl::StrCat("maximum prefixes exceeded: ", count, " ", wire::FamilyName(family),
+                                       " paths, limit ", c.limit);
+  log::Warning("neighbor %s: %s; %s", config_.Name(), why,
+               c.restart_interval_s > 0
+                   ? absl::StrCat("down for ", c.restart_interval_s, " s, then restarting")
+                   : absl::StrCat("down until `bagctl neighbor ", config_.Name(), " enable`"));
+  prefix_limit_down_ = true;
+  // RFC 4486 §4: Cease / Maximum Number of Prefixes Reached, with AFI, SAFI and the limit.
+  // A ManualStop: no automatic restart (IdleHoldTimer) of its own, the hold-down below decides.
+  fsm::Event stop = fsm::Event::Of(EventType::kManualStop);
+  stop.notification = rib::MaxPrefixesCease(family, c.limit);
+  stop.reason = why;
+  if (candidate_) Dispatch(*candidate_, stop);
+  candidate_.reset();
+  Dispatch(*primary_, stop);
+  last_error_ = why;
+  if (c.restart_interval_s > 0) {
+    prefix_limit_restart_ms_ = WallMs() + int64_t{c.restart_interval_s} * 1000;
+    // The timer is the Peer's own: destroyed (and its expiry a no-op) with it.
+    prefix_limit_restart_.Start(std::chrono::seconds(c.restart_interval_s), [this] { RestartAfterPrefixLimit(); });
+  }
+}
+
+void Peer::RestartAfterPrefixLimit() {
+  if (!prefix_limit_down_) return;
+  prefix_limit_down_ = false;
+  prefix_limit_restart_ms_ = 0;
+  if (admin_down_) return;
+  log::Info("neighbor %s: maximum-prefix restart interval over: restarting", config_.Name());
+  Dispatch(*primary_, fsm::Event::Of(EventType::kManualStart));
+}
+
+void Peer::StopPrefixLimitRestart() {
+  prefix_limit_restart_.Stop();
+  prefix_limit_down_ = false;
+  prefix_limit_restart_ms_ = 0;
 }
 
 std::optional<wire::IpAddress> Peer::LocalAddress() const {
@@ -541,6 +660,21 @@ control::v1::NeighborStatus Peer::Status() const {
   if (last_sent_) *s.mutable_last_notification_sent() = *last_sent_;
   if (last_received_) *s.mutable_last_notification_received() = *last_received_;
   s.set_established_transitions(established_transitions_);
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    const rib::PrefixLimit& l = prefix_limits_[f];
+    if (!l.enabled()) continue;
+    auto* p = s.add_prefix_limits();
+    p->set_family(wire::FamilyName(static_cast<wire::Family>(f)));
+    p->set_limit(l.config().limit);
+    p->set_warning_threshold_percent(l.config().warning_threshold_percent);
+    p->set_warning_at(l.config().WarningAt());
+    p->set_warning_only(l.config().warning_only);
+    p->set_restart_interval_s(l.config().restart_interval_s);
+    p->set_count(prefixes_received_by_family[f]);
+    p->set_state(rib::PrefixLimitStateName(l.state()));
+  }
+  s.set_prefix_limit_down(prefix_limit_down_);
+  if (prefix_limit_down_) s.set_prefix_limit_restart_unix_ms(prefix_limit_restart_ms_);
   return s;
 }
 

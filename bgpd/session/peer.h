@@ -8,6 +8,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <array>
 #include <memory>
 #include <optional>
 #include <random>
@@ -18,6 +19,7 @@
 #include "bgpd/session/connection.h"
 #include "bgpd/session/metrics.h"
 #include "bgpd/session/timer.h"
+#include "rib/prefix_limit.h"
 
 namespace bagd::session {
 
@@ -33,6 +35,8 @@ struct PeerConfig {
   uint32_t advertisement_interval_s = 0;  // MRAI (RFC 4271 §9.2.1.1)
   std::string shutdown_message;
   fsm::FsmConfig fsm;
+  // Maximum prefixes per family (index wire::Family); limit 0: none.
+  std::array<rib::PrefixLimitConfig, wire::kFamilyCount> max_prefixes{};
 
   bool ebgp() const { return !fsm.local.ibgp(); }
   std::string Name() const { return address.ToString(); }
@@ -78,9 +82,17 @@ class Peer {
   wire::CodecContext EncodeContext() const;
   uint32_t rib_index = 0;  // the speaker's handle for this peer in the RIB
   uint64_t prefixes_received = 0;  // set by the speaker from the RIB
+  // Paths held from the peer per family (index wire::Family), set by the speaker from the
+  // RIB after each UPDATE: what the maximum-prefix limits are checked against.
+  std::array<uint64_t, wire::kFamilyCount> prefixes_received_by_family{};
   uint64_t prefixes_sent = 0;
   fsm::State state() const;
   bool admin_down() const { return admin_down_; }
+  // New maximum prefixes (SIGHUP): checked at once against what the neighbor holds, so a
+  // lowered limit may take the session down now (as FRR does).
+  void SetPrefixLimits(const std::array<rib::PrefixLimitConfig, wire::kFamilyCount>& limits);
+  // Down after exceeding a maximum-prefix limit (until the restart interval ends or Enable()).
+  bool prefix_limit_down() const { return prefix_limit_down_; }
 
  private:
   struct Slot;
@@ -96,6 +108,12 @@ class Peer {
   void SendMessage(Slot& slot, const wire::Message& message);
   Slot* Find(uint64_t slot_id);
   void ApplySocketOptions(int fd, bool ipv6);
+  // After an UPDATE: each family's count against its limit (two comparisons per family).
+  void CheckPrefixLimits();
+  // Cease / Maximum Number of Prefixes Reached, then down for the restart interval.
+  void PrefixLimitExceeded(wire::Family family, uint64_t count);
+  void RestartAfterPrefixLimit();
+  void StopPrefixLimitRestart();
 
   boost::asio::io_context& io_;
   PeerConfig config_;
@@ -108,6 +126,11 @@ class Peer {
   std::mt19937 rng_{std::random_device{}()};
   bool admin_down_ = false;
   std::string admin_down_message_;
+  // Maximum prefixes: each family's limit and state, and the hold-down after a Cease.
+  std::array<rib::PrefixLimit, wire::kFamilyCount> prefix_limits_;
+  bool prefix_limit_down_ = false;
+  int64_t prefix_limit_restart_ms_ = 0;  // wall clock; 0: until Enable()
+  Timer prefix_limit_restart_;
 
   // Status, for bagctl and metrics.
   int64_t state_since_ms_ = 0;  // wall clock

@@ -40,6 +40,20 @@ std::string Canonical(const boost::asio::ip::address& a) {
 
 }  // namespace
 
+std::array<rib::PrefixLimitConfig, wire::kFamilyCount> PrefixLimitsOf(const config::v1::Neighbor& n) {
+  std::array<rib::PrefixLimitConfig, wire::kFamilyCount> out{};
+  for (const auto& m : n.max_prefixes()) {
+    const wire::Family family =
+        m.family() == config::v1::IPV6_UNICAST ? wire::Family::kIpv6Unicast : wire::Family::kIpv4Unicast;
+    rib::PrefixLimitConfig& limit = out[static_cast<int>(family)];
+    limit.limit = m.limit();
+    limit.warning_threshold_percent = m.has_warning_threshold_percent() ? m.warning_threshold_percent() : 75;
+    limit.warning_only = m.warning_only();
+    limit.restart_interval_s = m.restart_interval();
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& config) {
   std::vector<PeerConfig> out;
   const auto& router = config.router();
@@ -68,6 +82,7 @@ absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& co
     p.shutdown = n.shutdown();
     p.advertisement_interval_s = n.advertisement_interval();
     p.shutdown_message = n.shutdown_message();
+    p.max_prefixes = PrefixLimitsOf(n);
     auto& f = p.fsm;
     f.passive = n.passive();
     f.local.local_as = router.asn();
@@ -396,7 +411,8 @@ void Speaker::RefreshCounts(Peer& p) {
   p.prefixes_sent = adj_out_[p.rib_index].size();
   for (int f = 0; f < wire::kFamilyCount; ++f) {
     const auto fam = static_cast<wire::Family>(f);
-    p.series().SetPrefixes(fam, rib_->paths_of(p.rib_index, fam));
+    p.prefixes_received_by_family[f] = rib_->paths_of(p.rib_index, fam);
+    p.series().SetPrefixes(fam, p.prefixes_received_by_family[f]);
   }
   p.series().SetPrefixesSent(p.prefixes_sent);
 }
@@ -916,6 +932,8 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
     config::v1::Neighbor a = old_n[i], b = new_n[i];
     a.clear_link_bandwidth();
     b.clear_link_bandwidth();
+    a.clear_max_prefixes();  // applied in place below
+    b.clear_max_prefixes();
     if (a.SerializeAsString() != b.SerializeAsString()) restart.push_back(absl::StrCat("neighbor ", new_n[i].address()));
   }
   // Damping, link-bandwidth policy and FIB limits: groups and sessions stay.
@@ -956,7 +974,21 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
   for (int i = 0; i < std::min(old_n.size(), new_n.size()); ++i) {
     *config_.mutable_neighbors(i)->mutable_link_bandwidth() = new_n[i].link_bandwidth();
   }
-  log::Info("config reloaded: damping, link bandwidth and FIB limits applied");
+  // Maximum prefixes: the new limits apply at once, a lowered one to what the neighbor holds
+  // now (as FRR). Only where the neighbor at that place is still the same one.
+  for (int i = 0; i < std::min(old_n.size(), new_n.size()); ++i) {
+    if (old_n[i].address() != new_n[i].address() || static_cast<size_t>(i) >= peers_.size()) continue;
+    auto limits = [](const config::v1::Neighbor& n) {
+      std::string x;
+      for (const auto& m : n.max_prefixes()) x += m.SerializeAsString();
+      return x;
+    };
+    if (limits(old_n[i]) == limits(new_n[i])) continue;
+    *config_.mutable_neighbors(i)->mutable_max_prefixes() = new_n[i].max_prefixes();
+    log::Info("config reload: neighbor %s: new maximum prefixes", new_n[i].address());
+    peers_[i]->SetPrefixLimits(PrefixLimitsOf(new_n[i]));
+  }
+  log::Info("config reloaded: damping, link bandwidth, maximum prefixes and FIB limits applied");
   for (const std::string& r : restart) log::Warning("config reload: changes to %s need a restart of bagd; not applied", r);
   return absl::OkStatus();
 }

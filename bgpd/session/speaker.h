@@ -30,6 +30,8 @@ absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& co
 // `backend_max_weight` applies when the config leaves fib.max_weight at 0.
 absl::StatusOr<rib::WeightsConfig> WeightsConfigOf(const config::v1::Config& config,
                                                    uint32_t backend_max_weight = 65535);
+// A neighbor's maximum prefixes per family (index wire::Family; limit 0: none).
+std::array<rib::PrefixLimitConfig, wire::kFamilyCount> PrefixLimitsOf(const config::v1::Neighbor& n);
 // A neighbor's link-bandwidth export settings.
 absl::StatusOr<rib::LinkBandwidthExport> LinkBandwidthExportOf(const config::v1::NeighborLinkBandwidth& n);
 

@@ -188,7 +188,8 @@ TEST_CASE("after defaults no enum is unspecified and no optional field is absent
   // A config that writes as little as possible in every message of the schema.
   const v1::Config c = Parsed(R"(
     router { asn: 65001 router_id: "192.0.2.1" listen { address: "::" } }
-    neighbors { address: "192.0.2.2" remote_as: 65002 timers { } link_bandwidth { } }
+    neighbors { address: "192.0.2.2" remote_as: 65002 timers { } link_bandwidth { }
+                max_prefixes { family: IPV4_UNICAST limit: 10 } }
     link_bandwidth { families { family: IPV6_UNICAST } }
     damping { }
     fib { }
@@ -267,4 +268,26 @@ TEST_CASE("no defaults are applied to a config with errors", "[conf][defaults]")
   REQUIRE_FALSE(loaded.ok());
   CHECK(loaded.config.router().listen_size() == 0);
   CHECK_FALSE(loaded.config.router().has_hold_time());
+}
+
+TEST_CASE("max_prefixes: the warning threshold defaults to 75 %, given values are kept",
+          "[conf][defaults][max_prefixes]") {
+  v1::Config c = Parsed(R"(
+    router { asn: 65001 router_id: "192.0.2.1" }
+    neighbors { address: "192.0.2.2" remote_as: 65002
+      max_prefixes { family: IPV4_UNICAST limit: 1000 restart_interval: 30 } }
+    neighbors { address: "2001:db8::2" remote_as: 65002
+      max_prefixes { family: IPV6_UNICAST limit: 5 warning_threshold_percent: 90 warning_only: true } })");
+  ApplyDefaults(c);
+  const v1::MaxPrefixes& a = c.neighbors(0).max_prefixes(0);
+  CHECK(a.family() == v1::IPV4_UNICAST);
+  CHECK(a.limit() == 1000);
+  CHECK(a.warning_threshold_percent() == 75);
+  CHECK_FALSE(a.warning_only());
+  CHECK(a.restart_interval() == 30);
+  const v1::MaxPrefixes& b = c.neighbors(1).max_prefixes(0);
+  CHECK(b.warning_threshold_percent() == 90);
+  CHECK(b.warning_only());
+  CHECK(b.restart_interval() == 0);
+  CHECK(c.neighbors(0).max_prefixes_size() == 1);
 }

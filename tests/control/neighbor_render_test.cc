@@ -170,3 +170,43 @@ TEST_CASE("bagctl render: JSON uses control.proto's field names", "[control][ren
   CHECK_THAT(*json, Catch::Contains("\"established_transitions\": \"0\""));
   CHECK_THAT(*json, !Catch::Contains("remoteAs"));
 }
+
+TEST_CASE("bagctl render: maximum prefixes, and a neighbor down after exceeding them", "[control][render][prefix_limit]") {
+  bagd::control::v1::NeighborStatus n = SampleEstablished();
+  auto* l = n.add_prefix_limits();
+  l->set_family("ipv4-unicast");
+  l->set_limit(1000);
+  l->set_warning_threshold_percent(75);
+  l->set_warning_at(750);
+  l->set_restart_interval_s(30);
+  l->set_count(800);
+  l->set_state("warning");
+  auto* w = n.add_prefix_limits();
+  w->set_family("ipv6-unicast");
+  w->set_limit(10);
+  w->set_warning_threshold_percent(90);
+  w->set_warning_at(9);
+  w->set_warning_only(true);
+  w->set_count(3);
+  w->set_state("ok");
+  std::string detail = RenderNeighborDetail(n, kNowUnixMs);
+  CHECK_THAT(detail, Catch::Contains("  Maximum prefixes ipv4-unicast: 1000, warning at 750 (75 %), restart after 30 s; "
+                                     "held 800, warning\n"));
+  CHECK_THAT(detail, Catch::Contains("  Maximum prefixes ipv6-unicast: 10, warning at 9 (90 %), warning only; held 3, ok\n"));
+  CHECK_THAT(detail, !Catch::Contains("Down: maximum prefixes"));
+
+  // Down after the Cease: FRR's "(PfxCt)" in the table, when it restarts in the detail.
+  bagd::control::v1::NeighborStatus down = SampleActive();
+  down.set_state("Idle");
+  down.set_prefix_limit_down(true);
+  down.set_prefix_limit_restart_unix_ms(kNowUnixMs + 25'000);
+  CHECK(StateColumn(down) == "Idle (PfxCt)");
+  CHECK_THAT(RenderNeighborDetail(down, kNowUnixMs),
+             Catch::Contains("  Down: maximum prefixes exceeded; restarts at 2024-05-01 12:00:25 UTC (in 25 s)\n"));
+  down.set_prefix_limit_restart_unix_ms(0);
+  CHECK_THAT(RenderNeighborDetail(down, kNowUnixMs),
+             Catch::Contains("  Down: maximum prefixes exceeded; stays down until `bagctl neighbor 2001:db8::3 enable`\n"));
+  // The operator's shutdown is what the table shows when both hold.
+  down.set_admin_down(true);
+  CHECK(StateColumn(down) == "Idle (Admin)");
+}

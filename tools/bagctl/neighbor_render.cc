@@ -125,7 +125,10 @@ std::string UpDownColumn(const NeighborStatus& n, int64_t now_unix_ms) {
 std::string StateColumn(const NeighborStatus& n) {
   if (n.state() == kEstablished) return absl::StrCat(n.prefixes_received());
   const std::string state = n.state().empty() ? "Idle" : Printable(n.state());
-  return n.admin_down() ? absl::StrCat(state, " (Admin)") : state;
+  if (n.admin_down()) return absl::StrCat(state, " (Admin)");
+  // FRR's mark for a neighbor down after exceeding its maximum prefixes.
+  if (n.prefix_limit_down()) return absl::StrCat(state, " (PfxCt)");
+  return state;
 }
 
 std::string RenderNeighborTable(const std::vector<NeighborStatus>& neighbors, int64_t now_unix_ms) {
@@ -242,6 +245,24 @@ std::string RenderNeighborDetail(const NeighborStatus& n, int64_t now_unix_ms) {
   AppendCounterRow(out, "Total:", sent.total(), in.total());
   AppendCounterRow(out, "Bytes:", sent.bytes(), in.bytes());
   absl::StrAppend(&out, "  Prefixes received ", n.prefixes_received(), ", sent ", n.prefixes_sent(), "\n");
+  for (const auto& l : n.prefix_limits()) {
+    absl::StrAppend(&out, "  Maximum prefixes ", Printable(l.family()), ": ", l.limit(), ", warning at ", l.warning_at(),
+                    " (", l.warning_threshold_percent(), " %), ",
+                    l.warning_only() ? "warning only"
+                    : l.restart_interval_s() > 0 ? absl::StrCat("restart after ", l.restart_interval_s(), " s")
+                                                 : std::string("no restart (enable the neighbor)"),
+                    "; held ", l.count(), ", ", Printable(l.state()), "\n");
+  }
+  if (n.prefix_limit_down()) {
+    if (n.prefix_limit_restart_unix_ms() > 0) {
+      absl::StrAppend(&out, "  Down: maximum prefixes exceeded; restarts at ", FormatUnixMs(n.prefix_limit_restart_unix_ms()),
+                      " (in ", std::max<int64_t>(0, (n.prefix_limit_restart_unix_ms() - now_unix_ms + 999) / 1000),
+                      " s)\n");
+    } else {
+      absl::StrAppend(&out, "  Down: maximum prefixes exceeded; stays down until `bagctl neighbor ", Printable(n.address()),
+                      " enable`\n");
+    }
+  }
 
   // Why it is (or was) down.
   absl::StrAppend(&out, "  Last error: ", n.last_error().empty() ? "none" : Printable(n.last_error()), "\n");
