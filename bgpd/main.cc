@@ -262,9 +262,12 @@ int main(int argc, char** argv) {
       io.stop();
     });
   };
-  // A signal queued during start-up completes this wait at once, before `started` is set.
+  // A signal that arrived during start-up is waiting in the signal_set's pipe: poll() lets
+  // the reactor read it and runs its handler (and whatever else is ready) while `started`
+  // is still false, so the log can say so. (There is always work: the signal wait.)
   signals.async_wait(on_signal);
-  boost::asio::post(io, [&started] { started = true; });
+  io.poll();
+  started = true;
   io.run();
   (*control)->Stop();
   bagd::log::Info("bagd stopped");

@@ -83,7 +83,7 @@ TEST_CASE("a FIFO as the configuration is refused at once, with the reason", "[c
   CHECK_THAT(loaded.errors[0].message, Contains("not a regular file"));
 }
 
-TEST_CASE("--check still reads a configuration from a pipe", "[conf][file][fifo]") {
+TEST_CASE("CheckConfig (bagd --check) still reads a configuration from a pipe", "[conf][file][fifo]") {
   TempDir dir;
   const std::string fifo = dir.path() + "/generated.textproto";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
