@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -234,21 +235,20 @@ std::string RenderRouteTable(const ListRoutesResponse& response) {
 }
 
 absl::Status RouteJsonWriter::Add(const ListRoutesResponse& page) {
-  for (const Route& route : page.routes()) {
-    auto text = RenderProtoJson(route);
-    if (!text.ok()) return text.status();
-    // RenderProtoJson indents by one space per level; a route sits two levels deep.
-    std::string_view body = *text;
-    while (!body.empty() && body.back() == '\n') body.remove_suffix(1);
-    std::string indented = routes_ == 0 ? " \"routes\": [\n  " : ",\n  ";
-    for (char c : body) {
-      indented += c;
-      if (c == '\n') indented += "  ";
-    }
-    if (routes_ == 0) out_ << "{\n";
-    out_ << indented;
-    ++routes_;
+  if (page.routes().empty()) return absl::OkStatus();
+  // One JSON print per page (protobuf sets up its type resolver per call: per route, that
+  // was most of the time), then the route objects are cut out of its "routes" array: they
+  // are already indented as they sit in the whole document.
+  auto text = RenderProtoJson(page);
+  if (!text.ok()) return text.status();
+  constexpr std::string_view kOpen = "{\n \"routes\": [\n";
+  const size_t close = text->rfind("\n ]");
+  if (text->compare(0, kOpen.size(), kOpen) != 0 || close == std::string::npos || close < kOpen.size()) {
+    return absl::InternalError("cannot print the answer as JSON: unexpected layout from the JSON printer");
   }
+  out_ << (routes_ == 0 ? "{\n \"routes\": [\n" : ",\n")
+       << std::string_view(*text).substr(kOpen.size(), close - kOpen.size());
+  routes_ += static_cast<uint64_t>(page.routes_size());
   return absl::OkStatus();
 }
 
