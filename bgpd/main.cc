@@ -2,6 +2,7 @@
 //
 //   bagd --config FILE [--check] [--dry-run] [--socket PATH] [--metrics-listen [ADDR:]PORT] [--log-level LEVEL]
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <iostream>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "bgpd/session/metrics.h"
 #include "bgpd/session/speaker.h"
 #include "conf/config_loader.h"
+#include "conf/config_reload.h"
 #include "conf/metrics_listen.h"
 #include "fib_sync/netlink_backend.h"
 #include "fib_sync/recording_backend.h"
@@ -149,6 +151,15 @@ int main(int argc, char** argv) {
   if (!opts) return 2;
   if (opts->check) return bagd::conf::CheckConfig(opts->config, std::cout);
 
+  boost::asio::io_context io;
+  // The signal handlers first, before any work that can take long (reading the FIB of a
+  // previous run: seconds for 500k routes). Until now SIGHUP's default action, termination,
+  // was in force. A signal that arrives before the event loop runs is queued by the
+  // signal_set and handled once bagd has started: a reload is then applied, a SIGTERM or
+  // SIGINT shuts the started daemon down in the usual way.
+  boost::asio::signal_set signals(io, SIGTERM, SIGINT, SIGHUP);
+
+  // A regular file only (conf/config_loader.h: ConfigSource): it is read again on SIGHUP.
   auto loaded = bagd::conf::LoadConfigFile(opts->config);
   if (!loaded.ok()) {
     for (const auto& e : loaded.errors) std::cerr << e.ToString() << "\n";
@@ -156,7 +167,6 @@ int main(int argc, char** argv) {
   }
   bagd::log::SetLevel(LevelFrom(opts->log_level, loaded.config.router().log_level()));
 
-  boost::asio::io_context io;
   auto registry = std::make_shared<prometheus::Registry>();
   bagd::session::SessionMetrics metrics(registry);
   std::unique_ptr<prometheus::Exposer> exposer;
@@ -242,25 +252,43 @@ int main(int argc, char** argv) {
                   opts->socket);
   speaker.Start();
 
-  boost::asio::signal_set signals(io, SIGTERM, SIGINT, SIGHUP);
+  // SIGHUP: a worker thread reads, parses and validates the file (conf/config_reload.h); the
+  // event thread, which keeps every session's timers, only applies the result. A config with
+  // errors, or a path that is not a regular file any more, is rejected whole, and the
+  // running configuration stays.
+  bool started = false;   // the event loop has run past start-up
+  bool stopping = false;  // SIGTERM/SIGINT: no reload is applied any more
+  bagd::conf::ConfigReloader reloader(
+      opts->config, [&io](std::function<void()> f) { boost::asio::post(io, std::move(f)); },
+      [&](bagd::conf::LoadedConfig reloaded) {
+        if (stopping) return;
+        if (!reloaded.ok()) {
+          bagd::log::Error("SIGHUP: %s has %d errors; keeping the running configuration", opts->config,
+                           reloaded.errors.size());
+          for (const auto& e : reloaded.errors) bagd::log::Error("SIGHUP: %s", e.ToString());
+        } else if (auto st = speaker.Reload(reloaded.config); !st.ok()) {
+          bagd::log::Error("SIGHUP: %s; keeping the running configuration", st.message());
+        } else {
+          bagd::log::Info("SIGHUP: %s reloaded", opts->config);
+        }
+      });
+
   std::function<void(const boost::system::error_code&, int)> on_signal;
   on_signal = [&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     if (sig == SIGHUP) {
-      // Reload: a config with errors is rejected whole, and the running one stays.
-      auto reloaded = bagd::conf::LoadConfigFile(opts->config);
-      if (!reloaded.ok()) {
-        bagd::log::Error("SIGHUP: %s has %d errors; keeping the running configuration", opts->config,
-                         reloaded.errors.size());
-        for (const auto& e : reloaded.errors) bagd::log::Error("SIGHUP: %s", e.ToString());
-      } else if (auto st = speaker.Reload(reloaded.config); !st.ok()) {
-        bagd::log::Error("SIGHUP: %s; keeping the running configuration", st.message());
+      if (stopping) {
+        bagd::log::Info("SIGHUP: ignored, bagd is shutting down");
       } else {
-        bagd::log::Info("SIGHUP: %s reloaded", opts->config);
+        bagd::log::Info("SIGHUP: reading %s%s", opts->config,
+                        started ? "" : " (the signal arrived during start-up)");
+        reloader.Request();
       }
       signals.async_wait(on_signal);
       return;
     }
+    if (stopping) return;
+    stopping = true;
     bagd::log::Info("%s: sending Cease to every neighbor and exiting", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     speaker.Shutdown("bagd is shutting down", std::chrono::milliseconds(1000), [&] {
       if (fib && loaded.config.fib().has_retain_on_exit() && !loaded.config.fib().retain_on_exit()) {
@@ -270,7 +298,12 @@ int main(int argc, char** argv) {
       io.stop();
     });
   };
+  // A signal that arrived during start-up is waiting in the signal_set's pipe: poll() lets
+  // the reactor read it and runs its handler (and whatever else is ready) while `started`
+  // is still false, so the log can say so. (There is always work: the signal wait.)
   signals.async_wait(on_signal);
+  io.poll();
+  started = true;
   io.run();
   (*control)->Stop();
   bagd::log::Info("bagd stopped");

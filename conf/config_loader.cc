@@ -1,6 +1,7 @@
 #include "conf/config_loader.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -415,7 +416,21 @@ LoadedConfig ParseConfig(std::string_view text, std::string_view file_name) {
   return result;
 }
 
-LoadedConfig LoadConfigFile(const std::string& path) {
+namespace {
+
+// What a non-regular file is, for the message that refuses it.
+const char* FileTypeText(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe, e.g. /dev/stdin from a pipe or <(...))";
+  if (S_ISCHR(mode)) return "a character device (e.g. a terminal)";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
+LoadedConfig LoadConfigFile(const std::string& path, ConfigSource source) {
   // Far beyond any real configuration; protects against pointing --config at a device.
   constexpr std::size_t kMaxConfigSize = 16 << 20;
   auto fail = [&](std::string message) {
@@ -423,8 +438,28 @@ LoadedConfig LoadConfigFile(const std::string& path) {
     result.errors.push_back(ConfigError{path, 0, 0, std::move(message)});
     return result;
   };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  // O_NONBLOCK: open() of a FIFO without a writer returns at once instead of waiting for
+  // one; the type is then checked on the descriptor itself (no window between a stat() and
+  // the open() in which the path could be swapped for a FIFO).
+  const int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | (source == ConfigSource::kRegularFile ? O_NONBLOCK : 0);
+  const int fd = ::open(path.c_str(), flags);
   if (fd < 0) return fail(absl::StrCat("cannot read configuration: ", ErrnoText(errno)));
+  if (source == ConfigSource::kRegularFile) {
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      const int error = errno;
+      ::close(fd);
+      return fail(absl::StrCat("cannot read configuration: ", ErrnoText(error)));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return fail(absl::StrCat("cannot read configuration: it is ", FileTypeText(st.st_mode),
+                               ", not a regular file; bagd reads its configuration again on every SIGHUP, "
+                               "so it must be a file (`bagd --check` reads any source once)"));
+    }
+    // Back to blocking reads (a regular file never blocks for long; this keeps the loop simple).
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  }
   std::string text;
   char buffer[64 * 1024];
   while (true) {
@@ -447,7 +482,8 @@ LoadedConfig LoadConfigFile(const std::string& path) {
 }
 
 int CheckConfig(const std::string& path, std::ostream& out) {
-  const LoadedConfig loaded = LoadConfigFile(path);
+  // A one-shot read: `generate-config | bagd --check --config /dev/stdin` is fine.
+  const LoadedConfig loaded = LoadConfigFile(path, ConfigSource::kAnyReadable);
   if (!loaded.ok()) {
     for (const ConfigError& error : loaded.errors) out << error.ToString() << '\n';
     return 1;

@@ -32,11 +32,22 @@ struct LoadedConfig {
 // directory is where relative password_file paths are resolved from.
 LoadedConfig ParseConfig(std::string_view text, std::string_view file_name);
 
+// What LoadConfigFile accepts as the configuration's source.
+enum class ConfigSource {
+  // Only a regular file (after following symlinks). The daemon reads its configuration at
+  // start and again on every SIGHUP: a FIFO, a terminal or /dev/stdin can be read once at
+  // most, and open() of a FIFO nobody writes to waits forever. Anything else is refused
+  // with the reason, without waiting ("is a FIFO (named pipe), not a regular file").
+  kRegularFile,
+  // Anything that can be read once (`bagd --check --config /dev/stdin`, `<(...)`).
+  kAnyReadable,
+};
+
 // Reads `path` and ParseConfig()s it. A file that cannot be read gives one error with
 // line 0 ("path: cannot read configuration: No such file or directory").
-LoadedConfig LoadConfigFile(const std::string& path);
+LoadedConfig LoadConfigFile(const std::string& path, ConfigSource source = ConfigSource::kRegularFile);
 
-// `bagd --config FILE --check`: prints every error as "file:line:col: message", one per
+// `bagd --config FILE --check` (any readable source: kAnyReadable): prints every error as "file:line:col: message", one per
 // line, and returns 1; or prints "FILE: configuration OK (N neighbors)" and returns 0.
 int CheckConfig(const std::string& path, std::ostream& out);
 

@@ -71,6 +71,21 @@ class PrefixMap {
     for (const auto& [k, v] : v4_.map) f(V4Prefix(k), v);
     for (const auto& [k, v] : v6_.map) f(k, v);
   }
+  // f(const wire::Prefix&, const V&) for the entries after `after` in walk order (all when
+  // nullopt; `after` need not be in the map), until f returns false. A resumable walk: the
+  // caller may change the map between calls and go on after the last prefix it saw.
+  template <typename F>
+  void ForEachAfter(const std::optional<wire::Prefix>& after, F&& f) const {
+    if (!after || after->afi() == wire::Afi::kIpv4) {
+      for (auto it = after ? v4_.map.upper_bound(V4Key(*after)) : v4_.map.begin(); it != v4_.map.end(); ++it) {
+        if (!f(V4Prefix(it->first), it->second)) return;
+      }
+    }
+    for (auto it = after && after->afi() != wire::Afi::kIpv4 ? v6_.map.upper_bound(*after) : v6_.map.begin();
+         it != v6_.map.end(); ++it) {
+      if (!f(it->first, it->second)) return;
+    }
+  }
   // Erases the entries for which pred(const wire::Prefix&, V&) returns true. pred must not
   // look up or change this map (the walk holds its own iterators).
   template <typename F>

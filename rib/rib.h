@@ -161,6 +161,12 @@ class Rib {
   void ForEach(F&& f) const {
     table_.ForEach(f);
   }
+  // f(const wire::Prefix&, const Destination&) for the prefixes after `after` in prefix
+  // order (all when nullopt), until f returns false: a walk that can stop and resume.
+  template <typename F>
+  void ForEachAfter(const std::optional<wire::Prefix>& after, F&& f) const {
+    table_.ForEachAfter(after, f);
+  }
   size_t prefix_count(wire::Family f) const { return prefixes_[static_cast<int>(f)]; }
   size_t path_count() const { return path_count_; }
   size_t paths_of(PeerIndex p) const {

@@ -112,15 +112,40 @@ absl::Status ControlClient::EnableNeighbor(const std::string& address) {
   return CallStatus(stub_->EnableNeighbor(context.get(), request, &response));
 }
 
-absl::StatusOr<v1::ListRoutesResponse> ControlClient::ListRoutes(const v1::ListRoutesRequest& request) {
+absl::Status ControlClient::ListRoutes(const v1::ListRoutesRequest& request, const RoutesPageHandler& on_page) {
   auto canonical = CanonicalListRoutesRequest(request);
   if (!canonical.ok()) return canonical.status();
   const std::chrono::milliseconds timeout =
       canonical->prefix().empty() ? std::max(options_.call_timeout, options_.list_routes_timeout) : options_.call_timeout;
-  v1::ListRoutesResponse response;
   auto context = NewContext(timeout);
-  if (absl::Status s = CallStatus(stub_->ListRoutes(context.get(), *canonical, &response), timeout); !s.ok()) return s;
-  return response;
+  std::unique_ptr<grpc::ClientReader<v1::ListRoutesResponse>> reader = stub_->ListRoutes(context.get(), *canonical);
+  v1::ListRoutesResponse page;
+  absl::Status handler_status;
+  while (reader->Read(&page)) {
+    handler_status = on_page(page);
+    if (!handler_status.ok()) {
+      // Stop the server from building further pages; then drain what is in flight.
+      context->TryCancel();
+      while (reader->Read(&page)) {
+      }
+      break;
+    }
+    page.Clear();
+  }
+  const grpc::Status status = reader->Finish();
+  if (!handler_status.ok()) return handler_status;
+  return CallStatus(status, timeout);
+}
+
+absl::StatusOr<v1::ListRoutesResponse> ControlClient::ListRoutes(const v1::ListRoutesRequest& request) {
+  v1::ListRoutesResponse all;
+  absl::Status s = ListRoutes(request, [&all](v1::ListRoutesResponse& page) {
+    for (v1::Route& r : *page.mutable_routes()) *all.add_routes() = std::move(r);
+    all.set_truncated(page.truncated());
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  return all;
 }
 
 absl::StatusOr<v1::RibSummary> ControlClient::GetRibSummary() {

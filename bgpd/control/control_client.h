@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -15,8 +16,10 @@ namespace bagd::control {
 struct ControlClientOptions {
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds call_timeout{5000};
-  // ListRoutes without a prefix may be a whole table (a million prefixes and more).
-  std::chrono::milliseconds list_routes_timeout{60000};
+  // ListRoutes without a prefix may be a whole table (a million prefixes and more), and
+  // the caller may print it to a slow terminal or a pager as it arrives: the whole stream
+  // gets this long.
+  std::chrono::milliseconds list_routes_timeout{std::chrono::minutes(30)};
 };
 
 class ControlClient {
@@ -35,6 +38,14 @@ class ControlClient {
   absl::Status EnableNeighbor(const std::string& address);
   // The request is checked as the server does (CanonicalListRoutesRequest) before it is
   // sent. A bagd without a routing table answers Unimplemented.
+  // ListRoutes is server streaming (control.proto): `on_page` gets each page as it arrives
+  // (in table order; `truncated` is set in the last one); the caller keeps what it wants,
+  // so a whole table needs no more memory than a page. An error `on_page` returns cancels
+  // the call and is returned. An error after some pages is returned after them.
+  using RoutesPageHandler = std::function<absl::Status(v1::ListRoutesResponse& page)>;
+  absl::Status ListRoutes(const v1::ListRoutesRequest& request, const RoutesPageHandler& on_page);
+  // Every page in one answer: the whole table in memory. For a prefix, a --limit or a
+  // small table (tests); bagctl streams.
   absl::StatusOr<v1::ListRoutesResponse> ListRoutes(const v1::ListRoutesRequest& request);
   absl::StatusOr<v1::RibSummary> GetRibSummary();
   // Checked as the server does (CanonicalListNextHopGroupsRequest: `id` and `prefix` are

@@ -1,5 +1,7 @@
 #include "bgpd/control/control_requests.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "bgpd/control/utf8.h"
@@ -75,6 +77,21 @@ absl::StatusOr<v1::ListRoutesRequest> CanonicalListRoutesRequest(const v1::ListR
   if (!family.empty() && family != v4 && family != v6) {
     return absl::InvalidArgumentError(
         absl::StrCat(Quoted(family), " is not an address family: expected ", v4, " or ", v6, " (or none for both)"));
+  }
+  out.set_page_size(request.page_size() == 0 ? kDefaultRoutesPageSize
+                                             : std::min(request.page_size(), kMaxRoutesPageSize));
+  if (!request.after().empty()) {
+    if (!request.prefix().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("give a prefix or a place to resume after, not both (prefix ",
+                                                     Quoted(request.prefix()), ", after ", Quoted(request.after()), ")"));
+    }
+    if (request.after().find('/') == std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("resume after ", Quoted(request.after()), ": a prefix with a length, e.g. 192.0.2.0/24"));
+    }
+    auto after = CanonicalRoutePrefix(request.after());
+    if (!after.ok()) return after.status();
+    out.set_after(*std::move(after));
   }
   if (request.prefix().empty()) return out;
   auto prefix = CanonicalRoutePrefix(request.prefix());

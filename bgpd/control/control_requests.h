@@ -30,7 +30,13 @@ absl::StatusOr<std::string> CanonicalRoutePrefix(std::string_view text);
 // `request` with its prefix canonical (CanonicalRoutePrefix) and, when a prefix is given,
 // its family filled in from it. InvalidArgument for a prefix that does not parse, a family
 // other than "ipv4-unicast" / "ipv6-unicast" / empty, or a prefix of the other family.
+// `after`, when given, must be a prefix with a length (made canonical too) and excludes
+// `prefix`; `page_size` becomes 1..kMaxRoutesPageSize (0: kDefaultRoutesPageSize).
 absl::StatusOr<v1::ListRoutesRequest> CanonicalListRoutesRequest(const v1::ListRoutesRequest& request);
+
+// ListRoutes pages (control.proto): the default and the largest number of routes per message.
+inline constexpr uint32_t kDefaultRoutesPageSize = 1000;
+inline constexpr uint32_t kMaxRoutesPageSize = 5000;
 
 // `request` with its prefix canonical (CanonicalRoutePrefix: a prefix with its host bits
 // cleared, or an address for the most specific route covering it). InvalidArgument when

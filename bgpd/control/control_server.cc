@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <exception>
@@ -74,29 +75,53 @@ class ControlService final : public v1::Control::Service {
     });
   }
 
-  grpc::Status ListRoutes(grpc::ServerContext*, const v1::ListRoutesRequest* request,
-                          v1::ListRoutesResponse* response) override {
+  // Server streaming, one page at a time: the backend builds a page (on the daemon's event
+  // thread), this gRPC thread writes it out (Write returns once the transport took it, so
+  // at most about one page per call is held here), then asks for the next page after the
+  // last prefix sent. Between pages the event thread is free for sessions and other calls.
+  grpc::Status ListRoutes(grpc::ServerContext* context, const v1::ListRoutesRequest* request,
+                          grpc::ServerWriter<v1::ListRoutesResponse>* writer) override {
     return Guarded("ListRoutes", [&] {
       auto canonical = CanonicalListRoutesRequest(*request);
       if (!canonical.ok()) return ToGrpcStatus(canonical.status());
-      auto routes = backend_->ListRoutes(*canonical);
-      if (!routes.ok()) return ToGrpcStatus(routes.status());
-      if (!canonical->prefix().empty() && routes->routes().empty()) {
-        const bool address = canonical->prefix().find('/') == std::string::npos;
-        return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                            absl::StrCat(address ? "no route covers " : "no route for ", canonical->prefix(),
-                                         " in the routing table"));
+      v1::ListRoutesRequest cursor = *std::move(canonical);
+      const uint32_t limit = cursor.limit();
+      const size_t page_size = cursor.page_size();
+      uint64_t sent = 0;
+      for (bool first = true;; first = false) {
+        if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+        size_t want = page_size;
+        if (limit > 0) want = std::min<uint64_t>(want, limit - sent);
+        auto page = backend_->ListRoutesPage(cursor, want);
+        if (!page.ok()) return ToGrpcStatus(page.status());
+        if (first && !cursor.prefix().empty() && page->routes.empty()) {
+          const bool address = cursor.prefix().find('/') == std::string::npos;
+          return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                              absl::StrCat(address ? "no route covers " : "no route for ", cursor.prefix(),
+                                           " in the routing table"));
+        }
+        // A backend that answers more than asked is cut to size; what it cut is "more".
+        bool more = page->more;
+        if (page->routes.size() > want) {
+          page->routes.resize(want);
+          more = true;
+        }
+        if (more && page->routes.empty()) {
+          return grpc::Status(grpc::StatusCode::INTERNAL, "ListRoutes: bagd returned an empty page before the end");
+        }
+        v1::ListRoutesResponse message;
+        message.mutable_routes()->Reserve(static_cast<int>(page->routes.size()));
+        for (v1::Route& r : page->routes) *message.add_routes() = std::move(r);
+        sent += static_cast<uint64_t>(message.routes_size());
+        if (!message.routes().empty()) cursor.set_after(message.routes(message.routes_size() - 1).prefix());
+        const bool last = !more || !cursor.prefix().empty() || (limit > 0 && sent >= limit);
+        if (last && more && cursor.prefix().empty()) message.set_truncated(true);
+        // The daemon builds this text, but from what peers sent; one bad byte anywhere would
+        // make the page unreadable for the client.
+        ScrubInvalidUtf8(message);
+        if (!writer->Write(message)) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+        if (last) return grpc::Status::OK;
       }
-      const uint32_t limit = canonical->limit();
-      if (limit > 0 && static_cast<uint32_t>(routes->routes_size()) > limit) {
-        routes->mutable_routes()->DeleteSubrange(static_cast<int>(limit), routes->routes_size() - static_cast<int>(limit));
-        routes->set_truncated(true);
-      }
-      *response = *std::move(routes);
-      // The daemon builds this text, but from what peers sent; one bad byte anywhere would
-      // make the whole table unreadable for the client.
-      ScrubInvalidUtf8(*response);
-      return grpc::Status::OK;
     });
   }
 
@@ -202,7 +227,7 @@ absl::Status RemoveStaleSocket(const std::string& socket_path) {
 
 }  // namespace
 
-absl::StatusOr<v1::ListRoutesResponse> ControlBackend::ListRoutes(const v1::ListRoutesRequest&) {
+absl::StatusOr<ControlBackend::RoutesPage> ControlBackend::ListRoutesPage(const v1::ListRoutesRequest&, size_t) {
   return absl::UnimplementedError(kNoRibMessage);
 }
 

@@ -34,18 +34,26 @@ class ControlBackend {
   virtual absl::Status ShutdownNeighbor(const std::string& address, const std::string& message) = 0;
   virtual absl::Status EnableNeighbor(const std::string& address) = 0;
 
-  // The routing table (control.proto, docs/control-api.md). `request` is canonical:
+  // One page of the routing table (control.proto, docs/control-api.md). The server calls
+  // this once per page of a ListRoutes stream, with the last prefix it sent as `after`, and
+  // writes each page out before it asks for the next; the backend keeps no state between
+  // pages (the table may change in between). `request` is canonical:
   //   prefix  empty (all), a prefix "192.0.2.0/24" (exactly that one, host bits already
   //           cleared), or an address without a length "192.0.2.1" (the most specific
-  //           route covering it);
+  //           route covering it); then `after` is empty and one call answers;
   //   family  "ipv4-unicast", "ipv6-unicast", or empty (both); always the prefix's own
   //           family when a prefix is given;
-  //   limit   at most this many routes, 0 for all; set `truncated` when some were left out.
-  // Routes in ascending order (IPv4 before IPv6, by address, then length), each with its
-  // best path first. No route for a prefix may be an empty answer (the server makes it
-  // NOT_FOUND). Should the backend return more than `limit`, the server cuts the rest and
-  // sets `truncated`.
-  virtual absl::StatusOr<v1::ListRoutesResponse> ListRoutes(const v1::ListRoutesRequest& request);
+  //   after   empty, or a canonical prefix: only routes after it in table order;
+  //   limit, page_size: the server's business (it asks for at most `max_routes`).
+  // At most `max_routes` routes in ascending order (IPv4 before IPv6, by address, then
+  // length), each with its best path first, and `more` when further routes follow. A page
+  // may hold fewer routes (e.g. to bound the paths in it) but never none while `more`.
+  // No route for a prefix may be an empty answer (the server makes it NOT_FOUND).
+  struct RoutesPage {
+    std::vector<v1::Route> routes;
+    bool more = false;
+  };
+  virtual absl::StatusOr<RoutesPage> ListRoutesPage(const v1::ListRoutesRequest& request, size_t max_routes);
   // Counts per family and per peer, attribute sets, memory.
   virtual absl::StatusOr<v1::RibSummary> GetRibSummary();
   // The weighted next-hop groups (control.proto, docs/control-api.md), with the weight

@@ -37,13 +37,15 @@ absl::Status ControlAdapter::EnableNeighbor(const std::string& address) {
       .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
 }
 
-absl::StatusOr<control::v1::ListRoutesResponse> ControlAdapter::ListRoutes(
-    const control::v1::ListRoutesRequest& request) {
-  // A full table is built on the io thread: sessions wait meanwhile (bounded by --limit).
-  return OnIoThread(io_, [this, request]() -> absl::StatusOr<control::v1::ListRoutesResponse> {
-           return session::ListRoutes(speaker_.rib(), request, &speaker_.groups());
-         }, std::chrono::seconds(55))
-      .value_or(absl::DeadlineExceededError("bagd did not answer within 55 s"));
+absl::StatusOr<control::ControlBackend::RoutesPage> ControlAdapter::ListRoutesPage(
+    const control::v1::ListRoutesRequest& request, size_t max_routes) {
+  // One page per visit of the io thread (a few milliseconds for 1000 routes): the control
+  // server writes it out from its own thread and only then asks for the next one, so
+  // sessions and other calls run between pages however large the table is.
+  return OnIoThread(io_, [this, request, max_routes]() -> absl::StatusOr<control::ControlBackend::RoutesPage> {
+           return session::ListRoutesPage(speaker_.rib(), request, max_routes, &speaker_.groups());
+         })
+      .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
 }
 
 absl::StatusOr<control::v1::ListNextHopGroupsResponse> ControlAdapter::ListNextHopGroups(

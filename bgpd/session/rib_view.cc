@@ -9,14 +9,6 @@ namespace {
 
 using control::v1::RoutePath;
 
-// IPv4 before IPv6, then address, then length (wire::Prefix's own order starts with the address).
-bool RouteOrder(const wire::Prefix& a, const wire::Prefix& b) {
-  if (a.afi() != b.afi()) return a.afi() < b.afi();
-  const int c = std::memcmp(a.bytes(), b.bytes(), 16);
-  if (c != 0) return c < 0;
-  return a.length() < b.length();
-}
-
 std::string CommunityText(uint32_t c) { return absl::StrFormat("%d:%d", c >> 16, c & 0xffff); }
 
 std::string ExtCommunityText(const wire::ExtendedCommunity& ec) {
@@ -90,12 +82,13 @@ std::optional<wire::Prefix> FindRoute(const rib::Rib& rib, const std::string& q)
   return std::nullopt;
 }
 
-absl::StatusOr<control::v1::ListRoutesResponse> ListRoutes(const rib::Rib& rib,
-                                                           const control::v1::ListRoutesRequest& request,
-                                                           const rib::NextHopGroupRegistry* groups) {
-  control::v1::ListRoutesResponse resp;
+absl::StatusOr<control::ControlBackend::RoutesPage> ListRoutesPage(const rib::Rib& rib,
+                                                                   const control::v1::ListRoutesRequest& request,
+                                                                   size_t max_routes,
+                                                                   const rib::NextHopGroupRegistry* groups) {
+  control::ControlBackend::RoutesPage page;
   auto fill = [&](const wire::Prefix& p, const rib::Destination& d) {
-    control::v1::Route& r = *resp.add_routes();
+    control::v1::Route& r = page.routes.emplace_back();
     FillRoute(rib, p, d, r);
     if (groups) {
       if (const rib::NextHopGroup* g = groups->GroupOf(p)) r.set_nexthop_group(g->id);
@@ -108,21 +101,37 @@ absl::StatusOr<control::v1::ListRoutesResponse> ListRoutes(const rib::Rib& rib,
     } else if (auto a = wire::IpAddress::Parse(q); !a.ok()) {
       return a.status();
     }
-    if (auto p = FindRoute(rib, q)) fill(*p, *rib.Find(*p));
-    return resp;
+    if (auto p = FindRoute(rib, q); p && max_routes > 0) fill(*p, *rib.Find(*p));
+    return page;
   }
-  std::vector<std::pair<wire::Prefix, const rib::Destination*>> entries;
-  entries.reserve(rib.prefix_count());
-  rib.ForEach([&](const wire::Prefix& prefix, const rib::Destination& d) {
-    if (request.family() == "ipv4-unicast" && prefix.family() != wire::Family::kIpv4Unicast) return;
-    if (request.family() == "ipv6-unicast" && prefix.family() != wire::Family::kIpv6Unicast) return;
-    entries.emplace_back(prefix, &d);
+  const bool v4_only = request.family() == "ipv4-unicast";
+  const bool v6_only = request.family() == "ipv6-unicast";
+  std::optional<wire::Prefix> after;
+  if (!request.after().empty()) {
+    auto p = wire::Prefix::Parse(request.after());
+    if (!p.ok()) return p.status();
+    after = *p;
+  }
+  if (v6_only && (!after || after->afi() == wire::Afi::kIpv4)) {
+    // Every IPv6 prefix comes after the last possible IPv4 one: skip the IPv4 table.
+    const uint8_t ones[4] = {0xff, 0xff, 0xff, 0xff};
+    after = wire::Prefix::Make(wire::Afi::kIpv4, ones, 32);
+  }
+  // A page ends after max_routes prefixes, or earlier once it holds this many paths (a
+  // prefix may have thousands), so a page stays a bounded amount of work and memory.
+  const size_t max_paths = 4 * std::max<size_t>(max_routes, 1);
+  size_t paths = 0;
+  rib.ForEachAfter(after, [&](const wire::Prefix& prefix, const rib::Destination& d) {
+    if (v4_only && prefix.family() != wire::Family::kIpv4Unicast) return false;  // IPv6 follows: done
+    if (page.routes.size() >= max_routes || (!page.routes.empty() && paths >= max_paths)) {
+      page.more = true;  // one more route after this page
+      return false;
+    }
+    fill(prefix, d);
+    paths += d.paths().size();
+    return true;
   });
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return RouteOrder(a.first, b.first); });
-  const size_t limit = request.limit() == 0 ? entries.size() : std::min<size_t>(request.limit(), entries.size());
-  for (size_t i = 0; i < limit; ++i) fill(entries[i].first, *entries[i].second);
-  resp.set_truncated(limit < entries.size());
-  return resp;
+  return page;
 }
 
 control::v1::RibSummary RibSummary(const rib::Rib& rib, const rib::AttributeStore& store) {

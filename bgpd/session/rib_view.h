@@ -6,16 +6,22 @@
 
 #include "absl/status/statusor.h"
 #include "bgpd/control/control.pb.h"
+#include "bgpd/control/control_server.h"
 #include "rib/rib.h"
 #include "rib/weights/nexthop_group_registry.h"
 
 namespace bagd::session {
 
-// `request` was checked by the control server (canonical prefix or address, family).
-// `groups`, when given, names each route's next-hop group.
-absl::StatusOr<control::v1::ListRoutesResponse> ListRoutes(const rib::Rib& rib,
-                                                           const control::v1::ListRoutesRequest& request,
-                                                           const rib::NextHopGroupRegistry* groups = nullptr);
+// One page of `bagctl show routes` (ControlBackend::ListRoutesPage): the routes of
+// `request` (checked by the control server) after `request.after()`, at most `max_routes`,
+// fewer once the page holds 4 x max_routes paths; `more` when routes follow. A prefix or an
+// address in `request` gives that one route (or none). `groups`, when given, names each
+// route's next-hop group. The cost is the page's, not the table's: the walk starts at the
+// cursor in the RIB's B-tree.
+absl::StatusOr<control::ControlBackend::RoutesPage> ListRoutesPage(const rib::Rib& rib,
+                                                                   const control::v1::ListRoutesRequest& request,
+                                                                   size_t max_routes,
+                                                                   const rib::NextHopGroupRegistry* groups = nullptr);
 // The most specific prefix of the table covering `query` (a prefix: exactly it; an address:
 // longest match); nullopt when there is none or `query` does not parse.
 std::optional<wire::Prefix> FindRoute(const rib::Rib& rib, const std::string& query);

@@ -300,26 +300,32 @@ void FakeBackend::MaybeThrow() {
   }
 }
 
-absl::StatusOr<v1::ListRoutesResponse> FakeBackend::ListRoutes(const v1::ListRoutesRequest& request) {
+absl::StatusOr<ControlBackend::RoutesPage> FakeBackend::ListRoutesPage(const v1::ListRoutesRequest& request,
+                                                                       size_t max_routes) {
   std::lock_guard lock(mu_);
   calls_.push_back({"ListRoutes", request.prefix(), request.family()});
   routes_requests_.push_back(request);
+  page_sizes_asked_.push_back(max_routes);
+  if (before_page_) before_page_(static_cast<int>(page_sizes_asked_.size()) - 1, routes_);
   MaybeThrow();
   if (!rib_status_.ok()) return rib_status_;
-  v1::ListRoutesResponse out;
-  std::optional<wire::Prefix> exact;
+  RoutesPage out;
+  std::optional<wire::Prefix> exact, after;
   std::optional<wire::IpAddress> covered;
   if (request.prefix().find('/') != std::string::npos) {
     exact = *wire::Prefix::Parse(request.prefix());
   } else if (!request.prefix().empty()) {
     covered = *wire::IpAddress::Parse(request.prefix());
   }
+  if (!request.after().empty()) after = *wire::Prefix::Parse(request.after());
   const v1::Route* longest = nullptr;
   int longest_length = -1;
   for (const v1::Route& route : routes_.routes()) {
     const wire::Prefix p = *wire::Prefix::Parse(route.prefix());
     if (!request.family().empty() && request.family() != wire::FamilyName(p.family())) continue;
     if (exact && p != *exact) continue;
+    // Table order: IPv4 before IPv6, then the prefix (SampleRoutes and SetRoutes keep it).
+    if (after && !(after->afi() != p.afi() ? after->afi() < p.afi() : *after < p)) continue;
     if (covered) {
       if (covered->afi() != p.afi() || wire::Prefix::Make(p.afi(), covered->bytes(), p.length()) != p) continue;
       if (p.length() > longest_length) {
@@ -328,13 +334,13 @@ absl::StatusOr<v1::ListRoutesResponse> FakeBackend::ListRoutes(const v1::ListRou
       }
       continue;
     }
-    if (!ignore_limit_ && request.limit() > 0 && static_cast<uint32_t>(out.routes_size()) == request.limit()) {
-      out.set_truncated(true);
+    if (!ignore_limit_ && out.routes.size() == max_routes) {
+      out.more = true;
       break;
     }
-    *out.add_routes() = route;
+    out.routes.push_back(route);
   }
-  if (longest != nullptr) *out.add_routes() = *longest;
+  if (longest != nullptr) out.routes.push_back(*longest);
   return out;
 }
 
@@ -407,6 +413,16 @@ void FakeBackend::SetNextHopGroups(v1::ListNextHopGroupsResponse groups) {
 std::vector<v1::ListRoutesRequest> FakeBackend::routes_requests() {
   std::lock_guard lock(mu_);
   return routes_requests_;
+}
+
+std::vector<size_t> FakeBackend::page_sizes_asked() {
+  std::lock_guard lock(mu_);
+  return page_sizes_asked_;
+}
+
+void FakeBackend::BeforeEachPage(std::function<void(int page, v1::ListRoutesResponse& routes)> hook) {
+  std::lock_guard lock(mu_);
+  before_page_ = std::move(hook);
 }
 
 void FakeBackend::SetRoutes(v1::ListRoutesResponse routes) {

@@ -2,6 +2,7 @@
 // directory for the control socket. Shared by the control tests.
 #pragma once
 
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -49,10 +50,12 @@ class FakeBackend : public ControlBackend {
   absl::Status ShutdownNeighbor(const std::string& address, const std::string& message) override;
   absl::Status EnableNeighbor(const std::string& address) override;
 
-  // SampleRoutes filtered as the API says: prefix (exact, or longest match for an
-  // address), family, limit (unless IgnoreLimit). Recorded as Call{"ListRoutes", prefix,
-  // family}; the whole request in routes_requests().
-  absl::StatusOr<v1::ListRoutesResponse> ListRoutes(const v1::ListRoutesRequest& request) override;
+  // SampleRoutes (or SetRoutes, kept in table order) filtered as the API says: prefix
+  // (exact, or longest match for an address), family, after; at most max_routes (unless
+  // IgnoreLimit: then all, `more` false). Each page is recorded as Call{"ListRoutes",
+  // prefix, family}; the whole request in routes_requests(), max_routes in
+  // page_sizes_asked(). BeforeEachPage's hook runs first, and may change the routes.
+  absl::StatusOr<RoutesPage> ListRoutesPage(const v1::ListRoutesRequest& request, size_t max_routes) override;
   absl::StatusOr<v1::RibSummary> GetRibSummary() override;
   // SampleNextHopGroups (or SetNextHopGroups) filtered as the API says: an id (NotFound if
   // there is none), or a prefix (the route as ListRoutes finds it; NotFound if there is
@@ -67,6 +70,9 @@ class FakeBackend : public ControlBackend {
   void SetNextHopGroups(v1::ListNextHopGroupsResponse groups);
   void SetNeighbors(std::vector<v1::NeighborStatus> neighbors);
   void SetRoutes(v1::ListRoutesResponse routes);
+  std::vector<size_t> page_sizes_asked();
+  // Called with the page number (0, 1, ...) and the routes before each page is built.
+  void BeforeEachPage(std::function<void(int page, v1::ListRoutesResponse& routes)> hook);
   void IgnoreLimit() { std::lock_guard lock(mu_); ignore_limit_ = true; }
   void FailRibCalls(absl::Status status) { std::lock_guard lock(mu_); rib_status_ = std::move(status); }
   void ThrowOnNextCall() { std::lock_guard lock(mu_); throw_next_ = true; }
@@ -81,6 +87,8 @@ class FakeBackend : public ControlBackend {
   v1::ListRoutesResponse routes_;
   std::vector<Call> calls_;
   std::vector<v1::ListRoutesRequest> routes_requests_;
+  std::vector<size_t> page_sizes_asked_;
+  std::function<void(int, v1::ListRoutesResponse&)> before_page_;
   v1::ListNextHopGroupsResponse groups_;
   std::vector<v1::ListNextHopGroupsRequest> groups_requests_;
   bool ignore_limit_ = false;

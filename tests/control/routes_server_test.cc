@@ -25,12 +25,17 @@ namespace {
 
 using bagd::control::testing::Serving;
 
-// A bare ListRoutes call, for requests ControlClient would refuse to send.
+// A bare ListRoutes call (server streaming: every page's routes in `response`), for
+// requests ControlClient would refuse to send.
 template <typename Backend>
 grpc::Status RawListRoutes(Serving<Backend>& s, const v1::ListRoutesRequest& request, v1::ListRoutesResponse* response) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  return s.RawStub()->ListRoutes(&context, request, response);
+  auto stub = s.RawStub();
+  auto reader = stub->ListRoutes(&context, request);
+  v1::ListRoutesResponse page;
+  while (reader->Read(&page)) response->MergeFrom(page);
+  return reader->Finish();
 }
 
 v1::ListRoutesRequest Request(std::string prefix, std::string family = "", uint32_t limit = 0) {

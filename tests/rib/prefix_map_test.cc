@@ -2,7 +2,9 @@
 // insertions, lookups and erasures interleaved (the cursor must never answer wrongly).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "rib/prefix_map.h"
@@ -82,4 +84,53 @@ TEST_CASE("PrefixMap's IPv4 key round-trips and keeps wire::Prefix order", "[rib
   CHECK(PrefixMap<int>::V4Key(b) < PrefixMap<int>::V4Key(c));
   CHECK(a < b);
   CHECK(b < c);
+}
+
+TEST_CASE("PrefixMap::ForEachAfter resumes a walk after any prefix", "[rib][prefix_map]") {
+  std::mt19937 rng(20261201);
+  PrefixMap<int> m;
+  std::vector<Prefix> all;  // in walk order: IPv4 first, then wire::Prefix order
+  for (int i = 0; i < 2000; ++i) {
+    const Prefix p = RandomPrefix(rng, rng() % 3 == 0);
+    if (m.TryEmplace(p).second) all.push_back(p);
+  }
+  std::sort(all.begin(), all.end(), bagd::rib::InTableOrder);
+  auto walk = [&](const std::optional<Prefix>& after, size_t max) {
+    std::vector<Prefix> out;
+    m.ForEachAfter(after, [&](const Prefix& p, const int&) {
+      if (out.size() == max) return false;
+      out.push_back(p);
+      return true;
+    });
+    return out;
+  };
+  CHECK(walk(std::nullopt, all.size() + 1) == all);
+  // Pages of 97 from the last prefix of the previous page: the whole walk, once.
+  std::vector<Prefix> paged;
+  std::optional<Prefix> cursor;
+  while (true) {
+    auto page = walk(cursor, 97);
+    if (page.empty()) break;
+    paged.insert(paged.end(), page.begin(), page.end());
+    cursor = page.back();
+  }
+  CHECK(paged == all);
+  // A cursor that is not in the map: the first prefix after it in walk order.
+  for (int i = 0; i < 200; ++i) {
+    const Prefix probe = RandomPrefix(rng, rng() % 2 == 0);
+    auto first = walk(probe, 1);
+    auto want = std::upper_bound(all.begin(), all.end(), probe, bagd::rib::InTableOrder);
+    INFO(probe.ToString());
+    if (want == all.end()) {
+      CHECK(first.empty());
+    } else {
+      REQUIRE(first.size() == 1);
+      CHECK(first[0] == *want);
+    }
+  }
+  // After the last possible IPv4 prefix: the IPv6 table follows.
+  const uint8_t ones[4] = {0xff, 0xff, 0xff, 0xff};
+  auto v6 = walk(Prefix::Make(Afi::kIpv4, ones, 32), all.size());
+  CHECK(v6 == std::vector<Prefix>(std::find_if(all.begin(), all.end(), [](const Prefix& p) { return p.afi() == Afi::kIpv6; }),
+                                   all.end()));
 }

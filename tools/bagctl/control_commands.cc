@@ -164,23 +164,43 @@ int ShowNeighbors(control::ControlClient& client, const std::string& address, bo
   return kControlExitOk;
 }
 
+// The routing table comes in pages (control.proto: ListRoutes streams); each one is printed
+// as it arrives and then dropped, so a million routes need no more memory here than a page.
 int ShowRoutes(control::ControlClient& client, const control::v1::ListRoutesRequest& request, bool json,
                std::ostream& out, std::ostream& err) {
-  auto response = client.ListRoutes(request);
-  if (!response.ok()) return Failed(err, response.status());
-  if (json) return PrintJson(*response, out, err);
-  if (!request.prefix().empty()) {
+  if (!request.prefix().empty() && !json) {
+    auto response = client.ListRoutes(request);  // one route
+    if (!response.ok()) return Failed(err, response.status());
     for (int i = 0; i < response->routes_size(); ++i) {
       if (i > 0) out << '\n';
       out << RenderRouteDetail(response->routes(i));
     }
     return kControlExitOk;
   }
-  if (response->routes().empty()) {
+  bool truncated = false;
+  if (json) {
+    RouteJsonWriter writer(out);
+    absl::Status s = client.ListRoutes(request, [&](control::v1::ListRoutesResponse& page) {
+      truncated = page.truncated();
+      return writer.Add(page);
+    });
+    // An error after some pages: what was printed is cut short, the reason goes to stderr.
+    if (!s.ok()) return Failed(err, s);
+    writer.Finish(truncated);
+    return kControlExitOk;
+  }
+  RouteTableWriter writer(out);
+  absl::Status s = client.ListRoutes(request, [&](control::v1::ListRoutesResponse& page) {
+    truncated = page.truncated();
+    writer.Add(page);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return Failed(err, s);
+  if (writer.prefixes() == 0) {
     out << (request.family().empty() ? std::string("No routes.\n") : absl::StrCat("No ", request.family(), " routes.\n"));
     return kControlExitOk;
   }
-  out << RenderRouteTable(*response);
+  writer.Finish(truncated);
   return kControlExitOk;
 }
 

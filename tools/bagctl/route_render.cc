@@ -1,9 +1,11 @@
 #include "tools/bagctl/route_render.h"
 
 #include <algorithm>
+#include <sstream>
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -52,19 +54,29 @@ std::string LinkBandwidthText(const RoutePath& p) {
 
 }  // namespace
 
-std::string RenderTable(const std::vector<TableColumn>& columns, const std::vector<std::vector<std::string>>& rows,
-                        std::string_view indent) {
-  std::vector<size_t> width(columns.size());
+namespace {
+
+// Widens `width` (one per column; empty: start from the headers and minimums) to fit `rows`.
+void FitWidths(const std::vector<TableColumn>& columns, const std::vector<std::vector<std::string>>& rows,
+               std::vector<size_t>& width) {
+  if (width.empty()) {
+    width.resize(columns.size());
+    for (size_t c = 0; c < columns.size(); ++c) width[c] = std::max(columns[c].min_width, columns[c].header.size());
+  }
   for (size_t c = 0; c < columns.size(); ++c) {
-    width[c] = std::max(columns[c].min_width, columns[c].header.size());
     for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
   }
+}
+
+// The header line (if `header`) and one line per row, with the columns `width` wide.
+std::string RenderLines(const std::vector<TableColumn>& columns, const std::vector<size_t>& width,
+                        const std::vector<std::vector<std::string>>& rows, std::string_view indent, bool header) {
   const auto line = [&](auto cell) {
     std::string out(indent);
     for (size_t c = 0; c < columns.size(); ++c) {
       const std::string& text = cell(c);
       if (c > 0) out += ' ';
-      const size_t pad = width[c] - text.size();
+      const size_t pad = width[c] > text.size() ? width[c] - text.size() : 0;
       if (columns[c].right) {
         out.append(pad, ' ').append(text);
       } else if (c + 1 == columns.size()) {
@@ -78,9 +90,19 @@ std::string RenderTable(const std::vector<TableColumn>& columns, const std::vect
     out += '\n';
     return out;
   };
-  std::string out = line([&](size_t c) -> const std::string& { return columns[c].header; });
+  std::string out;
+  if (header) out = line([&](size_t c) -> const std::string& { return columns[c].header; });
   for (const auto& row : rows) out += line([&](size_t c) -> const std::string& { return row[c]; });
   return out;
+}
+
+}  // namespace
+
+std::string RenderTable(const std::vector<TableColumn>& columns, const std::vector<std::vector<std::string>>& rows,
+                        std::string_view indent) {
+  std::vector<size_t> width;
+  FitWidths(columns, rows, width);
+  return RenderLines(columns, width, rows, indent, /*header=*/true);
 }
 
 std::string OriginCode(std::string_view origin) {
@@ -143,17 +165,30 @@ std::string FormatBytes(uint64_t bytes) {
   return absl::StrFormat("%.1f %s", value, kUnits[unit]);
 }
 
-std::string RenderRouteTable(const ListRoutesResponse& response) {
-  const std::vector<Column> columns = {
+namespace {
+
+const std::vector<TableColumn>& RouteTableColumns() {
+  static const std::vector<TableColumn> columns = {
       {"  ", false, 2},       {"Network", false, 18}, {"Next Hop", false, 15}, {"Peer", false, 15},
       {"LocPrf", true, 6},    {"MED", true, 6},       {"LB", true, 7},         {"Path", false, 0},
   };
+  return columns;
+}
+
+constexpr const char* kRouteTableLegend =
+    "Status codes: * valid, > best, = multipath\n"
+    "Origin codes: i IGP, e EGP, ? incomplete\n"
+    "\n";
+
+}  // namespace
+
+void RouteTableWriter::Add(const ListRoutesResponse& page) {
   std::vector<std::vector<std::string>> rows;
-  uint64_t paths = 0;
-  for (const Route& route : response.routes()) {
+  for (const Route& route : page.routes()) {
+    ++prefixes_;
     bool first = true;
     for (const RoutePath& p : route.paths()) {
-      ++paths;
+      ++paths_;
       rows.push_back({
           RouteFlags(p),
           first ? Printable(route.prefix()) : "",
@@ -170,20 +205,60 @@ std::string RenderRouteTable(const ListRoutesResponse& response) {
       rows.push_back({"  ", Printable(route.prefix()), "-", "-", "", "", "", "(no paths)"});
     }
   }
-  std::string out =
-      "Status codes: * valid, > best, = multipath\n"
-      "Origin codes: i IGP, e EGP, ? incomplete\n"
-      "\n";
-  out += RenderColumns(columns, rows);
-  const uint64_t prefixes = static_cast<uint64_t>(response.routes_size());
-  if (response.truncated()) {
-    absl::StrAppend(&out, "\nDisplayed the first ", Plural(prefixes, "prefix", "prefixes"), " and ",
-                    Plural(paths, "path", "paths"), "; more routes were left out (--limit)\n");
-  } else {
-    absl::StrAppend(&out, "\nDisplayed ", Plural(prefixes, "prefix", "prefixes"), " and ",
-                    Plural(paths, "path", "paths"), "\n");
+  if (rows.empty()) return;  // the header waits for the first route
+  const bool header = widths_.empty();
+  if (header) out_ << kRouteTableLegend;
+  FitWidths(RouteTableColumns(), rows, widths_);
+  out_ << RenderLines(RouteTableColumns(), widths_, rows, "", header);
+}
+
+void RouteTableWriter::Finish(bool truncated) {
+  if (widths_.empty()) {  // no route at all: the legend and the header still
+    FitWidths(RouteTableColumns(), {}, widths_);
+    out_ << kRouteTableLegend << RenderLines(RouteTableColumns(), widths_, {}, "", true);
   }
-  return out;
+  if (truncated) {
+    out_ << absl::StrCat("\nDisplayed the first ", Plural(prefixes_, "prefix", "prefixes"), " and ",
+                         Plural(paths_, "path", "paths"), "; more routes were left out (--limit)\n");
+  } else {
+    out_ << absl::StrCat("\nDisplayed ", Plural(prefixes_, "prefix", "prefixes"), " and ",
+                         Plural(paths_, "path", "paths"), "\n");
+  }
+}
+
+std::string RenderRouteTable(const ListRoutesResponse& response) {
+  std::ostringstream out;
+  RouteTableWriter writer(out);
+  writer.Add(response);
+  writer.Finish(response.truncated());
+  return out.str();
+}
+
+absl::Status RouteJsonWriter::Add(const ListRoutesResponse& page) {
+  if (page.routes().empty()) return absl::OkStatus();
+  // One JSON print per page (protobuf sets up its type resolver per call: per route, that
+  // was most of the time), then the route objects are cut out of its "routes" array: they
+  // are already indented as they sit in the whole document.
+  auto text = RenderProtoJson(page);
+  if (!text.ok()) return text.status();
+  constexpr std::string_view kOpen = "{\n \"routes\": [\n";
+  const size_t close = text->rfind("\n ]");
+  if (text->compare(0, kOpen.size(), kOpen) != 0 || close == std::string::npos || close < kOpen.size()) {
+    return absl::InternalError("cannot print the answer as JSON: unexpected layout from the JSON printer");
+  }
+  out_ << (routes_ == 0 ? "{\n \"routes\": [\n" : ",\n")
+       << std::string_view(*text).substr(kOpen.size(), close - kOpen.size());
+  routes_ += static_cast<uint64_t>(page.routes_size());
+  return absl::OkStatus();
+}
+
+void RouteJsonWriter::Finish(bool truncated) {
+  if (routes_ == 0) {
+    out_ << "{\n \"routes\": [],\n";
+  } else {
+    out_ << "\n ],\n";
+  }
+  out_ << " \"truncated\": " << (truncated ? "true" : "false") << "\n}\n";
 }
 
 std::string RenderRouteDetail(const Route& route) {

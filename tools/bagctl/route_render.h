@@ -5,10 +5,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "bgpd/control/control.pb.h"
 
 namespace bagd::bagctl {
@@ -54,6 +56,40 @@ std::string RenderRouteTable(const ListRoutesResponse& response);
 // One route with every path and all its attributes, like FRR's `show ip bgp PREFIX`, and
 // the weighted next-hop group it uses ("Next-hop group 7") when it has one.
 std::string RenderRouteDetail(const Route& route);
+// RenderRouteTable as the pages of a ListRoutes stream arrive, so bagctl holds one page and
+// never the whole table: the legend and the header with the first route, each page's lines
+// as it comes, the counts at the end. Columns are as wide as the first page needs (at
+// least their minimum) and only ever widen when a later page needs more, so one page
+// renders exactly as RenderRouteTable.
+class RouteTableWriter {
+ public:
+  explicit RouteTableWriter(std::ostream& out) : out_(out) {}
+  void Add(const ListRoutesResponse& page);
+  // The counts line ("Displayed N prefixes and M paths", or the --limit variant).
+  void Finish(bool truncated);
+  uint64_t prefixes() const { return prefixes_; }
+
+ private:
+  std::ostream& out_;
+  std::vector<size_t> widths_;  // empty until the header is written
+  uint64_t prefixes_ = 0;
+  uint64_t paths_ = 0;
+};
+
+// `bagctl show routes --json` as the pages arrive: one JSON object with the same fields as
+// RenderProtoJson(ListRoutesResponse) of all pages together ({"routes": [...],
+// "truncated": ...}), written route by route; one page gives exactly RenderProtoJson's text.
+class RouteJsonWriter {
+ public:
+  explicit RouteJsonWriter(std::ostream& out) : out_(out) {}
+  absl::Status Add(const ListRoutesResponse& page);
+  void Finish(bool truncated);
+
+ private:
+  std::ostream& out_;
+  uint64_t routes_ = 0;
+};
+
 // Per family, per peer, attribute sets and memory.
 std::string RenderRibSummary(const RibSummary& summary);
 
