@@ -1,8 +1,10 @@
 #include "bgpd/session/connection.h"
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <cstring>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 
 namespace bagd::session {
@@ -20,12 +22,16 @@ Connection::Connection(boost::asio::ip::tcp::socket socket, Handler handler)
   buffer_.resize(wire::kMaxExtendedMessageSize + kReadChunk);
 }
 
-Connection::~Connection() { Close(); }
+// No operation can be pending here: each holds a shared_ptr to this.
+Connection::~Connection() {
+  boost::system::error_code ec;
+  socket_.close(ec);
+}
 
 void Connection::Start() { Read(); }
 
 void Connection::Read() {
-  if (reading_stopped_ || !socket_.is_open()) return;
+  if (closed() || reading_stopped_) return;
   const size_t room = std::min(kReadChunk, buffer_.size() - filled_);
   socket_.async_read_some(boost::asio::buffer(buffer_.data() + filled_, room),
                           [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
@@ -34,7 +40,8 @@ void Connection::Read() {
 }
 
 void Connection::OnRead(const boost::system::error_code& ec, size_t n) {
-  if (reading_stopped_) return;
+  // Closed or told to stop since the read was started: the bytes are not ours to deliver.
+  if (closed() || reading_stopped_) return;
   if (ec) {
     if (ec == boost::asio::error::operation_aborted) return;
     return Fail(ec == boost::asio::error::eof ? "connection closed by the peer"
@@ -43,7 +50,9 @@ void Connection::OnRead(const boost::system::error_code& ec, size_t n) {
   filled_ += n;
   bytes_in_ += n;
   size_t pos = 0;
-  while (!reading_stopped_) {
+  // Each handler call may close this connection (and its owner may drop it; `self` in the
+  // read completion keeps it alive): check before every message.
+  while (!closed() && !reading_stopped_) {
     const wire::Frame f = wire::NextFrame(wire::ByteSpan(buffer_.data() + pos, filled_ - pos), ctx_);
     if (f.kind == wire::Frame::kNeedMore) break;
     if (f.kind == wire::Frame::kError) {
@@ -58,6 +67,7 @@ void Connection::OnRead(const boost::system::error_code& ec, size_t n) {
       return;
     }
   }
+  if (closed() || reading_stopped_) return;
   // Keep the unconsumed tail at the front; the buffer always has room for a whole message.
   if (pos > 0) {
     std::memmove(buffer_.data(), buffer_.data() + pos, filled_ - pos);
@@ -67,58 +77,95 @@ void Connection::OnRead(const boost::system::error_code& ec, size_t n) {
 }
 
 void Connection::Send(wire::Bytes message) {
-  if (!socket_.is_open() || closing_) return;
+  if (state_ != State::kOpen) return;
   queued_bytes_ += message.size();
   queue_.push_back(std::move(message));
   if (queued_bytes_ > kMaxQueuedBytes) {
-    return Fail(absl::StrCat("write queue over ", kMaxQueuedBytes, " octets: the peer is not reading"));
+    return FailLater(absl::StrCat("write queue over ", kMaxQueuedBytes, " octets: the peer is not reading"));
   }
-  if (!writing_) WriteNext();
+  if (in_flight_ == 0) WriteNext();
 }
 
 void Connection::WriteNext() {
-  if (queue_.empty() || !socket_.is_open()) {
-    writing_ = false;
-    if (closing_) Close();
+  if (closed()) return;
+  if (queue_.empty()) {
+    if (state_ == State::kDraining) Close();
     return;
   }
-  writing_ = true;
-  boost::asio::async_write(socket_, boost::asio::buffer(queue_.front()),
+  // Everything queued so far (up to a bound) in one writev: a burst of UPDATEs costs one
+  // system call, not one per message.
+  absl::InlinedVector<boost::asio::const_buffer, 8> buffers;
+  in_flight_ = std::min(queue_.size(), kMaxMessagesPerWrite);
+  for (size_t i = 0; i < in_flight_; ++i) buffers.push_back(boost::asio::buffer(queue_[i]));
+  boost::asio::async_write(socket_, buffers,
                            [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
-                             if (ec) {
-                               if (ec != boost::asio::error::operation_aborted) {
-                                 self->Fail(absl::StrCat("write failed: ", ec.message()));
-                               }
-                               return;
-                             }
-                             self->bytes_out_ += n;
-                             self->queued_bytes_ -= self->queue_.front().size();
-                             self->queue_.pop_front();
-                             self->WriteNext();
+                             self->OnWrite(ec, n);
                            });
 }
 
+void Connection::OnWrite(const boost::system::error_code& ec, size_t n) {
+  // The written messages are released here and nowhere else: Close() left them in place,
+  // since the kernel may have been reading them until this completion.
+  for (size_t i = 0; i < in_flight_; ++i) {
+    queued_bytes_ -= queue_.front().size();
+    queue_.pop_front();
+  }
+  in_flight_ = 0;
+  if (closed()) return;
+  if (ec) {
+    if (ec != boost::asio::error::operation_aborted) Fail(absl::StrCat("write failed: ", ec.message()));
+    return;
+  }
+  bytes_out_ += n;
+  WriteNext();
+}
+
 void Connection::CloseAfterFlush() {
+  if (state_ != State::kOpen) return;
+  state_ = State::kDraining;
   reading_stopped_ = true;
-  if (closing_) return;
-  closing_ = true;
-  if (!writing_) Close();
+  if (in_flight_ == 0) return WriteNext();
+  // The timer holds no reference: a connection that finished draining is gone, and the
+  // expiry finds nothing to close.
+  drain_deadline_ = std::make_unique<boost::asio::steady_timer>(socket_.get_executor(), kDrainTimeout);
+  drain_deadline_->async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    if (ec) return;
+    if (auto self = weak.lock()) self->Close();
+  });
 }
 
 void Connection::Close() {
+  if (state_ == State::kClosed) return;
+  state_ = State::kClosed;  // also cancels a posted failure report (kFailing)
   reading_stopped_ = true;
-  if (!socket_.is_open()) return;
   boost::system::error_code ec;
   socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
-  socket_.close(ec);
-  queue_.clear();
-  queued_bytes_ = 0;
+  socket_.close(ec);  // pending operations complete with operation_aborted
+  if (drain_deadline_) drain_deadline_->cancel();
+  // What was not handed to the kernel goes now; the in-flight messages at the front stay
+  // until their completion runs.
+  while (queue_.size() > in_flight_) {
+    queued_bytes_ -= queue_.back().size();
+    queue_.pop_back();
+  }
+}
+
+void Connection::FailLater(std::string reason) {
+  Close();
+  state_ = State::kFailing;
+  boost::asio::post(socket_.get_executor(), [self = shared_from_this(), reason = std::move(reason)] {
+    if (self->state_ != State::kFailing) return;  // the owner closed it meanwhile
+    self->state_ = State::kClosed;
+    if (self->handler_.on_closed) self->handler_.on_closed(reason);
+  });
 }
 
 void Connection::Fail(const std::string& reason) {
-  const bool was_open = socket_.is_open() && !reading_stopped_;
+  // A failure while draining (after CloseAfterFlush) is not reported: the owner has already
+  // let the connection go.
+  const bool report = state_ == State::kOpen;
   Close();
-  if (was_open && handler_.on_closed) handler_.on_closed(reason);
+  if (report && handler_.on_closed) handler_.on_closed(reason);
 }
 
 }  // namespace bagd::session

@@ -289,7 +289,8 @@ void Peer::Connect(Slot& slot) {
   const tcp::endpoint remote(boost::asio::ip::make_address(config_.address.ToString()), config_.port);
   slot.connecting = sock;
   const uint64_t id = slot.id, gen = ++slot.connect_generation;
-  sock->async_connect(remote, [this, id, gen, sock](const boost::system::error_code& err) {
+  sock->async_connect(remote, [this, id, gen, sock, alive = lifetime_.watch()](const boost::system::error_code& err) {
+    if (alive.expired()) return;  // the neighbor was removed
     Slot* s = Find(id);
     if (s == nullptr || s->connect_generation != gen) return;  // superseded
     s->connecting.reset();
@@ -306,8 +307,11 @@ void Peer::Connect(Slot& slot) {
 void Peer::Attach(Slot& slot, tcp::socket socket) {
   const uint64_t id = slot.id;
   Connection::Handler h;
-  h.on_message = [this, id](wire::ByteSpan m) { return OnMessage(id, m); };
-  h.on_frame_error = [this, id](const wire::DecodeError& err) {
+  // The slot's destructor closes the connection (no handler call after that); the watch is
+  // a second guard for the Peer itself.
+  h.on_message = [this, id, alive = lifetime_.watch()](wire::ByteSpan m) { return !alive.expired() && OnMessage(id, m); };
+  h.on_frame_error = [this, id, alive = lifetime_.watch()](const wire::DecodeError& err) {
+    if (alive.expired()) return;
     Slot* s = Find(id);
     if (s == nullptr) return;
     log::Warning("neighbor %s: bad message header: %s", config_.Name(), err.reason);
@@ -316,7 +320,8 @@ void Peer::Attach(Slot& slot, tcp::socket socket) {
     e.reason = err.reason;
     Dispatch(*s, e);
   };
-  h.on_closed = [this, id](const std::string& reason) {
+  h.on_closed = [this, id, alive = lifetime_.watch()](const std::string& reason) {
+    if (alive.expired()) return;
     Slot* s = Find(id);
     if (s == nullptr) return;
     fsm::Event e = fsm::Event::Of(EventType::kTcpConnectionFails);

@@ -17,6 +17,7 @@
 #include "bgpd/control/control.pb.h"
 #include "bgpd/fsm/fsm.h"
 #include "bgpd/session/connection.h"
+#include "bgpd/session/lifetime.h"
 #include "bgpd/session/metrics.h"
 #include "bgpd/session/timer.h"
 #include "rib/prefix_limit.h"
@@ -140,6 +141,9 @@ class Peer {
   std::optional<control::v1::Notification> last_sent_, last_received_;
   std::string last_error_;
   std::optional<fsm::Negotiated> negotiated_;
+  // Watched by the connect and connection handlers, which capture `this` (a neighbor
+  // removed on reload is destroyed while they may still be queued). Declared last.
+  Lifetime lifetime_;
 };
 
 }  // namespace bagd::session

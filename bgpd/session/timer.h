@@ -7,6 +7,8 @@
 #include <chrono>
 #include <functional>
 
+#include "bgpd/session/lifetime.h"
+
 namespace bagd::session {
 
 class Timer {
@@ -19,8 +21,8 @@ class Timer {
     const uint64_t gen = ++generation_;
     running_ = true;
     timer_.expires_after(after);
-    timer_.async_wait([this, gen, fire = std::move(fire), alive = alive_](const boost::system::error_code& ec) {
-      if (ec || !*alive || gen != generation_) return;
+    timer_.async_wait([this, gen, fire = std::move(fire), alive = lifetime_.watch()](const boost::system::error_code& ec) {
+      if (ec || alive.expired() || gen != generation_) return;
       running_ = false;
       fire();
     });
@@ -31,16 +33,13 @@ class Timer {
     timer_.cancel();
   }
   bool running() const { return running_; }
-  ~Timer() {
-    *alive_ = false;
-    timer_.cancel();
-  }
+  ~Timer() { timer_.cancel(); }
 
  private:
   boost::asio::steady_timer timer_;
   uint64_t generation_ = 0;
   bool running_ = false;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  Lifetime lifetime_;  // declared last: expires before timer_ is destroyed
 };
 
 }  // namespace bagd::session
