@@ -1,5 +1,7 @@
 #include "bgpd/session/peer.h"
 
+#include <sys/ioctl.h>
+
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
@@ -288,6 +290,7 @@ void Peer::Connect(Slot& slot) {
   }
   const tcp::endpoint remote(boost::asio::ip::make_address(config_.address.ToString()), config_.port);
   slot.connecting = sock;
+  slot.direction = Direction::kOutbound;
   const uint64_t id = slot.id, gen = ++slot.connect_generation;
   sock->async_connect(remote, [this, id, gen, sock, alive = lifetime_.watch()](const boost::system::error_code& err) {
     if (alive.expired()) return;  // the neighbor was removed
@@ -349,6 +352,10 @@ void Peer::Accept(tcp::socket socket) {
     socket.close(ec);
     return;
   }
+  if (config_.ttl_security > 0 && !GtsmAdmits(socket)) {
+    socket.close(ec);
+    return;
+  }
   ApplySocketOptions(socket.native_handle(), config_.address.is_v6());
   Slot& p = *primary_;
   switch (p.fsm.state) {
@@ -363,6 +370,8 @@ void Peer::Accept(tcp::socket socket) {
         p.connecting->close(ec);
         p.connecting.reset();
       }
+      // The connection is the peer's (RFC 4271 §6.8 compares directions in a collision).
+      p.direction = Direction::kInbound;
       Attach(p, std::move(socket));
       Dispatch(p, fsm::Event::Of(EventType::kTcpConnectionConfirmed));
       return;
@@ -395,6 +404,32 @@ void Peer::Accept(tcp::socket socket) {
       return;
     }
   }
+}
+
+bool Peer::GtsmAdmits(tcp::socket& socket) {
+  boost::system::error_code ec;
+  const auto remote = socket.remote_endpoint(ec);
+  const std::string from = ec ? "?" : remote.address().to_string();
+  const int min_ttl = 256 - config_.ttl_security;
+  auto ttl = SavedSynTtl(socket.native_handle());
+  if (ttl.ok()) {
+    if (*ttl >= min_ttl) return true;
+    log::Warning("neighbor %s: connection from %s refused: its SYN arrived with TTL %d, below the GTSM minimum %d "
+                 "(ttl_security %d hops, RFC 5082)",
+                 config_.Name(), from, *ttl, min_ttl, config_.ttl_security);
+    ++gtsm_refused_;
+    return false;
+  }
+  // No saved SYN (an old kernel): the minimum applies from now on; octets that came before
+  // it arrived with a TTL nobody checked, so such a connection is not taken.
+  ApplySocketOptions(socket.native_handle(), config_.address.is_v6());
+  int queued = 0;
+  if (ioctl(socket.native_handle(), FIONREAD, &queued) == 0 && queued == 0) return true;
+  log::Warning("neighbor %s: connection from %s refused: %d octets arrived before the GTSM minimum TTL could be "
+               "applied (%s)",
+               config_.Name(), from, queued, ttl.status().ToString());
+  ++gtsm_refused_;
+  return false;
 }
 
 void Peer::SendMessage(Slot& slot, const wire::Message& message) {
@@ -598,6 +633,15 @@ void Peer::ResolveCollision() {
   // Decide once the peer's identifier is known on either connection (RFC 4271 §6.8).
   const fsm::Negotiated* n = c.fsm.negotiated ? &*c.fsm.negotiated : (p.fsm.negotiated ? &*p.fsm.negotiated : nullptr);
   if (n == nullptr) return;
+  if (p.direction == c.direction) {
+    // Two connections the same way, both inbound: the peer gave up on the first (or the
+    // first was never the peer's) and opened another. The newer one wins once its OPEN is
+    // in; until then the older one is not dropped for a connection that may be dead too.
+    if (!c.fsm.negotiated) return;
+    log::Info("neighbor %s: second inbound connection sent its OPEN: keeping it, dropping the older one",
+              config_.Name());
+    return PromoteCandidate();
+  }
   const bool primary_is_outbound = p.direction == Direction::kOutbound;
   const bool outbound_wins = fsm::OutboundWinsCollision(config_.fsm.local.router_id, n->peer_router_id);
   const bool primary_wins = primary_is_outbound == outbound_wins;
@@ -610,9 +654,13 @@ void Peer::ResolveCollision() {
     candidate_.reset();
     return;
   }
-  Dispatch(p, fsm::Event::Of(EventType::kOpenCollisionDump));
+  PromoteCandidate();
+}
+
+void Peer::PromoteCandidate() {
+  Dispatch(*primary_, fsm::Event::Of(EventType::kOpenCollisionDump));
   // The candidate becomes the neighbor's connection; keep the restart bookkeeping.
-  const uint32_t failures = p.fsm.failures;
+  const uint32_t failures = primary_->fsm.failures;
   candidate_->fsm.failures = failures;
   primary_ = std::move(candidate_);
   state_since_ms_ = WallMs();
@@ -678,6 +726,7 @@ control::v1::NeighborStatus Peer::Status() const {
     p->set_count(prefixes_received_by_family[f]);
     p->set_state(rib::PrefixLimitStateName(l.state()));
   }
+  s.set_gtsm_refused(gtsm_refused_);
   s.set_prefix_limit_down(prefix_limit_down_);
   if (prefix_limit_down_) s.set_prefix_limit_restart_unix_ms(prefix_limit_restart_ms_);
   return s;

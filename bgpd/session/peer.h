@@ -106,9 +106,13 @@ class Peer {
   bool OnMessage(uint64_t slot_id, wire::ByteSpan bytes);
   void OnUpdate(Slot& slot, const wire::UpdateMessage& update);
   void ResolveCollision();
+  void PromoteCandidate();  // the primary is dumped (Cease 6/7), the candidate takes its place
   void SendMessage(Slot& slot, const wire::Message& message);
   Slot* Find(uint64_t slot_id);
   void ApplySocketOptions(int fd, bool ipv6);
+  // GTSM (ttl_security): whether an accepted connection came from close enough, judged by
+  // its SYN's TTL before any of its octets are read (logs and counts a refusal).
+  bool GtsmAdmits(boost::asio::ip::tcp::socket& socket);
   // After an UPDATE: each family's count against its limit (two comparisons per family).
   void CheckPrefixLimits();
   // Cease / Maximum Number of Prefixes Reached, then down for the restart interval.
@@ -140,6 +144,7 @@ class Peer {
   control::v1::MessageCounters in_, out_;
   std::optional<control::v1::Notification> last_sent_, last_received_;
   std::string last_error_;
+  uint64_t gtsm_refused_ = 0;  // connections refused for a TTL below the GTSM minimum
   std::optional<fsm::Negotiated> negotiated_;
   // Watched by the connect and connection handlers, which capture `this` (a neighbor
   // removed on reload is destroyed while they may still be queued). Declared last.

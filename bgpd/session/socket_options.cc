@@ -62,4 +62,29 @@ absl::Status SetGtsm(int fd, bool ipv6, int hops) {
   return r == 0 ? absl::OkStatus() : Errno(ipv6 ? "setsockopt(IPV6_MINHOPCOUNT)" : "setsockopt(IP_MINTTL)");
 }
 
+absl::Status SetMinTtl(int fd, bool ipv6, int min_ttl) {
+  const int r = ipv6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_MINHOPCOUNT, &min_ttl, sizeof min_ttl)
+                     : setsockopt(fd, IPPROTO_IP, IP_MINTTL, &min_ttl, sizeof min_ttl);
+  return r == 0 ? absl::OkStatus() : Errno(ipv6 ? "setsockopt(IPV6_MINHOPCOUNT)" : "setsockopt(IP_MINTTL)");
+}
+
+absl::Status EnableSavedSyn(int listen_fd) {
+  const int one = 1;  // 1: from the network header on (2 would add the link-layer header)
+  if (setsockopt(listen_fd, IPPROTO_TCP, TCP_SAVE_SYN, &one, sizeof one) != 0) return Errno("setsockopt(TCP_SAVE_SYN)");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> SavedSynTtl(int fd) {
+  // An IPv6 header with extension headers and a TCP header with options fit in 512.
+  uint8_t syn[512];
+  socklen_t len = sizeof syn;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_SAVED_SYN, syn, &len) != 0) return Errno("getsockopt(TCP_SAVED_SYN)");
+  if (len < 1) return absl::NotFoundError("no SYN was saved for this connection");
+  // The network header: IPv4's TTL is octet 8, IPv6's hop limit octet 7 (RFC 791, 8200).
+  const int version = syn[0] >> 4;
+  if (version == 4 && len >= 20) return syn[8];
+  if (version == 6 && len >= 40) return syn[7];
+  return absl::DataLossError(absl::StrCat("saved SYN of ", len, " octets is not an IP header (version ", version, ")"));
+}
+
 }  // namespace bagd::session

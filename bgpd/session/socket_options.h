@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "bgpd/wire/ip_prefix.h"
 
 namespace bagd::session {
@@ -19,5 +20,19 @@ absl::Status SetTtl(int fd, bool ipv6, int ttl);
 
 // GTSM: send with TTL 255 and accept only packets with TTL >= 256 - hops.
 absl::Status SetGtsm(int fd, bool ipv6, int hops);
+
+// The least TTL / hop limit a socket takes (IP_MINTTL / IPV6_MINHOPCOUNT), 0 = any. On a
+// listening socket the kernel drops SYNs below it, and accepted sockets inherit it.
+absl::Status SetMinTtl(int fd, bool ipv6, int min_ttl);
+
+// Asks a listening socket to keep each connection's SYN (TCP_SAVE_SYN, Linux 4.2), so the
+// TTL it arrived with can be checked on the accepted socket before any of its bytes are
+// read: IP_MINTTL set after accept() comes too late for what the peer already sent.
+absl::Status EnableSavedSyn(int listen_fd);
+
+// The TTL (IPv4) or hop limit (IPv6) of the SYN that opened the accepted connection `fd`
+// (TCP_SAVED_SYN; the kernel hands it out once). An error when the listener did not save
+// it or the kernel lacks the option.
+absl::StatusOr<int> SavedSynTtl(int fd);
 
 }  // namespace bagd::session

@@ -285,6 +285,43 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
     by_address_[peer->config().Name()] = peer.get();
     peers_.push_back(std::move(peer));
   }
+  if (auto st = ApplyGtsmToListeners(); !st.ok()) return st;
+  return absl::OkStatus();
+}
+
+absl::Status Speaker::ApplyGtsmToListeners() {
+  // GTSM (RFC 5082 §3): a connection from a neighbor with ttl_security must not get a
+  // single octet in below its minimum TTL. IP_MINTTL on the accepted socket comes too late
+  // for what the peer wrote right after connecting, so each listener keeps the SYN
+  // (Peer::Accept checks its TTL before reading) and, when every neighbor of its family
+  // uses GTSM, drops SYNs below the smallest minimum in the kernel.
+  for (auto& l : listeners_) {
+    const bool v6 = l->endpoint.address().is_v6();
+    bool any = false, all = true;
+    int min_ttl = 255;
+    for (const auto& p : peers_) {
+      if (p->config().address.is_v6() != v6) continue;
+      if (p->config().ttl_security > 0) {
+        any = true;
+        min_ttl = std::min(min_ttl, 256 - p->config().ttl_security);
+      } else {
+        all = false;
+      }
+    }
+    if (!any) continue;
+    const std::string where = absl::StrCat("[", l->endpoint.address().to_string(), "]:", l->endpoint.port());
+    if (auto st = EnableSavedSyn(l->acceptor.native_handle()); !st.ok()) {
+      // Not fatal: Peer::Accept falls back to refusing connections with early bytes.
+      log::Warning("listener %s: %s; GTSM neighbors' connections are checked after accept()", where, st.ToString());
+    }
+    if (all) {
+      if (auto st = SetMinTtl(l->acceptor.native_handle(), v6, min_ttl); !st.ok()) {
+        return absl::InternalError(absl::StrCat("GTSM on the listener ", where, ": ", st.ToString()));
+      }
+      log::Info("listener %s: every %s neighbor uses GTSM: SYNs with TTL below %d are dropped", where,
+                v6 ? "IPv6" : "IPv4", min_ttl);
+    }
+  }
   return absl::OkStatus();
 }
 

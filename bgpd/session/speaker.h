@@ -113,6 +113,7 @@ class Speaker : public RouteSink {
   void RefreshRibMetrics();
   struct Listener;
   void Accept(Listener& l);
+  absl::Status ApplyGtsmToListeners();
   Peer* FindPeer(const std::string& address) const;
 
   boost::asio::io_context& io_;

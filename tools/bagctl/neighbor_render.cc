@@ -206,6 +206,11 @@ std::string RenderNeighborDetail(const NeighborStatus& n, int64_t now_unix_ms) {
                     n.established_transitions() == 1 ? " time\n" : " times\n");
   }
 
+  if (n.gtsm_refused() > 0) {
+    absl::StrAppend(&out, "  GTSM: refused ", n.gtsm_refused(), n.gtsm_refused() == 1 ? " connection" : " connections",
+                    " with a TTL below the minimum (see the log for the addresses)\n");
+  }
+
   // Transport and identity.
   if (n.local_address().empty()) {
     absl::StrAppend(&out, "  No TCP connection\n");
