@@ -17,16 +17,6 @@ using fsm::State;
 
 namespace {
 
-int64_t WallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-int64_t SteadyMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-
 void Count(control::v1::MessageCounters& c, uint8_t type, size_t bytes) {
   switch (type) {
     case 1: c.set_open(c.open() + 1); break;
@@ -39,7 +29,7 @@ void Count(control::v1::MessageCounters& c, uint8_t type, size_t bytes) {
   c.set_bytes(c.bytes() + bytes);
 }
 
-control::v1::Notification ToProto(const wire::NotificationMessage& n) {
+control::v1::Notification ToProto(const wire::NotificationMessage& n, int64_t now_unix_ms) {
   control::v1::Notification p;
   p.set_code(n.code);
   p.set_subcode(n.subcode);
@@ -47,7 +37,7 @@ control::v1::Notification ToProto(const wire::NotificationMessage& n) {
   p.set_subcode_name(wire::ErrorSubcodeName(n.code, n.subcode));
   p.set_data(std::string(n.data.begin(), n.data.end()));
   if (auto msg = n.ShutdownCommunication()) p.set_shutdown_message(*msg);
-  p.set_time_unix_ms(WallMs());
+  p.set_time_unix_ms(now_unix_ms);
   return p;
 }
 
@@ -60,8 +50,13 @@ std::string Describe(const wire::NotificationMessage& n) {
 }  // namespace
 
 struct Peer::Slot {
-  Slot(boost::asio::io_context& io, uint64_t id, Direction dir)
-      : id(id), direction(dir), connect_retry(io), hold(io), keepalive(io), idle_hold(io) {}
+  Slot(Clock& clock, uint64_t id, Direction dir)
+      : id(id),
+        direction(dir),
+        connect_retry(clock.NewTimer()),
+        hold(clock.NewTimer()),
+        keepalive(clock.NewTimer()),
+        idle_hold(clock.NewTimer()) {}
   ~Slot() {
     if (connecting) {
       boost::system::error_code ec;
@@ -75,20 +70,21 @@ struct Peer::Slot {
   std::shared_ptr<Connection> conn;
   std::shared_ptr<tcp::socket> connecting;  // outbound connect in progress
   uint64_t connect_generation = 0;
-  Timer connect_retry, hold, keepalive, idle_hold;
+  std::unique_ptr<Timer> connect_retry, hold, keepalive, idle_hold;
 };
 
-Peer::Peer(boost::asio::io_context& io, PeerConfig config, SessionMetrics* metrics, RouteSink* sink)
+Peer::Peer(boost::asio::io_context& io, Clock& clock, PeerConfig config, SessionMetrics* metrics, RouteSink* sink)
     : io_(io),
+      clock_(clock),
       config_(std::move(config)),
       metrics_(metrics),
       series_(metrics, config_.Name()),
       sink_(sink),
-      prefix_limit_restart_(io) {
-  primary_ = std::make_unique<Slot>(io_, next_slot_id_++, Direction::kOutbound);
+      prefix_limit_restart_(clock.NewTimer()) {
+  primary_ = std::make_unique<Slot>(clock_, next_slot_id_++, Direction::kOutbound);
   admin_down_ = config_.shutdown;
   admin_down_message_ = config_.shutdown_message;
-  state_since_ms_ = WallMs();
+  state_since_ms_ = clock_.WallMs();
   if (metrics_) metrics_->State(config_.Name()).Set(0);
   for (int f = 0; f < wire::kFamilyCount; ++f) {
     prefix_limits_[f] = rib::PrefixLimit(config_.max_prefixes[f]);
@@ -154,7 +150,7 @@ void Peer::Stop(const wire::NotificationMessage& notification, const std::string
 }
 
 void Peer::Dispatch(Slot& slot, fsm::Event event) {
-  event.now_ms = SteadyMs();
+  event.now_ms = clock_.SteadyMs();
   event.jitter = std::uniform_real_distribution<double>(0.75, 1.0)(rng_);
   const State before = slot.fsm.state;
   fsm::StepResult r = fsm::Step(config_.fsm, slot.fsm, event);
@@ -164,7 +160,7 @@ void Peer::Dispatch(Slot& slot, fsm::Event event) {
     log::Info("neighbor %s%s: %s -> %s: %s", config_.Name(), is_primary ? "" : " (inbound collision candidate)",
               fsm::StateName(before), fsm::StateName(slot.fsm.state), r.reason);
     if (is_primary) {
-      state_since_ms_ = WallMs();
+      state_since_ms_ = clock_.WallMs();
       if (metrics_) {
         metrics_->State(config_.Name()).Set(static_cast<double>(slot.fsm.state));
         metrics_->Transition(config_.Name(), fsm::StateName(slot.fsm.state)).Increment();
@@ -201,35 +197,35 @@ void Peer::Execute(Slot& slot, const fsm::Action& a) {
     case ActionType::kSendKeepalive: return SendMessage(slot, wire::KeepaliveMessage{});
     case ActionType::kSendNotification:
       log::Warning("neighbor %s: sending NOTIFICATION %s", config_.Name(), Describe(a.notification));
-      last_sent_ = ToProto(a.notification);
+      last_sent_ = ToProto(a.notification, clock_.WallMs());
       if (metrics_) metrics_->NotificationSent(config_.Name(), a.notification.code, a.notification.subcode).Increment();
       return SendMessage(slot, a.notification);
     case ActionType::kStartConnectRetryTimer:
-      return slot.connect_retry.Start(a.duration, [this, id] {
+      return slot.connect_retry->Start(a.duration, [this, id] {
         if (Slot* s = Find(id)) Dispatch(*s, fsm::Event::Of(EventType::kConnectRetryTimerExpires));
       });
-    case ActionType::kStopConnectRetryTimer: return slot.connect_retry.Stop();
+    case ActionType::kStopConnectRetryTimer: return slot.connect_retry->Stop();
     case ActionType::kStartHoldTimer:
-      return slot.hold.Start(a.duration, [this, id] {
+      return slot.hold->Start(a.duration, [this, id] {
         if (Slot* s = Find(id)) Dispatch(*s, fsm::Event::Of(EventType::kHoldTimerExpires));
       });
-    case ActionType::kStopHoldTimer: return slot.hold.Stop();
+    case ActionType::kStopHoldTimer: return slot.hold->Stop();
     case ActionType::kStartKeepaliveTimer:
-      return slot.keepalive.Start(a.duration, [this, id] {
+      return slot.keepalive->Start(a.duration, [this, id] {
         if (Slot* s = Find(id)) Dispatch(*s, fsm::Event::Of(EventType::kKeepaliveTimerExpires));
       });
-    case ActionType::kStopKeepaliveTimer: return slot.keepalive.Stop();
+    case ActionType::kStopKeepaliveTimer: return slot.keepalive->Stop();
     case ActionType::kStartIdleHoldTimer:
       if (&slot != primary_.get() || admin_down_ || prefix_limit_down_) return;  // candidates never restart
       log::Info("neighbor %s: restarting in %.1fs (failure %d)", config_.Name(), a.duration.count() / 1000.0,
                 slot.fsm.failures);
-      return slot.idle_hold.Start(a.duration, [this, id] {
+      return slot.idle_hold->Start(a.duration, [this, id] {
         if (Slot* s = Find(id)) Dispatch(*s, fsm::Event::Of(EventType::kIdleHoldTimerExpires));
       });
-    case ActionType::kStopIdleHoldTimer: return slot.idle_hold.Stop();
+    case ActionType::kStopIdleHoldTimer: return slot.idle_hold->Stop();
     case ActionType::kSessionEstablished: {
       negotiated_ = slot.fsm.negotiated;
-      established_since_ms_ = WallMs();
+      established_since_ms_ = clock_.WallMs();
       ++established_transitions_;
       const wire::CodecContext ctx = negotiated_->DecodeContext(config_.ebgp());
       if (slot.conn) slot.conn->SetCodecContext(ctx);
@@ -384,7 +380,7 @@ void Peer::Accept(tcp::socket socket) {
       }
       log::Info("neighbor %s: inbound connection during %s: collision candidate", config_.Name(),
                 fsm::StateName(p.fsm.state));
-      candidate_ = std::make_unique<Slot>(io_, next_slot_id_++, Direction::kInbound);
+      candidate_ = std::make_unique<Slot>(clock_, next_slot_id_++, Direction::kInbound);
       Slot& c = *candidate_;
       Dispatch(c, fsm::Event::Of(EventType::kAutomaticStartPassive));
       Attach(c, std::move(socket));
@@ -474,7 +470,7 @@ bool Peer::OnMessage(uint64_t slot_id, wire::ByteSpan bytes) {
       ResolveCollision();
     } else if (auto* n = std::get_if<wire::NotificationMessage>(&m)) {
       log::Warning("neighbor %s: received NOTIFICATION %s", config_.Name(), Describe(*n));
-      last_received_ = ToProto(*n);
+      last_received_ = ToProto(*n, clock_.WallMs());
       if (metrics_) metrics_->NotificationReceived(config_.Name(), n->code, n->subcode).Increment();
       fsm::Event e = fsm::Event::Of(EventType::kNotifMsg);
       e.notification = *n;
@@ -579,9 +575,9 @@ void Peer::PrefixLimitExceeded(wire::Family family, uint64_t count) {
   Dispatch(*primary_, stop);
   last_error_ = why;
   if (c.restart_interval_s > 0) {
-    prefix_limit_restart_ms_ = WallMs() + int64_t{c.restart_interval_s} * 1000;
+    prefix_limit_restart_ms_ = clock_.WallMs() + int64_t{c.restart_interval_s} * 1000;
     // The timer is the Peer's own: destroyed (and its expiry a no-op) with it.
-    prefix_limit_restart_.Start(std::chrono::seconds(c.restart_interval_s), [this] { RestartAfterPrefixLimit(); });
+    prefix_limit_restart_->Start(std::chrono::seconds(c.restart_interval_s), [this] { RestartAfterPrefixLimit(); });
   }
 }
 
@@ -595,7 +591,7 @@ void Peer::RestartAfterPrefixLimit() {
 }
 
 void Peer::StopPrefixLimitRestart() {
-  prefix_limit_restart_.Stop();
+  prefix_limit_restart_->Stop();
   prefix_limit_down_ = false;
   prefix_limit_restart_ms_ = 0;
 }
@@ -663,7 +659,7 @@ void Peer::PromoteCandidate() {
   const uint32_t failures = primary_->fsm.failures;
   candidate_->fsm.failures = failures;
   primary_ = std::move(candidate_);
-  state_since_ms_ = WallMs();
+  state_since_ms_ = clock_.WallMs();
 }
 
 control::v1::NeighborStatus Peer::Status() const {
@@ -678,7 +674,7 @@ control::v1::NeighborStatus Peer::Status() const {
   s.set_passive(config_.fsm.passive);
   s.set_state_since_unix_ms(state_since_ms_);
   if (primary_->fsm.state == State::kEstablished && established_since_ms_ > 0) {
-    s.set_uptime_seconds((WallMs() - established_since_ms_) / 1000);
+    s.set_uptime_seconds((clock_.WallMs() - established_since_ms_) / 1000);
   }
   if (primary_->conn) {
     s.set_local_address(primary_->conn->local().address().to_string());

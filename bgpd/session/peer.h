@@ -19,7 +19,7 @@
 #include "bgpd/session/connection.h"
 #include "bgpd/session/lifetime.h"
 #include "bgpd/session/metrics.h"
-#include "bgpd/session/timer.h"
+#include "bgpd/session/clock.h"
 #include "rib/prefix_limit.h"
 
 namespace bagd::session {
@@ -56,7 +56,9 @@ class RouteSink {
 
 class Peer {
  public:
-  Peer(boost::asio::io_context& io, PeerConfig config, SessionMetrics* metrics, RouteSink* sink = nullptr);
+  // `clock` gives the time and the timers (AsioClock in the daemon, ManualClock in tests).
+  Peer(boost::asio::io_context& io, Clock& clock, PeerConfig config, SessionMetrics* metrics,
+       RouteSink* sink = nullptr);
   ~Peer();
   Peer(const Peer&) = delete;
   Peer& operator=(const Peer&) = delete;
@@ -121,6 +123,7 @@ class Peer {
   void StopPrefixLimitRestart();
 
   boost::asio::io_context& io_;
+  Clock& clock_;
   PeerConfig config_;
   SessionMetrics* metrics_;
   NeighborSeries series_;
@@ -135,7 +138,7 @@ class Peer {
   std::array<rib::PrefixLimit, wire::kFamilyCount> prefix_limits_;
   bool prefix_limit_down_ = false;
   int64_t prefix_limit_restart_ms_ = 0;  // wall clock; 0: until Enable()
-  Timer prefix_limit_restart_;
+  std::unique_ptr<Timer> prefix_limit_restart_;
 
   // Status, for bagctl and metrics.
   int64_t state_since_ms_ = 0;  // wall clock

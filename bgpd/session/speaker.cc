@@ -196,7 +196,11 @@ absl::StatusOr<rib::LinkBandwidthExport> LinkBandwidthExportOf(const config::v1:
   return e;
 }
 
-Speaker::Speaker(boost::asio::io_context& io, SessionMetrics* metrics) : io_(io), metrics_(metrics) {}
+Speaker::Speaker(boost::asio::io_context& io, SessionMetrics* metrics, Clock* clock)
+    : io_(io),
+      metrics_(metrics),
+      own_clock_(clock ? nullptr : std::make_unique<AsioClock>(io)),
+      clock_(clock ? clock : own_clock_.get()) {}
 Speaker::~Speaker() = default;
 
 absl::Status Speaker::Configure(const config::v1::Config& config) {
@@ -212,8 +216,8 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
   if (!weights.ok()) return weights.status();
   groups_ = std::make_unique<rib::NextHopGroupRegistry>(*weights);
   groups_->set_fib_tracking(static_cast<bool>(fib_sink_));
-  weights_timer_ = std::make_unique<boost::asio::steady_timer>(io_);
-  hold_timer_ = std::make_unique<boost::asio::steady_timer>(io_);
+  weights_timer_ = clock_->NewTimer();
+  hold_timer_ = clock_->NewTimer();
   config_ = config;
   {
     rib::PeerInfo local;
@@ -272,7 +276,7 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
         }
       }
     }
-    auto peer = std::make_unique<Peer>(io_, std::move(pc), metrics_, this);
+    auto peer = std::make_unique<Peer>(io_, *clock_, std::move(pc), metrics_, this);
     rib::PeerInfo info;
     info.source.ebgp = peer->config().ebgp();
     info.source.address = peer->config().address;
@@ -601,12 +605,10 @@ void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) 
           if (d.verdict == rib::BandwidthReadvertisement::Verdict::kDefer) {
             lbx.deferred.insert(c.prefix);
             if (d.not_before < lbx.timer_at) {
-              if (!lbx.timer) lbx.timer = std::make_unique<boost::asio::steady_timer>(io_);
+              if (!lbx.timer) lbx.timer = clock_->NewTimer();
               lbx.timer_at = d.not_before;
-              lbx.timer->expires_after(absl::ToChronoMilliseconds(d.not_before - now) + std::chrono::milliseconds(1));
-              lbx.timer->async_wait([this, peer = &to](const boost::system::error_code& ec) {
-                if (!ec) FlushDeferredBandwidth(*peer);
-              });
+              lbx.timer->Start(absl::ToChronoMilliseconds(d.not_before - now) + std::chrono::milliseconds(1),
+                               [this, peer = &to] { FlushDeferredBandwidth(*peer); });
             }
             continue;
           }
@@ -662,12 +664,9 @@ void Speaker::AdvertisePaced(Peer& to, const std::vector<rib::RouteChange>& chan
     for (const auto& c : changes) p.pending.insert(c.prefix);
     return;
   }
-  if (!p.timer) p.timer = std::make_unique<boost::asio::steady_timer>(io_);
+  if (!p.timer) p.timer = clock_->NewTimer();
   p.running = true;
-  p.timer->expires_after(std::chrono::seconds(mrai));
-  p.timer->async_wait([this, peer = &to](const boost::system::error_code& ec) {
-    if (!ec) FlushPaced(*peer);
-  });
+  p.timer->Start(std::chrono::seconds(mrai), [this, peer = &to] { FlushPaced(*peer); });
 }
 
 void Speaker::FlushPaced(Peer& to) {
@@ -747,13 +746,13 @@ void Speaker::OnSessionDown(Peer& peer) {
     lbx.damping.Clear();
     lbx.deferred.clear();
     lbx.timer_at = absl::InfiniteFuture();
-    if (lbx.timer) lbx.timer->cancel();
+    if (lbx.timer) lbx.timer->Stop();
   }
   if (peer.rib_index < pacing_.size()) {
     Pacing& p = pacing_[peer.rib_index];
     p.pending.clear();
     p.running = false;
-    if (p.timer) p.timer->cancel();
+    if (p.timer) p.timer->Stop();
   }
   RefreshCounts(peer);
   FlushRibChanges();
@@ -832,9 +831,7 @@ void Speaker::QueueWeights(const std::vector<rib::RouteChange>& changes) {
   for (const auto& c : changes) weights_pending_.push_back(c.prefix);
   if (weights_scheduled_) return;
   weights_scheduled_ = true;
-  weights_timer_->expires_after(kWeightsBatchDelay);
-  weights_timer_->async_wait([this](const boost::system::error_code& ec) {
-    if (ec) return;
+  weights_timer_->Start(kWeightsBatchDelay, [this] {
     weights_scheduled_ = false;
     RunWeights();
   });
@@ -893,14 +890,12 @@ void Speaker::FlushFib() {
   RefreshWeightMetrics();
   if (auto due = groups_->NextDue()) {
     const absl::Duration wait = std::max(*due - absl::Now(), absl::ZeroDuration());
-    hold_timer_->expires_after(absl::ToChronoMilliseconds(wait) + std::chrono::milliseconds(1));
-    hold_timer_->async_wait([this](const boost::system::error_code& ec) {
-      if (ec) return;
+    hold_timer_->Start(absl::ToChronoMilliseconds(wait) + std::chrono::milliseconds(1), [this] {
       groups_->Expire(absl::Now());
       FlushFib();
     });
   } else {
-    hold_timer_->cancel();
+    hold_timer_->Stop();
   }
 }
 
@@ -917,7 +912,7 @@ void Speaker::CheckConvergence() {
   log::Info("every neighbor sent End-of-RIB: the initial tables are in");
   // Weights first, so the FIB sees the whole table at once.
   if (weights_scheduled_) {
-    weights_timer_->cancel();
+    weights_timer_->Stop();
     weights_scheduled_ = false;
     RunWeights();
   }

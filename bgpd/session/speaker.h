@@ -37,7 +37,8 @@ absl::StatusOr<rib::LinkBandwidthExport> LinkBandwidthExportOf(const config::v1:
 
 class Speaker : public RouteSink {
  public:
-  Speaker(boost::asio::io_context& io, SessionMetrics* metrics);
+  // `clock`: the sessions' time and timers; null: the io_context's steady clock.
+  Speaker(boost::asio::io_context& io, SessionMetrics* metrics, Clock* clock = nullptr);
   ~Speaker();
 
   // Opens the listeners and creates the neighbors. Errors (a port in use, a bad address)
@@ -114,10 +115,18 @@ class Speaker : public RouteSink {
   struct Listener;
   void Accept(Listener& l);
   absl::Status ApplyGtsmToListeners();
+
+ public:
+  // The neighbor with this canonical address, or null (tests and the session fuzzer hand
+  // connections to it with Peer::Accept).
   Peer* FindPeer(const std::string& address) const;
+
+ private:
 
   boost::asio::io_context& io_;
   SessionMetrics* metrics_;
+  std::unique_ptr<Clock> own_clock_;  // when none was given
+  Clock* clock_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::vector<std::unique_ptr<Peer>> peers_;
   absl::flat_hash_map<std::string, Peer*> by_address_;  // canonical address text
@@ -130,7 +139,7 @@ class Speaker : public RouteSink {
   // MRAI: per peer (by rib index), prefixes waiting for the interval to end, and its timer.
   struct Pacing {
     absl::flat_hash_set<wire::Prefix> pending;
-    std::unique_ptr<boost::asio::steady_timer> timer;
+    std::unique_ptr<Timer> timer;
     bool running = false;
   };
   std::vector<Pacing> pacing_;
@@ -150,10 +159,10 @@ class Speaker : public RouteSink {
   std::vector<wire::Prefix> weights_pending_;  // changed since the last batch, may repeat
   rib::MembersBatch weights_batch_;
   std::vector<size_t> weights_runs_;           // where each sorted run of weights_pending_ starts
-  std::unique_ptr<boost::asio::steady_timer> weights_timer_;
+  std::unique_ptr<Timer> weights_timer_;
   bool weights_scheduled_ = false;
   bool rib_flush_posted_ = false;
-  std::unique_ptr<boost::asio::steady_timer> hold_timer_;
+  std::unique_ptr<Timer> hold_timer_;
   std::function<void(const rib::FibUpdate&)> fib_sink_;
   uint32_t fib_max_weight_ = 65535;
   std::function<void()> on_converged_;
@@ -165,7 +174,7 @@ class Speaker : public RouteSink {
     rib::LinkBandwidthExport config;
     rib::BandwidthReadvertisement damping;
     absl::flat_hash_set<wire::Prefix> deferred;
-    std::unique_ptr<boost::asio::steady_timer> timer;
+    std::unique_ptr<Timer> timer;
     absl::Time timer_at = absl::InfiniteFuture();
   };
   std::vector<BandwidthExport> lb_export_;

@@ -1,0 +1,79 @@
+// The session layer and the routing core with a fake clock: a Speaker on a ManualClock,
+// whose neighbors' connections the test (or the session fuzzer) makes on loopback and
+// writes to and reads from directly. Each connection is a TCP pair made synchronously (a
+// connect from the neighbor's 127.0.0.x address to the harness's own listener, then
+// accept) and handed to the neighbor's Peer as if its listener had accepted it, so the
+// connection has real addresses for next-hop-self and real socket options. Nothing
+// sleeps: Run() polls the io_context until it is idle and Advance() moves the clock.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bgpd/session/clock.h"
+#include "bgpd/session/speaker.h"
+#include "bgpd/wire/message.h"
+
+namespace bagd::session::testing {
+
+// Raw messages, built byte by byte so that anything can be sent.
+wire::Bytes Message(uint8_t type, std::span<const uint8_t> body);
+// An OPEN with a Multiprotocol capability per (afi, safi), 4-octet AS, and `extra_caps`
+// (whole capability TLVs) appended.
+wire::Bytes Open(uint32_t asn, uint32_t router_id, uint16_t hold_time,
+                 std::vector<std::pair<uint16_t, uint8_t>> families = {{1, 1}},
+                 std::span<const uint8_t> extra_caps = {});
+wire::Bytes Keepalive();
+// An IPv4 UPDATE: ORIGIN IGP, AS_PATH {asn}, NEXT_HOP, `extra_attrs` (whole attribute TLVs)
+// and the /24s 10.a.b.0 for each (a, b).
+wire::Bytes Update(uint32_t asn, uint32_t next_hop, std::vector<std::pair<uint8_t, uint8_t>> prefixes,
+                   std::span<const uint8_t> extra_attrs = {}, std::span<const uint8_t> withdrawn = {});
+
+class SessionHarness {
+ public:
+  // `config` in text format: a router { } block without `listen` (one on 127.0.0.1 with a
+  // free port is added; nothing connects to it) and neighbors. Configures and starts.
+  explicit SessionHarness(std::string_view config);
+  ~SessionHarness();
+
+  // A connection from `neighbor` (a 127.0.0.x address), handed to its Peer as if accepted:
+  // our end's descriptor (non-blocking).
+  int Connect(const std::string& neighbor);
+  // Writes all of `bytes` to our end, running the daemon's side while the socket is full.
+  void Write(int fd, std::span<const uint8_t> bytes);
+  // The whole messages bagd has sent on the connection so far (type, body).
+  std::vector<std::pair<uint8_t, wire::Bytes>> Read(int fd);
+  // True once bagd closed its end (after Read() drained what came before).
+  bool PeerClosed(int fd);
+  // Closes our end: with a reset (no TIME_WAIT left behind), or an orderly FIN.
+  void Close(int fd, bool reset = true);
+  // Runs every handler that is ready, until none is.
+  void Run();
+  // Moves the clock on by `ms` (firing due timers), running the daemon after each.
+  void Advance(int64_t ms);
+
+  ManualClock& clock() { return clock_; }
+  Speaker& speaker() { return *speaker_; }
+  boost::asio::io_context& io() { return io_; }
+
+ private:
+  struct End {
+    wire::Bytes in;  // octets read, not yet a whole message
+    bool eof = false;
+  };
+  void Pump(int fd);
+
+  ManualClock clock_;  // before the speaker, whose timers it holds
+  int listen_fd_ = -1;   // where Connect() connects to
+  boost::asio::io_context io_;
+  std::unique_ptr<Speaker> speaker_;
+  std::map<int, End> ends_;
+};
+
+}  // namespace bagd::session::testing
