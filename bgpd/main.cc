@@ -212,7 +212,9 @@ int main(int argc, char** argv) {
     if (*backend) {
       speaker.SetFibMaxWeight((*backend)->Capabilities().max_weight);
       auto* kernel = dynamic_cast<bagd::fib::NetlinkBackend*>(backend->get());
-      fib = std::make_unique<bagd::session::FibStage>(io, std::move(*backend));
+      bagd::session::FibStageOptions fib_options;
+      fib_options.startup_hold = std::chrono::seconds(loaded.config.fib().restart_hold_time());
+      fib = std::make_unique<bagd::session::FibStage>(io, std::move(*backend), fib_options);
       if (kernel) fib->WatchEvents(kernel->event_fd(), [kernel] { kernel->ReadEvents(); });
       if (auto st = fib->Start(); !st.ok()) {
         bagd::log::Error("fib: %s", st.ToString());

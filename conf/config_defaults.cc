@@ -122,6 +122,10 @@ void ApplyDefaults(v1::Config& config) {
   if (fib.resilient_buckets() == 0) fib.set_resilient_buckets(128);
   if (!fib.has_resilient_idle_timer()) fib.set_resilient_idle_timer(120);
   if (!fib.has_retain_on_exit()) fib.set_retain_on_exit(true);
+  if (!fib.has_restart_hold_time()) fib.set_restart_hold_time(kDefaultRestartHoldTime);
+  if (!fib.has_restart_neighbor_wait()) {
+    fib.set_restart_neighbor_wait(std::min(kDefaultRestartNeighborWait, fib.restart_hold_time()));
+  }
 }
 
 }  // namespace bagd::conf

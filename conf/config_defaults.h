@@ -19,6 +19,10 @@ inline constexpr std::size_t kMaxMd5KeyLength = 80;            // Linux TCP_MD5S
 inline constexpr std::size_t kMaxShutdownMessageLength = 255;  // RFC 9003 §2
 inline constexpr uint32_t kDefaultKernelTable = 254;           // RT_TABLE_MAIN
 inline constexpr std::string_view kDefaultAppldbSocket = "/var/run/redis/redis.sock";
+// After a restart: the longest the FIB waits for End-of-RIB, and how long a neighbor that is
+// not Established holds that wait (seconds).
+inline constexpr uint32_t kDefaultRestartHoldTime = 60;
+inline constexpr uint32_t kDefaultRestartNeighborWait = 10;
 
 // Hold-down damping (Damping; docs/damping.md), seconds unless named otherwise.
 inline constexpr uint32_t kDefaultDecreaseDelay = 0;       // decreases at once: shed load

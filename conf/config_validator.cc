@@ -758,6 +758,16 @@ class Validator {
                                                                      : fib.resilient_unbalanced_timer();
       if (v > 3600) Error(path(timer), absl::StrCat("fib: ", timer, " ", v, " is out of range: use 0..3600 seconds"));
     }
+    if (fib.restart_hold_time() > 3600) {
+      Error(path("restart_hold_time"), absl::StrCat("fib: restart_hold_time ", fib.restart_hold_time(),
+                                                    " is out of range: use 0..3600 seconds"));
+    } else if (fib.has_restart_neighbor_wait() &&
+               fib.restart_neighbor_wait() > (fib.has_restart_hold_time() ? fib.restart_hold_time() : kDefaultRestartHoldTime)) {
+      Error(path("restart_neighbor_wait"),
+            absl::StrCat("fib: restart_neighbor_wait ", fib.restart_neighbor_wait(), " is longer than restart_hold_time ",
+                         fib.has_restart_hold_time() ? fib.restart_hold_time() : kDefaultRestartHoldTime,
+                         ": a neighbor cannot hold the wait longer than the wait itself"));
+    }
   }
 
   void CheckCapacitySources() {

@@ -107,6 +107,16 @@ std::vector<std::pair<ObjectId, uint32_t>> Reconciler::KernelMembers(const Desir
   return out;
 }
 
+void Reconciler::Bind(rib::GroupId gid, DesiredGroup& g) {
+  if (g.id != 0) return;
+  if (auto id = ClaimGroup(g)) {
+    g.id = *id;
+  } else {
+    g.id = Allocate();
+  }
+  group_object_[g.id] = gid;
+}
+
 std::optional<ObjectId> Reconciler::ClaimGroup(const DesiredGroup& g) {
   const auto want = KernelMembers(g, false);
   for (ObjectId id : stale_groups_) {
@@ -131,14 +141,12 @@ void Reconciler::Update(const rib::FibUpdate& u) {
       for (const auto& m : g.members) ReleaseNexthop(m.next_hop);
       g.members = fg.members;
     } else {
+      // No object yet: it is bound when the group is first written (Bind), by the members
+      // it has then. While the FIB stage holds flushes after a restart, a group changes
+      // many times (peers return one by one); claiming an old object by the first,
+      // partial set would keep the wrong one and leave the right one to the sweep.
       DesiredGroup g{0, fg.members};
       for (const auto& m : fg.members) NexthopFor(m.next_hop);
-      if (auto id = ClaimGroup(g)) {
-        g.id = *id;
-      } else {
-        g.id = Allocate();
-      }
-      group_object_[g.id] = fg.id;
       groups_[fg.id] = std::move(g);
     }
     dirty_groups_.insert(fg.id);
@@ -158,9 +166,10 @@ void Reconciler::Update(const rib::FibUpdate& u) {
     if (it == groups_.end()) continue;
     for (const auto& m : it->second.members) ReleaseNexthop(m.next_hop);
     const ObjectId id = it->second.id;
-    group_object_.erase(id);
     groups_.erase(it);
     dirty_groups_.erase(gid);
+    if (id == 0) continue;  // never written
+    group_object_.erase(id);
     if (confirmed_.groups.contains(id)) {
       delete_groups_.insert(id);
     } else {
@@ -246,6 +255,7 @@ FlushResult Reconciler::Flush() {
         it = dirty_groups_.erase(it);
         continue;
       }
+      Bind(*it, d->second);
       auto members = KernelMembers(d->second, true);
       const bool complete = members.size() == d->second.members.size();
       auto c = confirmed_.groups.find(d->second.id);

@@ -9,8 +9,10 @@
 //
 // Restart without churn: Start() dumps what the backend holds that bagd owns. Those objects
 // are "stale" until the new desired state claims them: a next hop by its gateway, a group by
-// its members and weights, a route by its prefix. A claimed object keeps its id and costs no
-// operation. Sweep() (after the routes have converged) deletes what nobody claimed.
+// its members and weights when it is first written (not when it first appears: the desired
+// state may change many times before the first Flush), a route by its prefix. A claimed
+// object keeps its id and costs no operation. Sweep() (after the routes have converged)
+// deletes what nobody claimed.
 //
 // Not thread-safe: runs on the owner's thread; the backend's events come back through OnEvent.
 #pragma once
@@ -89,6 +91,8 @@ class Reconciler {
   ObjectId NexthopFor(const wire::IpAddress& gateway);  // claims, reuses or allocates; refs++
   void ReleaseNexthop(const wire::IpAddress& gateway);
   std::optional<ObjectId> ClaimGroup(const DesiredGroup& g);
+  // Gives a group its object at its first write: an old one with the same content, or a new id.
+  void Bind(rib::GroupId gid, DesiredGroup& g);
   void SetConfirmedRoute(const wire::Prefix& prefix, std::optional<ObjectId> group);
   std::vector<std::pair<ObjectId, uint32_t>> KernelMembers(const DesiredGroup& g, bool confirmed_only) const;
   void Record(FlushResult& r, const FibOp& op, const absl::Status& st);

@@ -26,24 +26,25 @@ absl::Status FibStage::Start() {
   const fib::FibState& s = reconciler_.confirmed();
   log::Info("fib: %d next hops, %d groups and %d routes of a previous run found; kept while the new state claims them",
             s.nexthops.size(), s.groups.size(), s.routes.size());
-  if (reconciler_.stale_count() > 0) {
+  if (reconciler_.stale_count() == 0) {
+    released_ = true;  // nothing to wait for, nothing to sweep
+    return absl::OkStatus();
+  }
+  if (options_.startup_hold.count() > 0) {
     holding_ = true;
     hold_timer_.expires_after(options_.startup_hold);
     hold_timer_.async_wait([this](const boost::system::error_code& ec) {
-      if (ec || !holding_) return;
-      log::Info("fib: not every neighbor sent End-of-RIB within %ds; installing what is known",
+      if (ec || released_) return;
+      log::Info("fib: not every neighbor sent End-of-RIB within %ds (fib.restart_hold_time); installing what is known",
                 options_.startup_hold.count());
       Release();
     });
   }
   if (options_.sweep_after.count() > 0) {
-    sweep_timer_.expires_after(options_.sweep_after);
+    sweep_timer_.expires_after(std::max(options_.sweep_after, options_.startup_hold));
     sweep_timer_.async_wait([this](const boost::system::error_code& ec) {
-      if (ec) return;
-      const size_t stale = reconciler_.stale_count();
-      if (stale > 0) log::Info("fib: deleting %d objects of a previous run that nothing claimed", stale);
-      reconciler_.Sweep();
-      Flush();
+      if (ec || released_) return;
+      Release();
     });
   }
   return absl::OkStatus();
@@ -70,10 +71,19 @@ void FibStage::Apply(const rib::FibUpdate& update) {
 }
 
 void FibStage::Release() {
-  if (!holding_) return;
+  if (released_) return;
+  released_ = true;
   holding_ = false;
   hold_timer_.cancel();
+  sweep_timer_.cancel();
+  // The new state claimed what it wants as it was written; the rest goes now, in the same
+  // flush (make-before-break order: new routes first, then deletes).
   Flush();
+  if (reconciler_.stale_count() > 0) {
+    log::Info("fib: deleting %d objects of a previous run that nothing claimed", reconciler_.stale_count());
+    reconciler_.Sweep();
+    Flush();
+  }
 }
 
 void FibStage::RemoveAll() {

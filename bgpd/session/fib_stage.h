@@ -16,10 +16,13 @@
 namespace bagd::session {
 
 struct FibStageOptions {
-  // Objects of a previous run that nothing claimed are deleted this long after start (the
-  // routes have converged by then); 0: never.
-  std::chrono::seconds sweep_after{120};
+  // After a restart nothing is written until Release() (every neighbor's initial table is
+  // in) or this long after start (config fib.restart_hold_time); 0: no wait.
   std::chrono::seconds startup_hold{60};
+  // Objects of a previous run that nothing claimed are deleted at Release(), or this long
+  // after start when nothing released the stage before (startup_hold 0 and no
+  // convergence); 0: only at Release().
+  std::chrono::seconds sweep_after{120};
   std::chrono::milliseconds retry_first{200};
   std::chrono::milliseconds retry_max{10000};
   fib::ReconcilerOptions reconciler;
@@ -37,7 +40,9 @@ class FibStage {
   void Apply(const rib::FibUpdate& update);
   // After a restart (the backend holds objects of a previous run), nothing is sent until
   // Release() — every neighbor's initial table is in — or `startup_hold` has passed, so the
-  // new run claims the old objects whole instead of rebuilding them peer by peer.
+  // new run claims the old objects whole instead of rebuilding them peer by peer. Release
+  // then deletes what nothing claimed (the routes no neighbor re-announced), at once: their
+  // neighbors have said (End-of-RIB) that their tables are complete. Once only.
   void Release();
   bool holding() const { return holding_; }
   // Removes everything bagd owns in the backend: routes, then groups, then next hops.
@@ -65,6 +70,7 @@ class FibStage {
   bool retry_armed_ = false;
   bool resync_armed_ = false;
   bool holding_ = false;
+  bool released_ = false;
 };
 
 }  // namespace bagd::session

@@ -219,6 +219,7 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
   weights_timer_ = clock_->NewTimer();
   hold_timer_ = clock_->NewTimer();
   config_ = config;
+  restart_neighbor_wait_ms_ = int64_t{config.fib().restart_neighbor_wait()} * 1000;
   {
     rib::PeerInfo local;
     local.local = true;
@@ -339,6 +340,11 @@ void Speaker::Start() {
     log::Info("originating %d prefixes", networks_.size());
   }
   started_ = true;
+  started_ms_ = clock_->SteadyMs();
+  if (on_converged_) {
+    convergence_timer_ = clock_->NewTimer();
+    convergence_timer_->Start(std::chrono::milliseconds(restart_neighbor_wait_ms_), [this] { CheckConvergence(); });
+  }
   for (auto& l : listeners_) {
     log::Info("listening on %s", absl::StrCat("[", l->endpoint.address().to_string(), "]:", l->endpoint.port()));
     Accept(*l);
@@ -757,6 +763,9 @@ void Speaker::OnSessionDown(Peer& peer) {
   RefreshCounts(peer);
   FlushRibChanges();
   RefreshRibMetrics();
+  // Its End-of-RIB counted for the session that ended; a new session sends its own.
+  for (int f = 0; f < wire::kFamilyCount; ++f) end_of_rib_.erase({peer.rib_index, f});
+  CheckConvergence();  // it may have been the one the others waited for
 }
 
 namespace {
@@ -901,15 +910,32 @@ void Speaker::FlushFib() {
 
 void Speaker::CheckConvergence() {
   if (!on_converged_) return;
+  // RFC 4724 §4.2's rule for the stale routes of a restarting peer, applied to our own
+  // restart: the tables are in once every neighbor that is up has said so (End-of-RIB for
+  // each negotiated family). A neighbor that is not Established holds it only for the first
+  // restart_neighbor_wait seconds; a down one must not freeze the FIB for the others.
+  const bool waited = clock_->SteadyMs() - started_ms_ >= restart_neighbor_wait_ms_;
+  size_t not_up = 0;
   for (const auto& p : peers_) {
-    if (p->config().shutdown) continue;
+    if (p->admin_down() || p->prefix_limit_down()) continue;
     const auto& n = p->negotiated();
-    if (!p->established() || !n) return;
+    if (!p->established() || !n) {
+      if (!waited) return;
+      ++not_up;
+      continue;
+    }
     for (int f = 0; f < wire::kFamilyCount; ++f) {
       if (n->families[f] && !end_of_rib_.contains({p->rib_index, f})) return;
     }
   }
-  log::Info("every neighbor sent End-of-RIB: the initial tables are in");
+  if (not_up > 0) {
+    log::Info("every Established neighbor sent End-of-RIB; %d %s not Established %.0fs after start and %s not waited "
+              "for (fib.restart_neighbor_wait)",
+              not_up, not_up == 1 ? "neighbor is" : "neighbors are", restart_neighbor_wait_ms_ / 1000.0,
+              not_up == 1 ? "is" : "are");
+  }
+  log::Info("%s: the initial tables are in",
+            not_up == 0 ? "every neighbor sent End-of-RIB" : "every Established neighbor sent End-of-RIB");
   // Weights first, so the FIB sees the whole table at once.
   if (weights_scheduled_) {
     weights_timer_->Stop();

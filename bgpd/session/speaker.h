@@ -54,8 +54,9 @@ class Speaker : public RouteSink {
   // Live capacity: the link bandwidth of the networks originated for `source` (bits/s; 0:
   // the source has no capacity up). Before Start it is the starting value.
   void SetOriginatedBandwidth(const std::string& source, double bps);
-  // Called once, when every neighbor that is not administratively down has sent End-of-RIB
-  // for each family it negotiated (RFC 4724): the initial tables are in.
+  // Called once, when every neighbor that is Established has sent End-of-RIB for each family
+  // it negotiated (RFC 4724) and every other one (not administratively down) has had
+  // fib.restart_neighbor_wait seconds to come up: the initial tables are in.
   void OnInitialConvergence(std::function<void()> f) { on_converged_ = std::move(f); }
   // Which FIB object a next-hop group is (for bagctl), when there is a FIB stage.
   void SetFibObjectResolver(std::function<std::optional<uint32_t>(rib::GroupId)> f) { fib_object_ = std::move(f); }
@@ -167,7 +168,11 @@ class Speaker : public RouteSink {
   uint32_t fib_max_weight_ = 65535;
   std::function<void()> on_converged_;
   absl::flat_hash_set<std::pair<rib::PeerIndex, int>> end_of_rib_;  // (peer, family) seen
+  // Checked on End-of-RIB, on session loss, and once restart_neighbor_wait after Start.
   void CheckConvergence();
+  int64_t started_ms_ = 0;                // clock_->SteadyMs() at Start
+  int64_t restart_neighbor_wait_ms_ = 10000;
+  std::unique_ptr<Timer> convergence_timer_;
   std::function<std::optional<uint32_t>(rib::GroupId)> fib_object_;
   // Per peer (by rib index): link-bandwidth export and its re-advertisement damping.
   struct BandwidthExport {

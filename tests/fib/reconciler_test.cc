@@ -162,6 +162,38 @@ TEST_CASE("a restart with the same state changes nothing; leftovers are swept", 
   CHECK(b.state().nexthops.size() == 2);
 }
 
+TEST_CASE("a restart claims objects by the converged state, not by the first partial sets", "[fib][reconciler]") {
+  // Issue 12 defect 1: BIRD (10.0.0.1, 1G) came back before FRR (10.0.0.2, 3G). The first
+  // multipath set the new run saw was {BIRD}, and its group claimed... whatever matched
+  // then; once FRR was back the same registry group was re-keyed to {BIRD*1, FRR*3}, which
+  // the kernel held already under another id: a new group and a repointed route.
+  RecordingBackend b;
+  {
+    Reconciler before(b);
+    REQUIRE(before.Start().ok());
+    before.Update(Group(1, {{"10.0.0.1", 1}, {"10.0.0.2", 3}}, {"10.1.0.0/24", "10.2.0.0/24"}));
+    before.Update(Group(2, {{"10.0.0.1", 1}}, {"10.3.0.0/24"}));  // a prefix only BIRD has
+    before.Flush();
+  }
+  const FibState old = b.state();
+  b.ClearLog();
+  Reconciler after(b);
+  REQUIRE(after.Start().ok());
+  // Before convergence (the FIB stage holds flushes): partial state, then the final one.
+  after.Update(Group(5, {{"10.0.0.1", 1}}, {"10.1.0.0/24", "10.2.0.0/24", "10.3.0.0/24"}));
+  after.Update(Group(5, {{"10.0.0.1", 1}, {"10.0.0.2", 3}}));  // re-keyed in place: FRR joined
+  rib::FibUpdate move = Group(6, {{"10.0.0.1", 1}}, {"10.3.0.0/24"});
+  after.Update(move);
+  const FlushResult f = after.Flush();
+  CHECK(f.applied == 0);
+  CHECK(b.log().empty());
+  CHECK(b.state().groups == old.groups);
+  CHECK(b.state().routes == old.routes);
+  CHECK(after.GroupObject(5) == old.routes.at(P("10.1.0.0/24")));
+  CHECK(after.GroupObject(6) == old.routes.at(P("10.3.0.0/24")));
+  CHECK(after.stale_count() == 0);
+}
+
 TEST_CASE("ids others use are never taken", "[fib][reconciler]") {
   RecordingBackend b;
   b.mutable_state().foreign_ids = {ReconcilerOptions{}.id_base, ReconcilerOptions{}.id_base + 1};
