@@ -8,17 +8,20 @@
 namespace bagd::rib {
 namespace {
 
-// The canonical key: family, then per member its address and target weight.
-std::string KeyOf(wire::Family family, const ResolvedBandwidths& r, const std::vector<uint32_t>& weights) {
+// The canonical key: family, then per member its address and the bandwidth it advertises
+// (after the missing-LB policy), exactly. Not the quantized weight: prefixes whose members
+// advertise 1G:1G and 2G:2G, or one next hop at 1G and at 4G, would share a group whose
+// members' damping state holds only one of those values, and a prefix leaving it (a member
+// joining it alone) would start from a bandwidth it never advertised (issue 12 defect 2).
+std::string KeyOf(wire::Family family, const ResolvedBandwidths& r) {
   std::string key;
-  key.reserve(1 + r.members.size() * 21);
+  key.reserve(1 + r.members.size() * 25);
   key.push_back(static_cast<char>(family));
-  for (size_t i = 0; i < r.members.size(); ++i) {
-    const wire::IpAddress& a = r.members[i].next_hop;
+  for (const MemberBandwidth& m : r.members) {
+    const wire::IpAddress& a = m.next_hop;
     key.push_back(static_cast<char>(a.size()));
     key.append(reinterpret_cast<const char*>(a.bytes()), a.size());
-    const uint32_t w = weights[i];
-    key.append({static_cast<char>(w >> 24), static_cast<char>(w >> 16), static_cast<char>(w >> 8), static_cast<char>(w)});
+    key.append(reinterpret_cast<const char*>(&m.bps), sizeof m.bps);
   }
   return key;
 }
@@ -117,7 +120,7 @@ NextHopGroupRegistry::Target NextHopGroupRegistry::Resolve(const MembersView& p)
   if (p.members.empty()) return t;
   t.resolved = ResolveBandwidths(p.members, config_.policy[static_cast<int>(t.family)]);
   t.weights = TargetWeights(t.resolved);
-  t.key = KeyOf(t.family, t.resolved, t.weights);
+  t.key = KeyOf(t.family, t.resolved);
   return t;
 }
 
