@@ -83,8 +83,8 @@ multipath {{ maximum_paths_ebgp: 4 as_path_relax: true }}
         frr1 = lab.start_frr(f1, frr(65001, "10.255.0.2", b1, 1000, first), p1, name="frr1")
         frr2 = lab.start_frr(f2, frr(65002, "10.255.0.3", b2, 3000), p2, name="frr2")
 
-        def installed():
-            out = bagd.ctl("show", "nexthop-groups", PREFIXES[0], "--json", check=False)
+        def installed(d=None):
+            out = (d or bagd).ctl("show", "nexthop-groups", PREFIXES[0], "--json", check=False)
             g = json.loads(out.stdout)["groups"][0] if out.returncode == 0 else None
             if not g or not g.get("fib_object"):
                 return None
@@ -110,7 +110,7 @@ multipath {{ maximum_paths_ebgp: 4 as_path_relax: true }}
         lab.start_frr(f2, frr(65002, "10.255.0.3", b2, 3000), p2, name="frr2b")
         wait_until(lambda: "initial tables are in" in bagd.log(), 30, "the tables in")
         took = time.monotonic() - started
-        wait_until(installed, 10, "the group known again")
+        wait_until(lambda: installed(bagd), 10, "the group known again")
         time.sleep(1.0)
         self.assertEqual(changes(m), [], "the kernel changed during the restart")
         self.assertEqual(kernel_of(b), before)
