@@ -507,13 +507,56 @@ std::optional<wire::PathAttributes> Speaker::ExportAttributes(const Peer& to, st
   return a;
 }
 
+namespace {
+
+// Prefixes to announce grouped by exported attribute set, in first-seen order: each set is
+// encoded once and its prefixes packed together.
+class AnnouncementGroups {
+ public:
+  void Add(const rib::AttrRef& ref, const wire::Prefix& prefix) {
+    if (last_ == SIZE_MAX || groups_[last_].first != ref) {
+      auto [g, fresh] = group_of_.try_emplace(ref.get(), groups_.size());
+      if (fresh) groups_.emplace_back(ref, std::vector<wire::Nlri>{});
+      last_ = g->second;
+    }
+    groups_[last_].second.push_back(wire::Nlri{prefix, 0});
+    ++prefixes_;
+  }
+  size_t prefixes() const { return prefixes_; }
+
+  // Appends the UPDATEs for `to` to `messages`; a set that cannot be encoded is logged and
+  // the others still go out.
+  void PackFor(const Peer& to, std::vector<wire::Bytes>& messages) const {
+    const wire::CodecContext ctx = to.EncodeContext();
+    for (const auto& [ref, nlri] : groups_) {
+      auto packed = wire::PackAnnouncements(ref->attrs, nlri.front().prefix.family(), nlri, ctx);
+      if (!packed.ok()) {
+        log::Error("neighbor %s: cannot advertise %d prefixes: %s", to.config().Name(), nlri.size(),
+                   packed.status().ToString());
+        continue;
+      }
+      std::move(packed->begin(), packed->end(), std::back_inserter(messages));
+    }
+  }
+
+ private:
+  std::vector<std::pair<rib::AttrRef, std::vector<wire::Nlri>>> groups_;
+  absl::flat_hash_map<const rib::InternedAttributes*, size_t> group_of_;
+  size_t last_ = SIZE_MAX;
+  size_t prefixes_ = 0;
+};
+
+void SendPacked(Peer& to, std::vector<wire::Bytes> messages) {
+  if (!messages.empty()) to.series().UpdatesPacked(messages.size());
+  to.SendUpdates(std::move(messages));
+}
+
+}  // namespace
+
 void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) {
   if (!to.established()) return;
   auto& out = adj_out_[to.rib_index];
-  // Announcements grouped by exported attribute set, in first-seen order.
-  std::vector<std::pair<rib::AttrRef, std::vector<wire::Nlri>>> groups;
-  absl::flat_hash_map<const rib::InternedAttributes*, size_t> group_of;
-  size_t last_group = SIZE_MAX;
+  AnnouncementGroups announce;
   std::vector<wire::Nlri> withdraw[wire::kFamilyCount];
   BandwidthExport& lbx = lb_export_[to.rib_index];
   const absl::Time now = absl::Now();
@@ -577,12 +620,7 @@ void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) 
         }
       }
       *cur = ref;
-      if (last_group == SIZE_MAX || groups[last_group].first != ref) {
-        auto [g, fresh] = group_of.try_emplace(ref.get(), groups.size());
-        if (fresh) groups.emplace_back(ref, std::vector<wire::Nlri>{});
-        last_group = g->second;
-      }
-      groups[last_group].second.push_back(wire::Nlri{c.prefix, 0});
+      announce.Add(ref, c.prefix);
     } else if (out.Erase(c.prefix)) {
       withdraw[static_cast<int>(family)].push_back(wire::Nlri{c.prefix, 0});
     }
@@ -594,17 +632,8 @@ void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) 
     auto packed = wire::PackWithdrawals(static_cast<wire::Family>(f), withdraw[f], ctx);
     if (packed.ok()) std::move(packed->begin(), packed->end(), std::back_inserter(messages));
   }
-  for (auto& [ref, nlri] : groups) {
-    auto packed = wire::PackAnnouncements(ref->attrs, nlri.front().prefix.family(), nlri, ctx);
-    if (!packed.ok()) {
-      log::Error("neighbor %s: cannot advertise %d prefixes: %s", to.config().Name(), nlri.size(),
-                 packed.status().ToString());
-      continue;
-    }
-    std::move(packed->begin(), packed->end(), std::back_inserter(messages));
-  }
-  if (!messages.empty()) to.series().UpdatesPacked(messages.size());
-  to.SendUpdates(std::move(messages));
+  announce.PackFor(to, messages);
+  SendPacked(to, std::move(messages));
   RefreshCounts(to);
 }
 
