@@ -458,8 +458,14 @@ bool Peer::OnMessage(uint64_t slot_id, wire::ByteSpan bytes) {
       } else {
         Dispatch(*s, fsm::Event::Of(EventType::kUpdateMsg));
       }
-    } else if (std::holds_alternative<wire::RouteRefreshMessage>(m)) {
+    } else if (auto* rr = std::get_if<wire::RouteRefreshMessage>(&m)) {
+      // The FSM restarts the hold timer (an FSM error before Established); what the message
+      // asks for is the speaker's business (it holds the routes).
       Dispatch(*s, fsm::Event::Of(EventType::kRouteRefreshMsg));
+      s = Find(slot_id);
+      if (s != nullptr && s == primary_.get() && s->fsm.state == State::kEstablished && sink_) {
+        sink_->OnRouteRefresh(*this, *rr);
+      }
     }
   }
   // A collision candidate that failed is gone for good.
@@ -591,6 +597,12 @@ void Peer::SendUpdates(std::vector<wire::Bytes> messages) {
   }
 }
 
+void Peer::SendRouteRefresh(const wire::RouteRefreshMessage& message) {
+  Slot& slot = *primary_;
+  if (!slot.conn || slot.fsm.state != State::kEstablished) return;
+  SendMessage(slot, message);
+}
+
 void Peer::ResolveCollision() {
   if (!candidate_ || !primary_) return;
   Slot& p = *primary_;
@@ -678,6 +690,7 @@ control::v1::NeighborStatus Peer::Status() const {
     p->set_count(prefixes_received_by_family[f]);
     p->set_state(rib::PrefixLimitStateName(l.state()));
   }
+  *s.mutable_route_refresh() = refresh_status_;
   s.set_prefix_limit_down(prefix_limit_down_);
   if (prefix_limit_down_) s.set_prefix_limit_restart_unix_ms(prefix_limit_restart_ms_);
   return s;

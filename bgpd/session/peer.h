@@ -52,6 +52,8 @@ class RouteSink {
   virtual void OnSessionUp(Peer& peer) = 0;      // Established: send the initial table
   virtual void OnSessionDown(Peer& peer) = 0;    // withdraw what the peer sent
   virtual void OnUpdate(Peer& peer, const wire::UpdateMessage& update) = 0;
+  // A ROUTE-REFRESH on the Established session (the FSM has restarted the hold timer).
+  virtual void OnRouteRefresh(Peer& peer, const wire::RouteRefreshMessage& message) = 0;
 };
 
 class Peer {
@@ -80,6 +82,11 @@ class Peer {
   int64_t established_since_ms() const { return established_since_ms_; }  // wall clock
   // Pre-encoded UPDATEs (already packed for this session's encode context).
   void SendUpdates(std::vector<wire::Bytes> messages);
+  // A ROUTE-REFRESH (request, BoRR or EoRR) on the Established session; counted with the
+  // messages sent. Nothing when not Established.
+  void SendRouteRefresh(const wire::RouteRefreshMessage& message);
+  // Route refresh counters and the families the peer is re-sending (kept by the speaker).
+  control::v1::RouteRefreshStatus& refresh_status() { return refresh_status_; }
   wire::CodecContext EncodeContext() const;
   uint32_t rib_index = 0;  // the speaker's handle for this peer in the RIB
   uint64_t prefixes_received = 0;  // set by the speaker from the RIB
@@ -141,6 +148,7 @@ class Peer {
   std::optional<control::v1::Notification> last_sent_, last_received_;
   std::string last_error_;
   std::optional<fsm::Negotiated> negotiated_;
+  control::v1::RouteRefreshStatus refresh_status_;
   // Watched by the connect and connection handlers, which capture `this` (a neighbor
   // removed on reload is destroyed while they may still be queued). Declared last.
   Lifetime lifetime_;

@@ -8,6 +8,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "bgpd/fsm/route_refresh.h"
 #include "bgpd/session/log.h"
 #include "bgpd/session/socket_options.h"
 #include "bgpd/wire/update_packer.h"
@@ -707,6 +708,7 @@ void Speaker::FlushDeferredBandwidth(Peer& to) {
 
 void Speaker::OnSessionUp(Peer& peer) {
   FlushRibChanges();  // as in FlushPaced: the dump is the RIB now
+  ResetRefresh(peer);
   rib::PathSource src = rib_->peer(peer.rib_index).source;
   if (peer.negotiated()) src.router_id = peer.negotiated()->peer_router_id;
   rib_->UpdatePeerSource(peer.rib_index, src);
@@ -734,6 +736,7 @@ void Speaker::OnSessionDown(Peer& peer) {
     FlushRibChanges();
   }
   adj_out_[peer.rib_index].clear();
+  ResetRefresh(peer);
   {
     BandwidthExport& lbx = lb_export_[peer.rib_index];
     lbx.damping.Clear();
@@ -766,10 +769,12 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
     log::Info("neighbor %s: End-of-RIB %s: %d paths, %.3fs after Established", peer.config().Name(),
               wire::FamilyName(*eor), rib_->paths_of(idx, *eor), (now - peer.established_since_ms()) / 1000.0);
     end_of_rib_.insert({idx, static_cast<int>(*eor)});
+    RefreshOf(peer).end_of_rib[static_cast<int>(*eor)] = true;
     FlushRibChanges();  // the table so far, before convergence releases the FIB
     CheckConvergence();
     return;
   }
+  NoteRefreshed(peer, u);
   rib_->ApplyUpdate(idx, u, store_);
   RefreshCounts(peer);
   // The RIB-wide gauges follow with the weights batch (RunWeights), not every UPDATE.
@@ -1020,6 +1025,164 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
   log::Info("config reloaded: damping, link bandwidth, maximum prefixes and FIB limits applied");
   for (const std::string& r : restart) log::Warning("config reload: changes to %s need a restart of bagd; not applied", r);
   return absl::OkStatus();
+}
+
+}  // namespace bagd::session
+
+namespace bagd::session {
+
+// --- Route refresh (RFC 2918, RFC 7313) ---------------------------------------------------
+
+namespace {
+// RFC 7313 §4.2 leaves how long to wait for an EoRR to the implementation. FRR removes the
+// stale paths after its stale-path time, 360 s by default; so does bagd.
+constexpr auto kStaleRefreshTimeout = std::chrono::seconds(360);
+}  // namespace
+
+Speaker::InboundRefresh& Speaker::RefreshOf(const Peer& peer) {
+  if (refresh_.size() <= peer.rib_index) refresh_.resize(std::max(adj_out_.size(), size_t{peer.rib_index} + 1));
+  return refresh_[peer.rib_index];
+}
+
+void Speaker::OnRouteRefresh(Peer& peer, const wire::RouteRefreshMessage& m) {
+  if (!peer.negotiated()) return;
+  InboundRefresh& in = RefreshOf(peer);
+  fsm::InboundRefreshState state;
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    state.end_of_rib[f] = in.end_of_rib[f];
+    state.refreshing[f] = in.stale[f].has_value();
+  }
+  const fsm::RefreshAction a = fsm::ClassifyRouteRefresh(peer.config().fsm.local, *peer.negotiated(), m, state);
+  control::v1::RouteRefreshStatus& st = peer.refresh_status();
+  const std::string& name = peer.config().Name();
+  switch (a.type) {
+    case fsm::RefreshActionType::kIgnore:
+      st.set_ignored(st.ignored() + 1);
+      log::Warning("neighbor %s: ROUTE-REFRESH %s (AFI %d, SAFI %d) ignored: %s", name,
+                   wire::RouteRefreshSubtypeName(m.subtype), m.afi, m.safi, a.reason);
+      return;
+    case fsm::RefreshActionType::kResend: {
+      st.set_requests_received(st.requests_received() + 1);
+      if (!a.reason.empty()) log::Info("neighbor %s: route refresh request: %s", name, a.reason);
+      const size_t sent = ResendAdjRibOut(peer, a.family, a.enhanced);
+      log::Info("neighbor %s: route refresh request for %s: Adj-RIB-Out re-sent, %d prefixes%s", name,
+                wire::FamilyName(a.family), sent, a.enhanced ? " between BoRR and EoRR" : "");
+      return;
+    }
+    case fsm::RefreshActionType::kBeginStale:
+      st.set_borr_received(st.borr_received() + 1);
+      if (!a.reason.empty()) log::Info("neighbor %s: %s", name, a.reason);
+      return BeginStale(peer, a.family);
+    case fsm::RefreshActionType::kEndStale:
+      st.set_eorr_received(st.eorr_received() + 1);
+      return EndStale(peer, a.family, /*timed_out=*/false);
+  }
+}
+
+size_t Speaker::ResendAdjRibOut(Peer& to, wire::Family family, bool enhanced) {
+  // From the Adj-RIB-Out as it is now: the RIB's changes not handed on yet go out first (as
+  // in FlushPaced), so the answer does not lag behind what the peer would get next anyway.
+  FlushRibChanges();
+  if (!to.established()) return 0;
+  // The answer goes out at once, whatever the advertisement interval (MRAI paces changes,
+  // RFC 4271 §9.2.1.1; this is the state the peer already has). Prefixes waiting for the
+  // interval to end (and bandwidth changes held by re-advertisement damping) are not in the
+  // Adj-RIB-Out yet: they stay waiting and go out when their time comes, so the peer sees
+  // exactly the sequence it would have seen without the refresh. The interval's timer is
+  // left as it is.
+  // RFC 7313 §4: BoRR first and EoRR last, so the peer can drop what we no longer send. Our
+  // End-of-RIB went out right after the initial table, so no BoRR precedes it (§4, with
+  // Graceful Restart).
+  if (enhanced) to.SendRouteRefresh(wire::RouteRefreshMessage::Make(family, wire::route_refresh_subtype::kBorr));
+  AnnouncementGroups announce;
+  adj_out_[to.rib_index].ForEachIn(family, [&](const wire::Prefix& prefix, const rib::AttrRef& ref) {
+    announce.Add(ref, prefix);
+  });
+  std::vector<wire::Bytes> messages;
+  announce.PackFor(to, messages);
+  SendPacked(to, std::move(messages));
+  if (enhanced) to.SendRouteRefresh(wire::RouteRefreshMessage::Make(family, wire::route_refresh_subtype::kEorr));
+  control::v1::RouteRefreshStatus& st = to.refresh_status();
+  st.set_adj_rib_out_resends(st.adj_rib_out_resends() + 1);
+  st.set_prefixes_resent(st.prefixes_resent() + announce.prefixes());
+  return announce.prefixes();
+}
+
+void Speaker::BeginStale(Peer& peer, wire::Family family) {
+  InboundRefresh& in = RefreshOf(peer);
+  const int f = static_cast<int>(family);
+  // RFC 7313 §4.2: every path of the peer in the family is stale; each one it announces
+  // again is not (NoteRefreshed). A BoRR during a refresh starts it over.
+  in.stale[f].emplace(rib_->PathsOf(peer.rib_index, family));
+  if (!in.timeout[f]) in.timeout[f] = std::make_unique<Timer>(io_);
+  // `this` and the peer outlive the timer (it is the speaker's, destroyed with it).
+  in.timeout[f]->Start(kStaleRefreshTimeout, [this, p = &peer, family] { EndStale(*p, family, /*timed_out=*/true); });
+  ShowRefreshing(peer);
+  log::Info("neighbor %s: BoRR %s: the neighbor re-sends its routes; %d paths stale until announced again "
+            "(removed at EoRR, or in %d s without one)",
+            peer.config().Name(), wire::FamilyName(family), in.stale[f]->marked(), kStaleRefreshTimeout.count());
+}
+
+void Speaker::NoteRefreshed(const Peer& peer, const wire::UpdateMessage& u) {
+  if (refresh_.size() <= peer.rib_index) return;
+  InboundRefresh& in = refresh_[peer.rib_index];
+  auto refreshed = [&](const std::vector<wire::Nlri>& nlri) {
+    for (const wire::Nlri& n : nlri) {
+      if (auto& stale = in.stale[static_cast<int>(n.prefix.family())]) stale->Refreshed(n);
+    }
+  };
+  refreshed(u.nlri);
+  if (u.attrs.mp_reach) refreshed(u.attrs.mp_reach->nlri);
+}
+
+void Speaker::EndStale(Peer& peer, wire::Family family, bool timed_out) {
+  InboundRefresh& in = RefreshOf(peer);
+  const int f = static_cast<int>(family);
+  if (!in.stale[f]) return;
+  in.timeout[f]->Stop();
+  FlushRibChanges();  // what came before goes out first (as in OnSessionDown)
+  rib::StalePaths& stale = *in.stale[f];
+  const size_t marked = stale.marked();
+  const size_t before = rib_->paths_of(peer.rib_index, family);
+  // In slices, as a session loss: a full table gone stale never makes one change set.
+  for (auto slice = stale.TakeStale(kFlushSlice); !slice.empty(); slice = stale.TakeStale(kFlushSlice)) {
+    rib_->Withdraw(peer.rib_index, slice);
+    FlushRibChanges();
+  }
+  const size_t removed = before - rib_->paths_of(peer.rib_index, family);
+  in.stale[f].reset();
+  control::v1::RouteRefreshStatus& st = peer.refresh_status();
+  st.set_stale_paths_removed(st.stale_paths_removed() + removed);
+  if (timed_out) st.set_refreshes_timed_out(st.refreshes_timed_out() + 1);
+  ShowRefreshing(peer);
+  RefreshCounts(peer);
+  RefreshRibMetrics();
+  if (timed_out) {
+    log::Warning("neighbor %s: no EoRR for %s within %d s of its BoRR: %d stale paths removed (of %d)",
+                 peer.config().Name(), wire::FamilyName(family), kStaleRefreshTimeout.count(), removed, marked);
+  } else {
+    log::Info("neighbor %s: EoRR %s: refresh complete, %d stale paths removed (of %d marked at BoRR)",
+              peer.config().Name(), wire::FamilyName(family), removed, marked);
+  }
+}
+
+void Speaker::ResetRefresh(Peer& peer) {
+  InboundRefresh& in = RefreshOf(peer);
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    if (in.timeout[f]) in.timeout[f]->Stop();
+    in.stale[f].reset();
+    in.end_of_rib[f] = false;
+  }
+  ShowRefreshing(peer);
+}
+
+void Speaker::ShowRefreshing(Peer& peer) {
+  control::v1::RouteRefreshStatus& st = peer.refresh_status();
+  st.clear_refreshing();
+  const InboundRefresh& in = RefreshOf(peer);
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    if (in.stale[f]) st.add_refreshing(wire::FamilyName(static_cast<wire::Family>(f)));
+  }
 }
 
 }  // namespace bagd::session
