@@ -140,6 +140,21 @@ void Peer::Enable() {
   Dispatch(*primary_, fsm::Event::Of(EventType::kManualStart));
 }
 
+void Peer::Reset() {
+  // RFC 4486 §4: Cease / Administrative Reset, as FRR's `clear bgp`. A ManualStop (no
+  // automatic restart of its own, the backoff is cleared), then a ManualStart at once: the
+  // neighbor is not administratively down afterwards.
+  const std::string why = "administrative reset (bagctl neighbor clear)";
+  fsm::Event stop = fsm::Event::Of(EventType::kManualStop);
+  stop.notification = wire::NotificationMessage::Shutdown(wire::cease::kAdministrativeReset, "");
+  stop.reason = why;
+  if (candidate_) Dispatch(*candidate_, stop);
+  candidate_.reset();
+  Dispatch(*primary_, stop);
+  last_error_ = why;
+  Dispatch(*primary_, fsm::Event::Of(EventType::kManualStart));
+}
+
 void Peer::Stop(const wire::NotificationMessage& notification, const std::string& reason) {
   StopPrefixLimitRestart();
   admin_down_ = true;

@@ -67,6 +67,9 @@ class Peer {
   // Administrative shutdown with an RFC 9003 message; stays down until Enable().
   void Shutdown(const std::string& message);
   void Enable();
+  // Hard reset (`bagctl neighbor ADDRESS clear`): Cease / Administrative Reset (RFC 4486
+  // §4) on every connection, then a fresh start at once. Not a shutdown: it stays enabled.
+  void Reset();
   // Daemon exit: Cease with `notification` on every connection, no restart.
   void Stop(const wire::NotificationMessage& notification, const std::string& reason);
   // An inbound connection from this neighbor's address. Takes the socket either way.

@@ -1185,4 +1185,57 @@ void Speaker::ShowRefreshing(Peer& peer) {
   }
 }
 
+absl::StatusOr<control::v1::ClearNeighborResponse> Speaker::ClearNeighbor(
+    const std::string& address, control::v1::ClearNeighborRequest::Mode mode) {
+  using Request = control::v1::ClearNeighborRequest;
+  auto a = wire::IpAddress::Parse(address);
+  if (!a.ok()) return a.status();
+  Peer* p = FindPeer(a->ToString());
+  if (p == nullptr) return absl::NotFoundError(absl::StrCat("no neighbor ", address, " is configured"));
+  const bool hard = mode == Request::MODE_HARD;
+  if (!p->established() || !p->negotiated()) {
+    std::string state = fsm::StateName(p->state());
+    if (p->admin_down()) absl::StrAppend(&state, ", administratively down");
+    if (p->prefix_limit_down()) absl::StrAppend(&state, ", down after exceeding its maximum prefixes");
+    return absl::FailedPreconditionError(absl::StrCat("neighbor ", address, " is not Established (", state,
+                                                      "): there is no session to ", hard ? "reset" : "refresh"));
+  }
+  control::v1::ClearNeighborResponse r;
+  const std::string& name = p->config().Name();
+  if (hard) {
+    log::Warning("neighbor %s: administrative reset requested: Cease / Administrative Reset, then a restart", name);
+    p->Reset();
+    return r;
+  }
+  const fsm::Negotiated n = *p->negotiated();  // a copy: the re-sends below run RIB work
+  const bool in = mode == Request::MODE_SOFT_IN || mode == Request::MODE_SOFT;
+  const bool out = mode == Request::MODE_SOFT_OUT || mode == Request::MODE_SOFT;
+  if (in && !n.route_refresh) {
+    // Nothing is done, not even the outbound half: the operator asked for both.
+    return absl::FailedPreconditionError(absl::StrCat(
+        "neighbor ", address, " did not offer route refresh (RFC 2918) in its OPEN, so it cannot be asked to re-send "
+        "its routes; nothing was done (`bagctl neighbor ", address, " clear` resets the session instead)"));
+  }
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    if (!n.families[f] || !in) continue;
+    const auto family = static_cast<wire::Family>(f);
+    p->SendRouteRefresh(wire::RouteRefreshMessage::Make(family));
+    control::v1::RouteRefreshStatus& st = p->refresh_status();
+    st.set_requests_sent(st.requests_sent() + 1);
+    r.add_refresh_requested(wire::FamilyName(family));
+    log::Info("neighbor %s: soft reset in: route refresh request sent for %s", name, wire::FamilyName(family));
+  }
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    if (!n.families[f] || !out) continue;
+    const auto family = static_cast<wire::Family>(f);
+    const size_t sent = ResendAdjRibOut(*p, family, n.enhanced_route_refresh);
+    r.add_resent(wire::FamilyName(family));
+    r.set_prefixes_resent(r.prefixes_resent() + sent);
+    log::Info("neighbor %s: soft reset out: Adj-RIB-Out re-sent for %s, %d prefixes%s", name,
+              wire::FamilyName(family), sent, n.enhanced_route_refresh ? " between BoRR and EoRR" : "");
+  }
+  r.set_enhanced(out && n.enhanced_route_refresh);
+  return r;
+}
+
 }  // namespace bagd::session

@@ -70,6 +70,10 @@ class Speaker : public RouteSink {
   std::vector<control::v1::NeighborStatus> ListNeighbors(const std::string& address_filter) const;
   absl::Status ShutdownNeighbor(const std::string& address, const std::string& message);
   absl::Status EnableNeighbor(const std::string& address);
+  // `bagctl neighbor ADDRESS clear [soft [in|out]]` (control.proto ClearNeighbor): a hard
+  // reset, ROUTE-REFRESH requests to the neighbor, and/or our Adj-RIB-Out re-sent to it.
+  absl::StatusOr<control::v1::ClearNeighborResponse> ClearNeighbor(const std::string& address,
+                                                                   control::v1::ClearNeighborRequest::Mode mode);
 
   size_t neighbor_count() const { return peers_.size(); }
   const rib::Rib& rib() const { return *rib_; }
