@@ -71,6 +71,15 @@ class PrefixMap {
     for (const auto& [k, v] : v4_.map) f(V4Prefix(k), v);
     for (const auto& [k, v] : v6_.map) f(k, v);
   }
+  // f(const wire::Prefix&, const V&) for the entries of one family, in prefix order.
+  template <typename F>
+  void ForEachIn(wire::Family family, F&& f) const {
+    if (family == wire::Family::kIpv4Unicast) {
+      for (const auto& [k, v] : v4_.map) f(V4Prefix(k), v);
+    } else {
+      for (const auto& [k, v] : v6_.map) f(k, v);
+    }
+  }
   // f(const wire::Prefix&, const V&) for the entries after `after` in walk order (all when
   // nullopt; `after` need not be in the map), until f returns false. A resumable walk: the
   // caller may change the map between calls and go on after the last prefix it saw.

@@ -185,6 +185,18 @@ void Rib::Withdraw(PeerIndex peer, std::span<const wire::Nlri> nlri) {
   }
 }
 
+std::vector<wire::Nlri> Rib::PathsOf(PeerIndex peer, wire::Family family) const {
+  std::vector<wire::Nlri> out;
+  if (paths_of(peer, family) == 0) return out;
+  out.reserve(paths_of(peer, family));
+  table_.ForEachIn(family, [&](const wire::Prefix& prefix, const Destination& d) {
+    for (const Path& p : d.paths()) {
+      if (p.peer == peer) out.push_back(wire::Nlri{prefix, p.path_id});
+    }
+  });
+  return out;
+}
+
 void Rib::PeerDown(PeerIndex peer) {
   // A walk of the table, as BIRD does on a flush; cost is one pass per session loss.
   PeerDownFrom(peer, std::nullopt, SIZE_MAX);

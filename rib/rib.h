@@ -167,6 +167,9 @@ class Rib {
   void ForEachAfter(const std::optional<wire::Prefix>& after, F&& f) const {
     table_.ForEachAfter(after, f);
   }
+  // Every path `peer` has in `family`, in table order: what an Enhanced Route Refresh marks
+  // stale at BoRR (rib/stale_paths.h). One walk of the family's table.
+  std::vector<wire::Nlri> PathsOf(PeerIndex peer, wire::Family family) const;
   size_t prefix_count(wire::Family f) const { return prefixes_[static_cast<int>(f)]; }
   size_t path_count() const { return path_count_; }
   size_t paths_of(PeerIndex p) const {

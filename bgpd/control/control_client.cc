@@ -112,6 +112,18 @@ absl::Status ControlClient::EnableNeighbor(const std::string& address) {
   return CallStatus(stub_->EnableNeighbor(context.get(), request, &response));
 }
 
+absl::StatusOr<v1::ClearNeighborResponse> ControlClient::ClearNeighbor(const std::string& address,
+                                                                       v1::ClearNeighborRequest::Mode mode) {
+  if (absl::Status s = CheckClearMode(mode); !s.ok()) return s;
+  v1::ClearNeighborRequest request;
+  request.set_address(address);
+  request.set_mode(mode);
+  v1::ClearNeighborResponse response;
+  auto context = NewContext();
+  if (absl::Status s = CallStatus(stub_->ClearNeighbor(context.get(), request, &response)); !s.ok()) return s;
+  return response;
+}
+
 absl::Status ControlClient::ListRoutes(const v1::ListRoutesRequest& request, const RoutesPageHandler& on_page) {
   auto canonical = CanonicalListRoutesRequest(request);
   if (!canonical.ok()) return canonical.status();

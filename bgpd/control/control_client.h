@@ -36,6 +36,9 @@ class ControlClient {
   absl::StatusOr<v1::ListNeighborsResponse> ListNeighbors(const std::string& address);
   absl::Status ShutdownNeighbor(const std::string& address, const std::string& message);
   absl::Status EnableNeighbor(const std::string& address);
+  // The mode is checked as the server does (CheckClearMode) before it is sent.
+  absl::StatusOr<v1::ClearNeighborResponse> ClearNeighbor(const std::string& address,
+                                                          v1::ClearNeighborRequest::Mode mode);
   // The request is checked as the server does (CanonicalListRoutesRequest) before it is
   // sent. A bagd without a routing table answers Unimplemented.
   // ListRoutes is server streaming (control.proto): `on_page` gets each page as it arrives

@@ -45,6 +45,19 @@ absl::Status CheckShutdownMessage(std::string_view message) {
   return absl::OkStatus();
 }
 
+absl::Status CheckClearMode(v1::ClearNeighborRequest::Mode mode) {
+  if (mode == v1::ClearNeighborRequest::MODE_UNSPECIFIED) {
+    return absl::InvalidArgumentError(
+        "ClearNeighbor needs a mode: MODE_HARD (reset the session), MODE_SOFT_IN, MODE_SOFT_OUT or MODE_SOFT");
+  }
+  if (!v1::ClearNeighborRequest::Mode_IsValid(mode)) {
+    return absl::InvalidArgumentError(absl::StrCat("ClearNeighbor mode ", static_cast<int>(mode),
+                                                   " is unknown to this bagd (MODE_HARD, MODE_SOFT_IN, "
+                                                   "MODE_SOFT_OUT or MODE_SOFT)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> CanonicalRoutePrefix(std::string_view text) {
   const size_t slash = text.find('/');
   auto addr = wire::IpAddress::Parse(text.substr(0, slash));

@@ -22,6 +22,11 @@ absl::StatusOr<std::string> CanonicalNeighborAddress(std::string_view text);
 // OK, or InvalidArgument if `message` is longer than 255 octets or not valid UTF-8.
 absl::Status CheckShutdownMessage(std::string_view message);
 
+// OK for a ClearNeighbor mode bagd carries out; InvalidArgument for MODE_UNSPECIFIED (a
+// request that left the field out must not reset a session) or a value this bagd does not
+// know (a newer client).
+absl::Status CheckClearMode(v1::ClearNeighborRequest::Mode mode);
+
 // The canonical text of a route filter: a prefix ("192.0.2.7/24" -> "192.0.2.0/24",
 // "2001:DB8::/32" -> "2001:db8::/32") or an address without a length ("2001:DB8::1" ->
 // "2001:db8::1", meaning the most specific route covering it). InvalidArgument otherwise.

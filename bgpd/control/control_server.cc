@@ -171,6 +171,19 @@ class ControlService final : public v1::Control::Service {
     });
   }
 
+  grpc::Status ClearNeighbor(grpc::ServerContext*, const v1::ClearNeighborRequest* request,
+                             v1::ClearNeighborResponse* response) override {
+    return Guarded("ClearNeighbor", [&] {
+      auto address = CanonicalNeighborAddress(request->address());
+      if (!address.ok()) return ToGrpcStatus(address.status());
+      if (absl::Status s = CheckClearMode(request->mode()); !s.ok()) return ToGrpcStatus(s);
+      auto cleared = backend_->ClearNeighbor(*address, request->mode());
+      if (!cleared.ok()) return ToGrpcStatus(cleared.status());
+      *response = *std::move(cleared);
+      return grpc::Status::OK;
+    });
+  }
+
  private:
   ControlBackend* backend_;
 };

@@ -18,7 +18,7 @@ namespace bagd::control {
 //
 // The server has already checked the arguments: every `address` is the canonical text of
 // an IP address (CanonicalNeighborAddress), `message` is valid UTF-8 of at most 255 octets,
-// a ListRoutesRequest is canonical (CanonicalListRoutesRequest), and so is a
+// a ClearNeighbor mode is one the API defines (CheckClearMode), a ListRoutesRequest is canonical (CanonicalListRoutesRequest), and so is a
 // ListNextHopGroupsRequest (CanonicalListNextHopGroupsRequest).
 // Return NotFound for an address that is not a configured neighbor; the message of any
 // error is shown to the operator as is, so make it one an engineer can act on.
@@ -33,6 +33,12 @@ class ControlBackend {
   // the neighbor stays down until EnableNeighbor.
   virtual absl::Status ShutdownNeighbor(const std::string& address, const std::string& message) = 0;
   virtual absl::Status EnableNeighbor(const std::string& address) = 0;
+  // Resets (MODE_HARD) or refreshes (MODE_SOFT_IN, MODE_SOFT_OUT, MODE_SOFT) the session
+  // with `address` (control.proto); `mode` is one of those four (CheckClearMode). NotFound
+  // for an unknown neighbor; FailedPrecondition when it is not Established, or for a soft
+  // refresh inbound when it did not negotiate route refresh (then nothing is done at all).
+  virtual absl::StatusOr<v1::ClearNeighborResponse> ClearNeighbor(const std::string& address,
+                                                                  v1::ClearNeighborRequest::Mode mode) = 0;
 
   // One page of the routing table (control.proto, docs/control-api.md). The server calls
   // this once per page of a ListRoutes stream, with the last prefix it sent as `after`, and

@@ -37,6 +37,12 @@ absl::Status ControlAdapter::EnableNeighbor(const std::string& address) {
       .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
 }
 
+absl::StatusOr<control::v1::ClearNeighborResponse> ControlAdapter::ClearNeighbor(
+    const std::string& address, control::v1::ClearNeighborRequest::Mode mode) {
+  return OnIoThread(io_, [this, address, mode] { return speaker_.ClearNeighbor(address, mode); })
+      .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
+}
+
 absl::StatusOr<control::ControlBackend::RoutesPage> ControlAdapter::ListRoutesPage(
     const control::v1::ListRoutesRequest& request, size_t max_routes) {
   // One page per visit of the io thread (a few milliseconds for 1000 routes): the control

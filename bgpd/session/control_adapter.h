@@ -15,6 +15,8 @@ class ControlAdapter : public control::ControlBackend {
   std::vector<control::v1::NeighborStatus> ListNeighbors(const std::string& address_filter) override;
   absl::Status ShutdownNeighbor(const std::string& address, const std::string& message) override;
   absl::Status EnableNeighbor(const std::string& address) override;
+  absl::StatusOr<control::v1::ClearNeighborResponse> ClearNeighbor(
+      const std::string& address, control::v1::ClearNeighborRequest::Mode mode) override;
   absl::StatusOr<RoutesPage> ListRoutesPage(const control::v1::ListRoutesRequest& request,
                                             size_t max_routes) override;
   absl::StatusOr<control::v1::RibSummary> GetRibSummary() override;

@@ -138,6 +138,21 @@ void Peer::Enable() {
   Dispatch(*primary_, fsm::Event::Of(EventType::kManualStart));
 }
 
+void Peer::Reset() {
+  // RFC 4486 §4: Cease / Administrative Reset, as FRR's `clear bgp`. A ManualStop (no
+  // automatic restart of its own, the backoff is cleared), then a ManualStart at once: the
+  // neighbor is not administratively down afterwards.
+  const std::string why = "administrative reset (bagctl neighbor clear)";
+  fsm::Event stop = fsm::Event::Of(EventType::kManualStop);
+  stop.notification = wire::NotificationMessage::Shutdown(wire::cease::kAdministrativeReset, "");
+  stop.reason = why;
+  if (candidate_) Dispatch(*candidate_, stop);
+  candidate_.reset();
+  Dispatch(*primary_, stop);
+  last_error_ = why;
+  Dispatch(*primary_, fsm::Event::Of(EventType::kManualStart));
+}
+
 void Peer::Stop(const wire::NotificationMessage& notification, const std::string& reason) {
   StopPrefixLimitRestart();
   admin_down_ = true;
@@ -489,8 +504,14 @@ bool Peer::OnMessage(uint64_t slot_id, wire::ByteSpan bytes) {
       } else {
         Dispatch(*s, fsm::Event::Of(EventType::kUpdateMsg));
       }
-    } else if (std::holds_alternative<wire::RouteRefreshMessage>(m)) {
+    } else if (auto* rr = std::get_if<wire::RouteRefreshMessage>(&m)) {
+      // The FSM restarts the hold timer (an FSM error before Established); what the message
+      // asks for is the speaker's business (it holds the routes).
       Dispatch(*s, fsm::Event::Of(EventType::kRouteRefreshMsg));
+      s = Find(slot_id);
+      if (s != nullptr && s == primary_.get() && s->fsm.state == State::kEstablished && sink_) {
+        sink_->OnRouteRefresh(*this, *rr);
+      }
     }
   }
   // A collision candidate that failed is gone for good.
@@ -622,6 +643,12 @@ void Peer::SendUpdates(std::vector<wire::Bytes> messages) {
   }
 }
 
+void Peer::SendRouteRefresh(const wire::RouteRefreshMessage& message) {
+  Slot& slot = *primary_;
+  if (!slot.conn || slot.fsm.state != State::kEstablished) return;
+  SendMessage(slot, message);
+}
+
 void Peer::ResolveCollision() {
   if (!candidate_ || !primary_) return;
   Slot& p = *primary_;
@@ -723,6 +750,7 @@ control::v1::NeighborStatus Peer::Status() const {
     p->set_state(rib::PrefixLimitStateName(l.state()));
   }
   s.set_gtsm_refused(gtsm_refused_);
+  *s.mutable_route_refresh() = refresh_status_;
   s.set_prefix_limit_down(prefix_limit_down_);
   if (prefix_limit_down_) s.set_prefix_limit_restart_unix_ms(prefix_limit_restart_ms_);
   return s;

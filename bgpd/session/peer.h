@@ -52,6 +52,8 @@ class RouteSink {
   virtual void OnSessionUp(Peer& peer) = 0;      // Established: send the initial table
   virtual void OnSessionDown(Peer& peer) = 0;    // withdraw what the peer sent
   virtual void OnUpdate(Peer& peer, const wire::UpdateMessage& update) = 0;
+  // A ROUTE-REFRESH on the Established session (the FSM has restarted the hold timer).
+  virtual void OnRouteRefresh(Peer& peer, const wire::RouteRefreshMessage& message) = 0;
 };
 
 class Peer {
@@ -67,6 +69,9 @@ class Peer {
   // Administrative shutdown with an RFC 9003 message; stays down until Enable().
   void Shutdown(const std::string& message);
   void Enable();
+  // Hard reset (`bagctl neighbor ADDRESS clear`): Cease / Administrative Reset (RFC 4486
+  // §4) on every connection, then a fresh start at once. Not a shutdown: it stays enabled.
+  void Reset();
   // Daemon exit: Cease with `notification` on every connection, no restart.
   void Stop(const wire::NotificationMessage& notification, const std::string& reason);
   // An inbound connection from this neighbor's address. Takes the socket either way.
@@ -82,6 +87,11 @@ class Peer {
   int64_t established_since_ms() const { return established_since_ms_; }  // wall clock
   // Pre-encoded UPDATEs (already packed for this session's encode context).
   void SendUpdates(std::vector<wire::Bytes> messages);
+  // A ROUTE-REFRESH (request, BoRR or EoRR) on the Established session; counted with the
+  // messages sent. Nothing when not Established.
+  void SendRouteRefresh(const wire::RouteRefreshMessage& message);
+  // Route refresh counters and the families the peer is re-sending (kept by the speaker).
+  control::v1::RouteRefreshStatus& refresh_status() { return refresh_status_; }
   wire::CodecContext EncodeContext() const;
   uint32_t rib_index = 0;  // the speaker's handle for this peer in the RIB
   uint64_t prefixes_received = 0;  // set by the speaker from the RIB
@@ -149,6 +159,7 @@ class Peer {
   std::string last_error_;
   uint64_t gtsm_refused_ = 0;  // connections refused for a TTL below the GTSM minimum
   std::optional<fsm::Negotiated> negotiated_;
+  control::v1::RouteRefreshStatus refresh_status_;
   // Watched by the connect and connection handlers, which capture `this` (a neighbor
   // removed on reload is destroyed while they may still be queued). Declared last.
   Lifetime lifetime_;

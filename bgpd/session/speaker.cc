@@ -8,6 +8,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "bgpd/fsm/route_refresh.h"
 #include "bgpd/session/log.h"
 #include "bgpd/session/socket_options.h"
 #include "bgpd/wire/update_packer.h"
@@ -554,13 +555,56 @@ std::optional<wire::PathAttributes> Speaker::ExportAttributes(const Peer& to, st
   return a;
 }
 
+namespace {
+
+// Prefixes to announce grouped by exported attribute set, in first-seen order: each set is
+// encoded once and its prefixes packed together.
+class AnnouncementGroups {
+ public:
+  void Add(const rib::AttrRef& ref, const wire::Prefix& prefix) {
+    if (last_ == SIZE_MAX || groups_[last_].first != ref) {
+      auto [g, fresh] = group_of_.try_emplace(ref.get(), groups_.size());
+      if (fresh) groups_.emplace_back(ref, std::vector<wire::Nlri>{});
+      last_ = g->second;
+    }
+    groups_[last_].second.push_back(wire::Nlri{prefix, 0});
+    ++prefixes_;
+  }
+  size_t prefixes() const { return prefixes_; }
+
+  // Appends the UPDATEs for `to` to `messages`; a set that cannot be encoded is logged and
+  // the others still go out.
+  void PackFor(const Peer& to, std::vector<wire::Bytes>& messages) const {
+    const wire::CodecContext ctx = to.EncodeContext();
+    for (const auto& [ref, nlri] : groups_) {
+      auto packed = wire::PackAnnouncements(ref->attrs, nlri.front().prefix.family(), nlri, ctx);
+      if (!packed.ok()) {
+        log::Error("neighbor %s: cannot advertise %d prefixes: %s", to.config().Name(), nlri.size(),
+                   packed.status().ToString());
+        continue;
+      }
+      std::move(packed->begin(), packed->end(), std::back_inserter(messages));
+    }
+  }
+
+ private:
+  std::vector<std::pair<rib::AttrRef, std::vector<wire::Nlri>>> groups_;
+  absl::flat_hash_map<const rib::InternedAttributes*, size_t> group_of_;
+  size_t last_ = SIZE_MAX;
+  size_t prefixes_ = 0;
+};
+
+void SendPacked(Peer& to, std::vector<wire::Bytes> messages) {
+  if (!messages.empty()) to.series().UpdatesPacked(messages.size());
+  to.SendUpdates(std::move(messages));
+}
+
+}  // namespace
+
 void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) {
   if (!to.established()) return;
   auto& out = adj_out_[to.rib_index];
-  // Announcements grouped by exported attribute set, in first-seen order.
-  std::vector<std::pair<rib::AttrRef, std::vector<wire::Nlri>>> groups;
-  absl::flat_hash_map<const rib::InternedAttributes*, size_t> group_of;
-  size_t last_group = SIZE_MAX;
+  AnnouncementGroups announce;
   std::vector<wire::Nlri> withdraw[wire::kFamilyCount];
   BandwidthExport& lbx = lb_export_[to.rib_index];
   const absl::Time now = absl::Now();
@@ -622,12 +666,7 @@ void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) 
         }
       }
       *cur = ref;
-      if (last_group == SIZE_MAX || groups[last_group].first != ref) {
-        auto [g, fresh] = group_of.try_emplace(ref.get(), groups.size());
-        if (fresh) groups.emplace_back(ref, std::vector<wire::Nlri>{});
-        last_group = g->second;
-      }
-      groups[last_group].second.push_back(wire::Nlri{c.prefix, 0});
+      announce.Add(ref, c.prefix);
     } else if (out.Erase(c.prefix)) {
       withdraw[static_cast<int>(family)].push_back(wire::Nlri{c.prefix, 0});
     }
@@ -639,17 +678,8 @@ void Speaker::Advertise(Peer& to, const std::vector<rib::RouteChange>& changes) 
     auto packed = wire::PackWithdrawals(static_cast<wire::Family>(f), withdraw[f], ctx);
     if (packed.ok()) std::move(packed->begin(), packed->end(), std::back_inserter(messages));
   }
-  for (auto& [ref, nlri] : groups) {
-    auto packed = wire::PackAnnouncements(ref->attrs, nlri.front().prefix.family(), nlri, ctx);
-    if (!packed.ok()) {
-      log::Error("neighbor %s: cannot advertise %d prefixes: %s", to.config().Name(), nlri.size(),
-                 packed.status().ToString());
-      continue;
-    }
-    std::move(packed->begin(), packed->end(), std::back_inserter(messages));
-  }
-  if (!messages.empty()) to.series().UpdatesPacked(messages.size());
-  to.SendUpdates(std::move(messages));
+  announce.PackFor(to, messages);
+  SendPacked(to, std::move(messages));
   RefreshCounts(to);
 }
 
@@ -720,6 +750,7 @@ void Speaker::FlushDeferredBandwidth(Peer& to) {
 
 void Speaker::OnSessionUp(Peer& peer) {
   FlushRibChanges();  // as in FlushPaced: the dump is the RIB now
+  ResetRefresh(peer);
   rib::PathSource src = rib_->peer(peer.rib_index).source;
   if (peer.negotiated()) src.router_id = peer.negotiated()->peer_router_id;
   rib_->UpdatePeerSource(peer.rib_index, src);
@@ -747,6 +778,7 @@ void Speaker::OnSessionDown(Peer& peer) {
     FlushRibChanges();
   }
   adj_out_[peer.rib_index].clear();
+  ResetRefresh(peer);
   {
     BandwidthExport& lbx = lb_export_[peer.rib_index];
     lbx.damping.Clear();
@@ -782,10 +814,12 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
     log::Info("neighbor %s: End-of-RIB %s: %d paths, %.3fs after Established", peer.config().Name(),
               wire::FamilyName(*eor), rib_->paths_of(idx, *eor), (now - peer.established_since_ms()) / 1000.0);
     end_of_rib_.insert({idx, static_cast<int>(*eor)});
+    RefreshOf(peer).end_of_rib[static_cast<int>(*eor)] = true;
     FlushRibChanges();  // the table so far, before convergence releases the FIB
     CheckConvergence();
     return;
   }
+  NoteRefreshed(peer, u);
   rib_->ApplyUpdate(idx, u, store_);
   RefreshCounts(peer);
   // The RIB-wide gauges follow with the weights batch (RunWeights), not every UPDATE.
@@ -1049,6 +1083,217 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
   log::Info("config reloaded: damping, link bandwidth, maximum prefixes and FIB limits applied");
   for (const std::string& r : restart) log::Warning("config reload: changes to %s need a restart of bagd; not applied", r);
   return absl::OkStatus();
+}
+
+}  // namespace bagd::session
+
+namespace bagd::session {
+
+// --- Route refresh (RFC 2918, RFC 7313) ---------------------------------------------------
+
+namespace {
+// RFC 7313 §4.2 leaves how long to wait for an EoRR to the implementation. FRR removes the
+// stale paths after its stale-path time, 360 s by default; so does bagd.
+constexpr auto kStaleRefreshTimeout = std::chrono::seconds(360);
+}  // namespace
+
+Speaker::InboundRefresh& Speaker::RefreshOf(const Peer& peer) {
+  if (refresh_.size() <= peer.rib_index) refresh_.resize(std::max(adj_out_.size(), size_t{peer.rib_index} + 1));
+  return refresh_[peer.rib_index];
+}
+
+void Speaker::OnRouteRefresh(Peer& peer, const wire::RouteRefreshMessage& m) {
+  if (!peer.negotiated()) return;
+  InboundRefresh& in = RefreshOf(peer);
+  fsm::InboundRefreshState state;
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    state.end_of_rib[f] = in.end_of_rib[f];
+    state.refreshing[f] = in.stale[f].has_value();
+  }
+  const fsm::RefreshAction a = fsm::ClassifyRouteRefresh(peer.config().fsm.local, *peer.negotiated(), m, state);
+  control::v1::RouteRefreshStatus& st = peer.refresh_status();
+  const std::string& name = peer.config().Name();
+  switch (a.type) {
+    case fsm::RefreshActionType::kIgnore:
+      st.set_ignored(st.ignored() + 1);
+      log::Warning("neighbor %s: ROUTE-REFRESH %s (AFI %d, SAFI %d) ignored: %s", name,
+                   wire::RouteRefreshSubtypeName(m.subtype), m.afi, m.safi, a.reason);
+      return;
+    case fsm::RefreshActionType::kResend: {
+      st.set_requests_received(st.requests_received() + 1);
+      if (!a.reason.empty()) log::Info("neighbor %s: route refresh request: %s", name, a.reason);
+      const size_t sent = ResendAdjRibOut(peer, a.family, a.enhanced);
+      log::Info("neighbor %s: route refresh request for %s: Adj-RIB-Out re-sent, %d prefixes%s", name,
+                wire::FamilyName(a.family), sent, a.enhanced ? " between BoRR and EoRR" : "");
+      return;
+    }
+    case fsm::RefreshActionType::kBeginStale:
+      st.set_borr_received(st.borr_received() + 1);
+      if (!a.reason.empty()) log::Info("neighbor %s: %s", name, a.reason);
+      return BeginStale(peer, a.family);
+    case fsm::RefreshActionType::kEndStale:
+      st.set_eorr_received(st.eorr_received() + 1);
+      return EndStale(peer, a.family, /*timed_out=*/false);
+  }
+}
+
+size_t Speaker::ResendAdjRibOut(Peer& to, wire::Family family, bool enhanced) {
+  // From the Adj-RIB-Out as it is now: the RIB's changes not handed on yet go out first (as
+  // in FlushPaced), so the answer does not lag behind what the peer would get next anyway.
+  FlushRibChanges();
+  if (!to.established()) return 0;
+  // The answer goes out at once, whatever the advertisement interval (MRAI paces changes,
+  // RFC 4271 §9.2.1.1; this is the state the peer already has). Prefixes waiting for the
+  // interval to end (and bandwidth changes held by re-advertisement damping) are not in the
+  // Adj-RIB-Out yet: they stay waiting and go out when their time comes, so the peer sees
+  // exactly the sequence it would have seen without the refresh. The interval's timer is
+  // left as it is.
+  // RFC 7313 §4: BoRR first and EoRR last, so the peer can drop what we no longer send. Our
+  // End-of-RIB went out right after the initial table, so no BoRR precedes it (§4, with
+  // Graceful Restart).
+  if (enhanced) to.SendRouteRefresh(wire::RouteRefreshMessage::Make(family, wire::route_refresh_subtype::kBorr));
+  AnnouncementGroups announce;
+  adj_out_[to.rib_index].ForEachIn(family, [&](const wire::Prefix& prefix, const rib::AttrRef& ref) {
+    announce.Add(ref, prefix);
+  });
+  std::vector<wire::Bytes> messages;
+  announce.PackFor(to, messages);
+  SendPacked(to, std::move(messages));
+  if (enhanced) to.SendRouteRefresh(wire::RouteRefreshMessage::Make(family, wire::route_refresh_subtype::kEorr));
+  control::v1::RouteRefreshStatus& st = to.refresh_status();
+  st.set_adj_rib_out_resends(st.adj_rib_out_resends() + 1);
+  st.set_prefixes_resent(st.prefixes_resent() + announce.prefixes());
+  return announce.prefixes();
+}
+
+void Speaker::BeginStale(Peer& peer, wire::Family family) {
+  InboundRefresh& in = RefreshOf(peer);
+  const int f = static_cast<int>(family);
+  // RFC 7313 §4.2: every path of the peer in the family is stale; each one it announces
+  // again is not (NoteRefreshed). A BoRR during a refresh starts it over.
+  in.stale[f].emplace(rib_->PathsOf(peer.rib_index, family));
+  if (!in.timeout[f]) in.timeout[f] = clock_->NewTimer();
+  // `this` and the peer outlive the timer (it is the speaker's, destroyed with it).
+  in.timeout[f]->Start(kStaleRefreshTimeout, [this, p = &peer, family] { EndStale(*p, family, /*timed_out=*/true); });
+  ShowRefreshing(peer);
+  log::Info("neighbor %s: BoRR %s: the neighbor re-sends its routes; %d paths stale until announced again "
+            "(removed at EoRR, or in %d s without one)",
+            peer.config().Name(), wire::FamilyName(family), in.stale[f]->marked(), kStaleRefreshTimeout.count());
+}
+
+void Speaker::NoteRefreshed(const Peer& peer, const wire::UpdateMessage& u) {
+  if (refresh_.size() <= peer.rib_index) return;
+  InboundRefresh& in = refresh_[peer.rib_index];
+  auto refreshed = [&](const std::vector<wire::Nlri>& nlri) {
+    for (const wire::Nlri& n : nlri) {
+      if (auto& stale = in.stale[static_cast<int>(n.prefix.family())]) stale->Refreshed(n);
+    }
+  };
+  refreshed(u.nlri);
+  if (u.attrs.mp_reach) refreshed(u.attrs.mp_reach->nlri);
+}
+
+void Speaker::EndStale(Peer& peer, wire::Family family, bool timed_out) {
+  InboundRefresh& in = RefreshOf(peer);
+  const int f = static_cast<int>(family);
+  if (!in.stale[f]) return;
+  in.timeout[f]->Stop();
+  FlushRibChanges();  // what came before goes out first (as in OnSessionDown)
+  rib::StalePaths& stale = *in.stale[f];
+  const size_t marked = stale.marked();
+  const size_t before = rib_->paths_of(peer.rib_index, family);
+  // In slices, as a session loss: a full table gone stale never makes one change set.
+  for (auto slice = stale.TakeStale(kFlushSlice); !slice.empty(); slice = stale.TakeStale(kFlushSlice)) {
+    rib_->Withdraw(peer.rib_index, slice);
+    FlushRibChanges();
+  }
+  const size_t removed = before - rib_->paths_of(peer.rib_index, family);
+  in.stale[f].reset();
+  control::v1::RouteRefreshStatus& st = peer.refresh_status();
+  st.set_stale_paths_removed(st.stale_paths_removed() + removed);
+  if (timed_out) st.set_refreshes_timed_out(st.refreshes_timed_out() + 1);
+  ShowRefreshing(peer);
+  RefreshCounts(peer);
+  RefreshRibMetrics();
+  if (timed_out) {
+    log::Warning("neighbor %s: no EoRR for %s within %d s of its BoRR: %d stale paths removed (of %d)",
+                 peer.config().Name(), wire::FamilyName(family), kStaleRefreshTimeout.count(), removed, marked);
+  } else {
+    log::Info("neighbor %s: EoRR %s: refresh complete, %d stale paths removed (of %d marked at BoRR)",
+              peer.config().Name(), wire::FamilyName(family), removed, marked);
+  }
+}
+
+void Speaker::ResetRefresh(Peer& peer) {
+  InboundRefresh& in = RefreshOf(peer);
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    if (in.timeout[f]) in.timeout[f]->Stop();
+    in.stale[f].reset();
+    in.end_of_rib[f] = false;
+  }
+  ShowRefreshing(peer);
+}
+
+void Speaker::ShowRefreshing(Peer& peer) {
+  control::v1::RouteRefreshStatus& st = peer.refresh_status();
+  st.clear_refreshing();
+  const InboundRefresh& in = RefreshOf(peer);
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    if (in.stale[f]) st.add_refreshing(wire::FamilyName(static_cast<wire::Family>(f)));
+  }
+}
+
+absl::StatusOr<control::v1::ClearNeighborResponse> Speaker::ClearNeighbor(
+    const std::string& address, control::v1::ClearNeighborRequest::Mode mode) {
+  using Request = control::v1::ClearNeighborRequest;
+  auto a = wire::IpAddress::Parse(address);
+  if (!a.ok()) return a.status();
+  Peer* p = FindPeer(a->ToString());
+  if (p == nullptr) return absl::NotFoundError(absl::StrCat("no neighbor ", address, " is configured"));
+  const bool hard = mode == Request::MODE_HARD;
+  if (!p->established() || !p->negotiated()) {
+    std::string state = fsm::StateName(p->state());
+    if (p->admin_down()) absl::StrAppend(&state, ", administratively down");
+    if (p->prefix_limit_down()) absl::StrAppend(&state, ", down after exceeding its maximum prefixes");
+    return absl::FailedPreconditionError(absl::StrCat("neighbor ", address, " is not Established (", state,
+                                                      "): there is no session to ", hard ? "reset" : "refresh"));
+  }
+  control::v1::ClearNeighborResponse r;
+  const std::string& name = p->config().Name();
+  if (hard) {
+    log::Warning("neighbor %s: administrative reset requested: Cease / Administrative Reset, then a restart", name);
+    p->Reset();
+    return r;
+  }
+  const fsm::Negotiated n = *p->negotiated();  // a copy: the re-sends below run RIB work
+  const bool in = mode == Request::MODE_SOFT_IN || mode == Request::MODE_SOFT;
+  const bool out = mode == Request::MODE_SOFT_OUT || mode == Request::MODE_SOFT;
+  if (in && !n.route_refresh) {
+    // Nothing is done, not even the outbound half: the operator asked for both.
+    return absl::FailedPreconditionError(absl::StrCat(
+        "neighbor ", address, " did not offer route refresh (RFC 2918) in its OPEN, so it cannot be asked to re-send "
+        "its routes; nothing was done (`bagctl neighbor ", address, " clear` resets the session instead)"));
+  }
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    if (!n.families[f] || !in) continue;
+    const auto family = static_cast<wire::Family>(f);
+    p->SendRouteRefresh(wire::RouteRefreshMessage::Make(family));
+    control::v1::RouteRefreshStatus& st = p->refresh_status();
+    st.set_requests_sent(st.requests_sent() + 1);
+    r.add_refresh_requested(wire::FamilyName(family));
+    log::Info("neighbor %s: soft reset in: route refresh request sent for %s", name, wire::FamilyName(family));
+  }
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    if (!n.families[f] || !out) continue;
+    const auto family = static_cast<wire::Family>(f);
+    const size_t sent = ResendAdjRibOut(*p, family, n.enhanced_route_refresh);
+    r.add_resent(wire::FamilyName(family));
+    r.set_prefixes_resent(r.prefixes_resent() + sent);
+    log::Info("neighbor %s: soft reset out: Adj-RIB-Out re-sent for %s, %d prefixes%s", name,
+              wire::FamilyName(family), sent, n.enhanced_route_refresh ? " between BoRR and EoRR" : "");
+  }
+  r.set_enhanced(out && n.enhanced_route_refresh);
+  return r;
 }
 
 }  // namespace bagd::session

@@ -17,8 +17,10 @@
 #include "bgpd/control/control.pb.h"
 #include "bgpd/session/metrics.h"
 #include "bgpd/session/peer.h"
+#include "bgpd/session/clock.h"
 #include "conf/bagd.pb.h"
 #include "rib/rib.h"
+#include "rib/stale_paths.h"
 #include "rib/weights/link_bandwidth_export.h"
 #include "rib/weights/nexthop_group_registry.h"
 
@@ -70,6 +72,10 @@ class Speaker : public RouteSink {
   std::vector<control::v1::NeighborStatus> ListNeighbors(const std::string& address_filter) const;
   absl::Status ShutdownNeighbor(const std::string& address, const std::string& message);
   absl::Status EnableNeighbor(const std::string& address);
+  // `bagctl neighbor ADDRESS clear [soft [in|out]]` (control.proto ClearNeighbor): a hard
+  // reset, ROUTE-REFRESH requests to the neighbor, and/or our Adj-RIB-Out re-sent to it.
+  absl::StatusOr<control::v1::ClearNeighborResponse> ClearNeighbor(const std::string& address,
+                                                                   control::v1::ClearNeighborRequest::Mode mode);
 
   size_t neighbor_count() const { return peers_.size(); }
   const rib::Rib& rib() const { return *rib_; }
@@ -80,6 +86,7 @@ class Speaker : public RouteSink {
   void OnSessionUp(Peer& peer) override;
   void OnSessionDown(Peer& peer) override;
   void OnUpdate(Peer& peer, const wire::UpdateMessage& update) override;
+  void OnRouteRefresh(Peer& peer, const wire::RouteRefreshMessage& message) override;
 
   // What `to` gets for a best path learned from `from` (RFC 4271 §9.1.3, §5.1): nothing
   // back to its source, nothing iBGP to iBGP; to eBGP: own AS prepended, next hop self,
@@ -112,6 +119,18 @@ class Speaker : public RouteSink {
   void FlushDeferredBandwidth(Peer& to);
   std::vector<rib::RouteChange> CurrentState(const absl::flat_hash_set<wire::Prefix>& prefixes) const;
   void RefreshCounts(Peer& p);
+  // Route refresh (RFC 2918, RFC 7313). Our Adj-RIB-Out for `family` sent to `to` again
+  // (within BoRR/EoRR when `enhanced`); returns the number of prefixes.
+  size_t ResendAdjRibOut(Peer& to, wire::Family family, bool enhanced);
+  // The peer's BoRR: its paths in `family` are stale until it announces them again.
+  void BeginStale(Peer& peer, wire::Family family);
+  // Its EoRR (or the stale timeout): the paths still stale are removed.
+  void EndStale(Peer& peer, wire::Family family, bool timed_out);
+  // An UPDATE from a peer in a refresh: the paths it announces are not stale.
+  void NoteRefreshed(const Peer& peer, const wire::UpdateMessage& update);
+  // A session began or ended: no refresh in progress, no End-of-RIB seen.
+  void ResetRefresh(Peer& peer);
+  void ShowRefreshing(Peer& peer);  // the families in NeighborStatus.route_refresh.refreshing
   void RefreshRibMetrics();
   struct Listener;
   void Accept(Listener& l);
@@ -144,6 +163,16 @@ class Speaker : public RouteSink {
     bool running = false;
   };
   std::vector<Pacing> pacing_;
+  // Route refresh from the peer's side, per peer (by rib index): the paths it is re-sending
+  // (BoRR received, no EoRR yet) with their stale timeout, and End-of-RIB seen this session
+  // (RFC 7313 §4 with Graceful Restart: no BoRR before it).
+  struct InboundRefresh {
+    std::array<std::optional<rib::StalePaths>, wire::kFamilyCount> stale;
+    std::array<std::unique_ptr<Timer>, wire::kFamilyCount> timeout;
+    std::array<bool, wire::kFamilyCount> end_of_rib{};
+  };
+  std::vector<InboundRefresh> refresh_;
+  InboundRefresh& RefreshOf(const Peer& peer);  // sized on first use, as pacing_
   rib::PeerIndex local_index_ = 0;  // this router's own routes (config networks)
   struct Network {
     wire::Nlri nlri;

@@ -71,12 +71,24 @@ struct KeepaliveMessage {
   friend bool operator==(const KeepaliveMessage&, const KeepaliveMessage&) = default;
 };
 
+// RFC 7313 §3: the Message Subtype (RFC 2918's Reserved octet). Others are reserved and a
+// receiver ignores the message (§5).
+namespace route_refresh_subtype {
+inline constexpr uint8_t kRequest = 0;  // a normal route refresh request (RFC 2918)
+inline constexpr uint8_t kBorr = 1;     // Beginning of Route Refresh
+inline constexpr uint8_t kEorr = 2;     // End of Route Refresh
+}  // namespace route_refresh_subtype
+// "request", "BoRR", "EoRR", "reserved".
+const char* RouteRefreshSubtypeName(uint8_t subtype);
+
 // RFC 2918 / RFC 7313. subtype 0 = normal request, 1 = BoRR, 2 = EoRR.
 struct RouteRefreshMessage {
   uint16_t afi = 1;
   uint8_t subtype = 0;
   uint8_t safi = 1;
   Bytes orf;  // trailing ORF entries (RFC 5291) of a normal request, kept raw
+  // For one of bagd's families (SAFI 1, unicast).
+  static RouteRefreshMessage Make(Family f, uint8_t subtype = route_refresh_subtype::kRequest);
   friend bool operator==(const RouteRefreshMessage&, const RouteRefreshMessage&) = default;
 };
 

@@ -168,7 +168,7 @@ Decoded<Message> DecodeRouteRefresh(ByteSpan whole, ByteSpan body) {
   r.ReadU16(m.afi);
   r.ReadU8(m.subtype);
   r.ReadU8(m.safi);
-  if ((m.subtype == 1 || m.subtype == 2) && !r.empty()) {
+  if ((m.subtype == route_refresh_subtype::kBorr || m.subtype == route_refresh_subtype::kEorr) && !r.empty()) {
     // RFC 7313 §5: BoRR/EoRR are exactly 4 octets after the header; data = the message.
     return MakeDecodeError(7, route_refresh_error::kInvalidMessageLength, Bytes(whole.begin(), whole.end()),
                            "BoRR/EoRR ROUTE-REFRESH longer than 23 octets");
@@ -257,6 +257,15 @@ const char* MessageTypeName(uint8_t type) {
   return "UNKNOWN";
 }
 
+const char* RouteRefreshSubtypeName(uint8_t subtype) {
+  switch (subtype) {
+    case route_refresh_subtype::kRequest: return "request";
+    case route_refresh_subtype::kBorr: return "BoRR";
+    case route_refresh_subtype::kEorr: return "EoRR";
+  }
+  return "reserved";
+}
+
 MessageType TypeOf(const Message& m) { return static_cast<MessageType>(m.index() + 1); }
 
 uint32_t OpenMessage::AsNumber() const {
@@ -279,6 +288,10 @@ UpdateMessage UpdateMessage::MakeEndOfRib(Family f) {
   UpdateMessage m;
   if (f != Family::kIpv4Unicast) m.attrs.mp_unreach = MpUnreach{f, {}};
   return m;
+}
+
+RouteRefreshMessage RouteRefreshMessage::Make(Family f, uint8_t subtype) {
+  return RouteRefreshMessage{static_cast<uint16_t>(FamilyAfi(f)), subtype, static_cast<uint8_t>(Safi::kUnicast), {}};
 }
 
 DecodeError MakeDecodeError(uint8_t code, uint8_t subcode, Bytes data, std::string reason) {

@@ -176,6 +176,60 @@ TEST_CASE("bagctl control: neighbor shutdown and enable", "[control][bagctl]") {
   }
 }
 
+TEST_CASE("bagctl control: neighbor clear, hard and soft", "[control][bagctl][clear]") {
+  Daemon d;
+  Run r = Bagctl({"--socket", d.socket(), "neighbor", "192.0.2.2", "clear"});
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out == "neighbor 192.0.2.2: session reset (Cease / Administrative Reset sent); it restarts now\n");
+  CHECK(d.backend.calls().back() == Call{"ClearNeighbor", "192.0.2.2", "MODE_HARD"});
+
+  r = Bagctl({"--socket", d.socket(), "neighbor", "192.0.2.2", "clear", "soft", "in"});
+  CHECK(r.code == 0);
+  CHECK(r.out ==
+        "neighbor 192.0.2.2: route refresh requested for ipv4-unicast, ipv6-unicast; the neighbor re-sends its "
+        "routes\n");
+  CHECK(d.backend.calls().back() == Call{"ClearNeighbor", "192.0.2.2", "MODE_SOFT_IN"});
+
+  r = Bagctl({"--socket", d.socket(), "neighbor", "192.0.2.2", "clear", "soft", "out"});
+  CHECK(r.code == 0);
+  CHECK(r.out == "neighbor 192.0.2.2: Adj-RIB-Out re-sent for ipv4-unicast, ipv6-unicast (6 prefixes)\n");
+  CHECK(d.backend.calls().back() == Call{"ClearNeighbor", "192.0.2.2", "MODE_SOFT_OUT"});
+
+  SECTION("soft: both, and BoRR/EoRR when enhanced route refresh was negotiated") {
+    auto enhanced = control::testing::SampleEstablished();
+    enhanced.mutable_negotiated()->set_enhanced_route_refresh(true);
+    d.backend.SetNeighbors({enhanced});
+    r = Bagctl({"neighbor", "192.0.2.2", "clear", "soft"}, d.socket().c_str());
+    CHECK(r.code == 0);
+    CHECK(r.out ==
+          "neighbor 192.0.2.2: route refresh requested for ipv4-unicast, ipv6-unicast; the neighbor re-sends its "
+          "routes\n"
+          "neighbor 192.0.2.2: Adj-RIB-Out re-sent for ipv4-unicast, ipv6-unicast (6 prefixes, between BoRR and "
+          "EoRR)\n");
+    CHECK(d.backend.calls().back() == Call{"ClearNeighbor", "192.0.2.2", "MODE_SOFT"});
+  }
+  SECTION("a neighbor that is not Established: the reason, exit 1") {
+    r = Bagctl({"--socket", d.socket(), "neighbor", "2001:db8::3", "clear", "soft", "out"});
+    CHECK(r.code == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err == "bagctl: neighbor 2001:db8::3 is not Established (Active)\n");
+  }
+  SECTION("soft in toward a neighbor without route refresh: the reason, exit 1") {
+    auto plain = control::testing::SampleEstablished();
+    plain.mutable_negotiated()->set_route_refresh(false);
+    d.backend.SetNeighbors({plain});
+    r = Bagctl({"--socket", d.socket(), "neighbor", "192.0.2.2", "clear", "soft", "in"});
+    CHECK(r.code == 1);
+    CHECK(r.err == "bagctl: neighbor 192.0.2.2 did not offer route refresh\n");
+  }
+  SECTION("an unknown neighbor: exit 1") {
+    r = Bagctl({"--socket", d.socket(), "neighbor", "192.0.2.99", "clear"});
+    CHECK(r.code == 1);
+    CHECK(r.err == "bagctl: no neighbor 192.0.2.99 is configured\n");
+  }
+}
+
 TEST_CASE("bagctl control: bagd not running", "[control][bagctl]") {
   TempDir dir;
   const std::string path = dir.path() + "/bagd.sock";
@@ -199,6 +253,11 @@ TEST_CASE("bagctl control: usage errors exit 2 without contacting bagd", "[contr
            {"neighbor", "192.0.2.2", "reset"},
            {"neighbor", "192.0.2.2", "enable", "now"},
            {"neighbor", "192.0.2.2", "enable", "--json"},
+           {"neighbor", "192.0.2.2", "clear", "hard"},
+           {"neighbor", "192.0.2.2", "clear", "soft", "both"},
+           {"neighbor", "192.0.2.2", "clear", "soft", "in", "out"},
+           {"neighbor", "192.0.2.2", "clear", "in"},
+           {"neighbor", "192.0.2.2", "clear", "--json"},
            {"show", "neighbors", "--verbose"},
            {"--socket"},
            {"--socket", "/tmp/x"},

@@ -105,6 +105,21 @@ TEST_CASE("control requests: ListNextHopGroups requests", "[control][requests][n
   }
 }
 
+TEST_CASE("control requests: ClearNeighbor modes", "[control][requests][clear]") {
+  using Mode = v1::ClearNeighborRequest;
+  for (auto mode : {Mode::MODE_HARD, Mode::MODE_SOFT_IN, Mode::MODE_SOFT_OUT, Mode::MODE_SOFT}) {
+    CHECK(CheckClearMode(mode).ok());
+  }
+  const absl::Status unspecified = CheckClearMode(Mode::MODE_UNSPECIFIED);
+  CHECK(unspecified.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(unspecified.message() ==
+        "ClearNeighbor needs a mode: MODE_HARD (reset the session), MODE_SOFT_IN, MODE_SOFT_OUT or MODE_SOFT");
+  const absl::Status unknown = CheckClearMode(static_cast<Mode::Mode>(9));
+  CHECK(unknown.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(unknown.message() ==
+        "ClearNeighbor mode 9 is unknown to this bagd (MODE_HARD, MODE_SOFT_IN, MODE_SOFT_OUT or MODE_SOFT)");
+}
+
 TEST_CASE("control requests: RFC 9003 shutdown messages", "[control][requests]") {
   CHECK(CheckShutdownMessage("").ok());
   CHECK(CheckShutdownMessage(std::string(255, 'a')).ok());

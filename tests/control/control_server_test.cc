@@ -138,6 +138,55 @@ TEST_CASE("control server: shutdown and enable", "[control][server]") {
   }
 }
 
+TEST_CASE("control server: ClearNeighbor", "[control][server][clear]") {
+  using Mode = v1::ClearNeighborRequest;
+  Running r;
+  auto client = r.Client();
+
+  auto soft = client->ClearNeighbor("192.0.2.2", Mode::MODE_SOFT);
+  REQUIRE(soft.ok());
+  CHECK(r.backend.calls().back() == Call{"ClearNeighbor", "192.0.2.2", "MODE_SOFT"});
+  CHECK(std::vector<std::string>(soft->refresh_requested().begin(), soft->refresh_requested().end()) ==
+        std::vector<std::string>{"ipv4-unicast", "ipv6-unicast"});
+  CHECK(soft->resent_size() == 2);
+  CHECK(soft->prefixes_resent() == 6);
+  REQUIRE(client->ClearNeighbor("192.0.2.2", Mode::MODE_HARD).ok());
+  CHECK(r.backend.calls().back() == Call{"ClearNeighbor", "192.0.2.2", "MODE_HARD"});
+
+  SECTION("the backend sees canonical addresses") {
+    REQUIRE(client->ClearNeighbor("::FFFF:192.0.2.2", Mode::MODE_SOFT_OUT).status().code() ==
+            absl::StatusCode::kNotFound);
+    CHECK(r.backend.calls().back() == Call{"ClearNeighbor", "::ffff:192.0.2.2", "MODE_SOFT_OUT"});
+  }
+  SECTION("the backend's refusals come back with their code and message") {
+    auto down = client->ClearNeighbor("2001:db8::3", Mode::MODE_SOFT_OUT);
+    CHECK(down.status().code() == absl::StatusCode::kFailedPrecondition);
+    CHECK(down.status().message() == "neighbor 2001:db8::3 is not Established (Active)");
+    CHECK(client->ClearNeighbor("192.0.2.99", Mode::MODE_HARD).status().code() == absl::StatusCode::kNotFound);
+  }
+  SECTION("a missing or unknown mode is INVALID_ARGUMENT and never reaches the backend") {
+    const size_t calls_before = r.backend.calls().size();
+    auto stub = r.RawStub();
+    for (int mode : {0, 9}) {
+      INFO(mode);
+      v1::ClearNeighborRequest request;
+      request.set_address("192.0.2.2");
+      request.set_mode(static_cast<Mode::Mode>(mode));
+      v1::ClearNeighborResponse response;
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+      const grpc::Status s = stub->ClearNeighbor(&context, request, &response);
+      CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+      CHECK_THAT(s.error_message(), Catch::StartsWith("ClearNeighbor"));
+    }
+    // The client refuses the same before sending.
+    CHECK(client->ClearNeighbor("192.0.2.2", Mode::MODE_UNSPECIFIED).status().code() ==
+          absl::StatusCode::kInvalidArgument);
+    CHECK(client->ClearNeighbor("spine-1", Mode::MODE_HARD).status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(r.backend.calls().size() == calls_before);
+  }
+}
+
 TEST_CASE("control server: the RFC 9003 message limits are enforced by the server", "[control][server]") {
   Running r;
   auto stub = r.RawStub();

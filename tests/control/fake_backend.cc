@@ -467,6 +467,32 @@ absl::Status FakeBackend::EnableNeighbor(const std::string& address) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<v1::ClearNeighborResponse> FakeBackend::ClearNeighbor(const std::string& address,
+                                                                     v1::ClearNeighborRequest::Mode mode) {
+  std::lock_guard lock(mu_);
+  calls_.push_back({"ClearNeighbor", address, v1::ClearNeighborRequest::Mode_Name(mode)});
+  auto* n = Find(address);
+  if (n == nullptr) return absl::NotFoundError(absl::StrCat("no neighbor ", address, " is configured"));
+  if (n->state() != "Established") {
+    return absl::FailedPreconditionError(absl::StrCat("neighbor ", address, " is not Established (", n->state(), ")"));
+  }
+  const bool in = mode == v1::ClearNeighborRequest::MODE_SOFT_IN || mode == v1::ClearNeighborRequest::MODE_SOFT;
+  const bool out = mode == v1::ClearNeighborRequest::MODE_SOFT_OUT || mode == v1::ClearNeighborRequest::MODE_SOFT;
+  if (in && !n->negotiated().route_refresh()) {
+    return absl::FailedPreconditionError(absl::StrCat("neighbor ", address, " did not offer route refresh"));
+  }
+  v1::ClearNeighborResponse r;
+  for (const std::string& family : n->negotiated().families()) {
+    if (in) r.add_refresh_requested(family);
+    if (out) {
+      r.add_resent(family);
+      r.set_prefixes_resent(r.prefixes_resent() + 3);
+    }
+  }
+  r.set_enhanced(out && n->negotiated().enhanced_route_refresh());
+  return r;
+}
+
 std::vector<FakeBackend::Call> FakeBackend::calls() {
   std::lock_guard lock(mu_);
   return calls_;

@@ -49,6 +49,12 @@ class FakeBackend : public ControlBackend {
   std::vector<v1::NeighborStatus> ListNeighbors(const std::string& address_filter) override;
   absl::Status ShutdownNeighbor(const std::string& address, const std::string& message) override;
   absl::Status EnableNeighbor(const std::string& address) override;
+  // Recorded as Call{"ClearNeighbor", address, mode name}. NotFound for an unknown neighbor;
+  // FailedPrecondition unless it is "Established", and for MODE_SOFT_IN / MODE_SOFT unless it
+  // negotiated route refresh. A soft clear answers its negotiated families with 3 prefixes
+  // re-sent per family, enhanced as negotiated.
+  absl::StatusOr<v1::ClearNeighborResponse> ClearNeighbor(const std::string& address,
+                                                          v1::ClearNeighborRequest::Mode mode) override;
 
   // SampleRoutes (or SetRoutes, kept in table order) filtered as the API says: prefix
   // (exact, or longest match for an address), family, after; at most max_routes (unless
@@ -104,6 +110,9 @@ class NeighborsOnlyBackend : public ControlBackend {
   std::vector<v1::NeighborStatus> ListNeighbors(const std::string&) override { return {}; }
   absl::Status ShutdownNeighbor(const std::string&, const std::string&) override { return absl::OkStatus(); }
   absl::Status EnableNeighbor(const std::string&) override { return absl::OkStatus(); }
+  absl::StatusOr<v1::ClearNeighborResponse> ClearNeighbor(const std::string&, v1::ClearNeighborRequest::Mode) override {
+    return v1::ClearNeighborResponse();
+  }
 };
 
 // A fresh directory under /tmp, removed with everything in it at destruction.

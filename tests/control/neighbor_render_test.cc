@@ -210,3 +210,28 @@ TEST_CASE("bagctl render: maximum prefixes, and a neighbor down after exceeding 
   down.set_admin_down(true);
   CHECK(StateColumn(down) == "Idle (Admin)");
 }
+
+TEST_CASE("bagctl render: route refresh both ways", "[control][render][route_refresh]") {
+  bagd::control::v1::NeighborStatus n = SampleEstablished();
+  // Nothing happened: no lines (the message counters still show the ROUTE-REFRESH row).
+  CHECK_THAT(RenderNeighborDetail(n, kNowUnixMs), !Catch::Contains("Route refresh: requests"));
+  auto* r = n.mutable_route_refresh();
+  r->set_requests_received(2);
+  r->set_requests_sent(1);
+  r->set_adj_rib_out_resends(3);
+  r->set_prefixes_resent(2400);
+  std::string detail = RenderNeighborDetail(n, kNowUnixMs);
+  CHECK_THAT(detail, Catch::Contains("  Route refresh: requests received 2, sent 1; Adj-RIB-Out re-sent 3 times "
+                                     "(2400 prefixes)\n  Prefixes received 1200, sent 800\n"));
+  CHECK_THAT(detail, !Catch::Contains("Refreshes from the neighbor"));
+  CHECK_THAT(detail, !Catch::Contains("ignored"));
+  r->set_borr_received(2);
+  r->set_eorr_received(1);
+  r->set_stale_paths_removed(17);
+  r->add_refreshing("ipv4-unicast");
+  r->set_ignored(1);
+  detail = RenderNeighborDetail(n, kNowUnixMs);
+  CHECK_THAT(detail, Catch::Contains("  Refreshes from the neighbor: BoRR 2, EoRR 1, timed out 0; stale paths removed 17; "
+                                     "re-sending now: ipv4-unicast\n"));
+  CHECK_THAT(detail, Catch::Contains("  ROUTE-REFRESH messages ignored: 1 (see bagd's log)\n"));
+}

@@ -193,6 +193,43 @@ class Bagd:
         return self.lab.log(f"{self.name}.log")
 
 
+class LoopbackBagd(Bagd):
+    """bagd in this (the root) namespace for raw peers (rawbgp.RawPeer) on 127.0.0.x: it
+    listens on 127.0.0.1 at a free port and installs nothing. `config` is the config after
+    the router line (neighbors, networks, ...). No root needed. stop() when done."""
+
+    def __init__(self, config, name="bagd", asn=65000, router_id="10.255.0.1", extra=()):
+        self.dir = tempfile.mkdtemp(prefix=f"bagd-{name}-")
+        self.port = free_port()
+        conf = os.path.join(self.dir, f"{name}.textproto")
+        with open(conf, "w") as f:
+            f.write(f'router {{ asn: {asn} router_id: "{router_id}" '
+                    f'listen {{ address: "127.0.0.1" port: {self.port} }} }}\n'
+                    "fib { backend: BACKEND_NONE }  # the root namespace: install nothing\n" + config)
+        self.log_path = os.path.join(self.dir, f"{name}.log")
+        sock = os.path.join(self.dir, f"{name}.sock")
+        with open(self.log_path, "w") as out:
+            proc = subprocess.Popen([BAGD, "--config", conf, "--socket", sock, *extra], stdout=out,
+                                    stderr=subprocess.STDOUT)
+        super().__init__(None, None, sock, proc, name)
+        wait_until(lambda: os.path.exists(sock) or proc.poll() is not None, 10, "bagd control socket")
+        if proc.poll() is not None:
+            raise AssertionError(f"bagd exited: {self.log()}")
+
+    def log(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+        if os.environ.get("BAGD_KEEP_LAB"):
+            print(f"bagd files kept in {self.dir}")
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
 class Frr:
     def __init__(self, lab, ns, d, proc):
         self.lab, self.ns, self.dir, self.proc = lab, ns, d, proc
@@ -228,19 +265,29 @@ class Gobgp:
 
 # -- peer configs shared by the tests and the demo ---------------------------------
 
-def frr_receiver_conf(bagd_addr, bagd_as=65000, asn=65003, router_id="10.255.0.4"):
-    """An FRR that only listens: it shows what bagd advertises (`show bgp ipv4 unicast P json`)."""
-    return f"""hostname frr-rx
-router bgp {asn}
+def frr_conf(bagd_addr, bagd_as, asn, router_id, hostname="frr", before="", address_family=(), networks=()):
+    """An FRR bgpd.conf with bagd as its one neighbor, in IPv4 unicast: no policy required, no
+    import check for `networks`, a reconnect after 1 s. `before`: lines ahead of `router bgp`
+    (prefix lists, route maps); `address_family`: more lines for the neighbor's address family
+    ("neighbor ... route-map IN in")."""
+    af = "".join(f"  {line}\n" for line in address_family) + "".join(f"  network {p}\n" for p in networks)
+    return f"""hostname {hostname}
+{before}router bgp {asn}
  bgp router-id {router_id}
  no bgp ebgp-requires-policy
+ no bgp network import-check
  no bgp default ipv4-unicast
  neighbor {bagd_addr} remote-as {bagd_as}
  neighbor {bagd_addr} timers connect 1
  address-family ipv4 unicast
   neighbor {bagd_addr} activate
- exit-address-family
+{af} exit-address-family
 """
+
+
+def frr_receiver_conf(bagd_addr, bagd_as=65000, asn=65003, router_id="10.255.0.4"):
+    """An FRR that only listens: it shows what bagd advertises (`show bgp ipv4 unicast P json`)."""
+    return frr_conf(bagd_addr, bagd_as, asn, router_id, hostname="frr-rx")
 
 
 def gobgp_lb_toml(asn, router_id, local_addr, bagd_addr, bytes_per_second, bagd_as=65000):

@@ -25,6 +25,30 @@ def open_message(asn, router_id, hold=90, version=4, families=((1, 1),), extra_c
 
 KEEPALIVE = message(4)
 
+# Capabilities (RFC 5492) a raw peer may add to its OPEN.
+CAP_ROUTE_REFRESH = capability(2)            # RFC 2918
+CAP_ENHANCED_ROUTE_REFRESH = capability(70)  # RFC 7313
+
+
+def route_refresh(afi=1, safi=1, subtype=0, extra=b""):
+    """ROUTE-REFRESH (RFC 2918); subtype 1 = BoRR, 2 = EoRR (RFC 7313)."""
+    return message(5, struct.pack("!HBB", afi, subtype, safi) + extra)
+
+
+def parse_route_refresh(body):
+    """(afi, subtype, safi) of a ROUTE-REFRESH body."""
+    return struct.unpack("!HBB", body[:4])
+
+
+def nlri(*prefixes):
+    """IPv4 prefixes ("10.1.1.0/24") as an NLRI (or withdrawn routes) field."""
+    out = b""
+    for p in prefixes:
+        addr, ln = p.split("/")
+        ln = int(ln)
+        out += bytes([ln]) + socket.inet_aton(addr)[:(ln + 7) // 8]
+    return out
+
 
 def update(withdrawn=b"", attrs=b"", nlri=b""):
     return message(2, struct.pack("!H", len(withdrawn)) + withdrawn + struct.pack("!H", len(attrs)) + attrs + nlri)
@@ -65,8 +89,8 @@ class RawPeer:
         m = self.until(3)
         return None if m is None else (m[1][0], m[1][1], m[1][2:])
 
-    def establish(self, asn, router_id="10.9.9.9", hold=90):
-        self.send(open_message(asn, router_id, hold))
+    def establish(self, asn, router_id="10.9.9.9", hold=90, extra_caps=b""):
+        self.send(open_message(asn, router_id, hold, extra_caps=extra_caps))
         m = self.until(1)
         assert m is not None, "no OPEN from bagd"
         self.send(KEEPALIVE)

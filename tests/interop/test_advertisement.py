@@ -12,17 +12,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from netlab import BAGD, free_port, wait_until  # noqa: E402
-from rawbgp import KEEPALIVE, RawPeer, as_path, parse_update, update  # noqa: E402
+from rawbgp import KEEPALIVE, RawPeer, as_path, nlri, parse_update, update  # noqa: E402
 
-
-
-def nlri(*prefixes):
-    out = b""
-    for p in prefixes:
-        addr, ln = p.split("/")
-        ln = int(ln)
-        out += bytes([ln]) + socket.inet_aton(addr)[:(ln + 7) // 8]
-    return out
 
 
 def attrs(asns, next_hop="127.0.0.2", med=None):

@@ -43,6 +43,14 @@ const char* const kControlUsage = R"(  show neighbors [ADDRESS] [--json]
                             MESSAGE (RFC 9003: the words joined by spaces, at most 255 octets
                             of UTF-8); the session stays down until `enable`
   neighbor ADDRESS enable   ends the administrative shutdown
+  neighbor ADDRESS clear    hard reset: sends Cease/Administrative Reset (RFC 4486) and the
+                            session restarts at once (its routes are withdrawn meanwhile)
+  neighbor ADDRESS clear soft [in|out]
+                            without a reset: `in` asks the neighbor to re-send its routes
+                            (ROUTE-REFRESH, RFC 2918; the neighbor must have offered it),
+                            `out` re-sends bagd's Adj-RIB-Out to it (within BoRR/EoRR with
+                            enhanced route refresh, RFC 7313), neither means both; for every
+                            family of the session. The session must be Established.
       --socket PATH         bagd's control socket (before or after the command; default
                             $BAGD_SOCKET, else /run/bagd/bagd.sock)
     exit status: 0 done, 1 bagd unreachable or the request refused (reason printed), 2 usage error
@@ -221,6 +229,26 @@ int ShowRibSummary(control::ControlClient& client, bool json, std::ostream& out,
   return kControlExitOk;
 }
 
+int ClearNeighbor(control::ControlClient& client, const std::string& address,
+                  control::v1::ClearNeighborRequest::Mode mode, std::ostream& out, std::ostream& err) {
+  auto response = client.ClearNeighbor(address, mode);
+  if (!response.ok()) return Failed(err, response.status());
+  if (mode == control::v1::ClearNeighborRequest::MODE_HARD) {
+    out << "neighbor " << address << ": session reset (Cease / Administrative Reset sent); it restarts now\n";
+    return kControlExitOk;
+  }
+  if (!response->refresh_requested().empty()) {
+    out << "neighbor " << address << ": route refresh requested for "
+        << absl::StrJoin(response->refresh_requested(), ", ") << "; the neighbor re-sends its routes\n";
+  }
+  if (!response->resent().empty()) {
+    out << "neighbor " << address << ": Adj-RIB-Out re-sent for " << absl::StrJoin(response->resent(), ", ") << " ("
+        << response->prefixes_resent() << (response->prefixes_resent() == 1 ? " prefix" : " prefixes")
+        << (response->enhanced() ? ", between BoRR and EoRR" : "") << ")\n";
+  }
+  return kControlExitOk;
+}
+
 // --family's value as the API spells it: ipv4 / ipv4-unicast, ipv6 / ipv6-unicast.
 std::optional<std::string> FamilyArgument(const std::string& value) {
   if (value == "ipv4" || value == "ipv4-unicast") return "ipv4-unicast";
@@ -249,8 +277,10 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
   const std::vector<std::string>& w = parsed->words;
   if (w.empty()) return UsageError(err, "no command given");
 
-  enum class Command { kShowNeighbors, kShowRoutes, kShowRibSummary, kShowNextHopGroups, kShutdown, kEnable };
+  enum class Command { kShowNeighbors, kShowRoutes, kShowRibSummary, kShowNextHopGroups, kShutdown, kEnable, kClear };
   Command command = Command::kShowNeighbors;
+  using ClearMode = control::v1::ClearNeighborRequest;
+  ClearMode::Mode clear_mode = ClearMode::MODE_UNSPECIFIED;
   std::string address, message;
   control::v1::ListRoutesRequest routes_request;
   control::v1::ListNextHopGroupsRequest groups_request;
@@ -297,7 +327,10 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
       return UsageError(err, "--family and --limit are for show routes");
     }
   } else if (w[0] == "neighbor") {
-    if (w.size() < 3) return UsageError(err, "usage: neighbor ADDRESS shutdown [MESSAGE...] | neighbor ADDRESS enable");
+    if (w.size() < 3) {
+      return UsageError(err,
+                        "usage: neighbor ADDRESS shutdown [MESSAGE...] | enable | clear | clear soft [in|out]");
+    }
     address = w[1];
     if (w[2] == "shutdown") {
       command = Command::kShutdown;
@@ -305,8 +338,20 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
     } else if (w[2] == "enable") {
       if (w.size() > 3) return UsageError(err, "neighbor ADDRESS enable takes nothing more");
       command = Command::kEnable;
+    } else if (w[2] == "clear") {
+      command = Command::kClear;
+      const std::string direction = w.size() > 4 ? w[4] : "";
+      if (w.size() == 3) {
+        clear_mode = ClearMode::MODE_HARD;
+      } else if (w[3] != "soft" || w.size() > 5 || (w.size() == 5 && direction != "in" && direction != "out")) {
+        return UsageError(err, "neighbor ADDRESS clear takes nothing (a hard reset) or soft [in|out]");
+      } else {
+        clear_mode = w.size() == 4 ? ClearMode::MODE_SOFT
+                     : direction == "in" ? ClearMode::MODE_SOFT_IN
+                                         : ClearMode::MODE_SOFT_OUT;
+      }
     } else {
-      return UsageError(err, absl::StrCat("unknown neighbor action '", w[2], "' (shutdown, enable)"));
+      return UsageError(err, absl::StrCat("unknown neighbor action '", Printable(w[2]), "' (shutdown, enable, clear)"));
     }
     if (parsed->json) return UsageError(err, "--json is for the show commands");
     if (parsed->family || parsed->limit) return UsageError(err, "--family and --limit are for show routes");
@@ -349,6 +394,8 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
       out << "neighbor " << address << ": enabled (administrative shutdown ended)\n";
       return kControlExitOk;
     }
+    case Command::kClear:
+      return ClearNeighbor(**client, address, clear_mode, out, err);
   }
   return kControlExitFailed;  // unreachable
 }

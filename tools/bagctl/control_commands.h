@@ -1,6 +1,6 @@
 // bagctl's commands that talk to a running bagd through the control API
 // (bgpd/control/control.proto): `show neighbors`, `show routes`, `show rib-summary`,
-// `show nexthop-groups`, `neighbor ADDRESS shutdown|enable`.
+// `show nexthop-groups`, `neighbor ADDRESS shutdown|enable|clear [soft [in|out]]`.
 #pragma once
 
 #include <iosfwd>

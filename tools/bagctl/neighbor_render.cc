@@ -85,6 +85,26 @@ void AppendCounterRow(std::string& out, const char* label, uint64_t sent, uint64
   absl::StrAppend(&out, absl::StrFormat("    %-16s%10d %10d\n", label, sent, received));
 }
 
+// Route refresh both ways, when anything happened (the message counters count every
+// ROUTE-REFRESH; these say what they were for).
+void AppendRouteRefresh(std::string& out, const control::v1::RouteRefreshStatus& r) {
+  const bool enhanced_in = r.borr_received() > 0 || r.eorr_received() > 0 || !r.refreshing().empty();
+  if (r.requests_received() == 0 && r.requests_sent() == 0 && r.adj_rib_out_resends() == 0 && !enhanced_in &&
+      r.ignored() == 0) {
+    return;
+  }
+  absl::StrAppend(&out, "  Route refresh: requests received ", r.requests_received(), ", sent ", r.requests_sent(),
+                  "; Adj-RIB-Out re-sent ", r.adj_rib_out_resends(), r.adj_rib_out_resends() == 1 ? " time" : " times",
+                  " (", r.prefixes_resent(), " prefixes)\n");
+  if (enhanced_in) {
+    absl::StrAppend(&out, "  Refreshes from the neighbor: BoRR ", r.borr_received(), ", EoRR ", r.eorr_received(),
+                    ", timed out ", r.refreshes_timed_out(), "; stale paths removed ", r.stale_paths_removed());
+    if (!r.refreshing().empty()) absl::StrAppend(&out, "; re-sending now: ", JoinOrNone(r.refreshing()));
+    absl::StrAppend(&out, "\n");
+  }
+  if (r.ignored() > 0) absl::StrAppend(&out, "  ROUTE-REFRESH messages ignored: ", r.ignored(), " (see bagd's log)\n");
+}
+
 }  // namespace
 
 std::string FormatHms(int64_t seconds) {
@@ -249,6 +269,7 @@ std::string RenderNeighborDetail(const NeighborStatus& n, int64_t now_unix_ms) {
   AppendCounterRow(out, "Route refresh:", sent.route_refresh(), in.route_refresh());
   AppendCounterRow(out, "Total:", sent.total(), in.total());
   AppendCounterRow(out, "Bytes:", sent.bytes(), in.bytes());
+  AppendRouteRefresh(out, n.route_refresh());
   absl::StrAppend(&out, "  Prefixes received ", n.prefixes_received(), ", sent ", n.prefixes_sent(), "\n");
   for (const auto& l : n.prefix_limits()) {
     absl::StrAppend(&out, "  Maximum prefixes ", Printable(l.family()), ": ", l.limit(), ", warning at ", l.warning_at(),
