@@ -108,55 +108,49 @@ wire::Bytes Update(uint32_t asn, uint32_t next_hop, std::vector<std::pair<uint8_
 }
 
 SessionHarness::SessionHarness(std::string_view config) {
-  std::string text(config);
+  const std::string text(config);
   const size_t router = text.find("router {");
   if (router == std::string::npos) throw std::runtime_error("config without router { }");
-  // The speaker's own listener (unused: connections are handed over) and ours.
-  uint16_t unused = 0, port = 0;
-  const int probe = Listen(&unused);
-  close(probe);
-  listen_fd_ = Listen(&port);
-  (void)port;
-  text.insert(router + 8, absl::StrCat(" listen { address: \"127.0.0.1\" port: ", unused, " } "));
-  conf::LoadedConfig loaded = conf::ParseConfig(text, "harness.textproto");
-  if (!loaded.ok()) throw std::runtime_error(absl::StrCat("harness config: ", loaded.errors.front().message));
-  speaker_ = std::make_unique<Speaker>(io_, nullptr, &clock_);
-  if (auto st = speaker_->Configure(loaded.config); !st.ok()) throw std::runtime_error(st.ToString());
+  // The speaker listens on a free loopback port; a probed port can be taken by another
+  // process before the speaker binds it, so a few tries.
+  for (int attempt = 0;; ++attempt) {
+    const int probe = Listen(&port_);
+    close(probe);
+    std::string with_listen = text;
+    with_listen.insert(router + 8, absl::StrCat(" listen { address: \"127.0.0.1\" port: ", port_, " } "));
+    conf::LoadedConfig loaded = conf::ParseConfig(with_listen, "harness.textproto");
+    if (!loaded.ok()) throw std::runtime_error(absl::StrCat("harness config: ", loaded.errors.front().message));
+    speaker_ = std::make_unique<Speaker>(io_, nullptr, &clock_);
+    const absl::Status st = speaker_->Configure(loaded.config);
+    if (st.ok()) break;
+    speaker_.reset();
+    if (attempt == 9 || !absl::IsUnavailable(st)) throw std::runtime_error(st.ToString());
+  }
   speaker_->Start();
   Run();
 }
 
 SessionHarness::~SessionHarness() {
   for (auto& [fd, end] : ends_) Reset(fd);
-  close(listen_fd_);
   Run();
   speaker_.reset();
   Run();  // completions of what the speaker closed
 }
 
 int SessionHarness::Connect(const std::string& neighbor) {
-  Peer* peer = speaker_->FindPeer(neighbor);
-  if (peer == nullptr) throw std::runtime_error(absl::StrCat("no neighbor ", neighbor));
+  if (speaker_->FindPeer(neighbor) == nullptr) throw std::runtime_error(absl::StrCat("no neighbor ", neighbor));
   const int ours = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in from = Loopback(neighbor, 0);
-  sockaddr_in to{};
-  socklen_t len = sizeof to;
-  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&to), &len);
-  // On loopback the handshake completes inside connect(); accept() then has it.
+  sockaddr_in to = Loopback("127.0.0.1", port_);
+  // On loopback the handshake completes inside connect() (the listen backlog); the
+  // speaker's accept runs in Run(), as it would in the daemon.
   if (bind(ours, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
       connect(ours, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
     close(ours);
     throw std::runtime_error(absl::StrCat("connect from ", neighbor, ": ", std::strerror(errno)));
   }
-  const int theirs = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-  if (theirs < 0) throw std::runtime_error(absl::StrCat("accept: ", std::strerror(errno)));
   fcntl(ours, F_SETFL, fcntl(ours, F_GETFL) | O_NONBLOCK);
-  boost::asio::ip::tcp::socket s(io_);
-  boost::system::error_code ec;
-  s.assign(boost::asio::ip::tcp::v4(), theirs, ec);
-  if (ec) throw std::runtime_error(ec.message());
   ends_[ours] = End{};
-  peer->Accept(std::move(s));
   Run();
   return ours;
 }

@@ -1,10 +1,9 @@
 // The session layer and the routing core with a fake clock: a Speaker on a ManualClock,
-// whose neighbors' connections the test (or the session fuzzer) makes on loopback and
-// writes to and reads from directly. Each connection is a TCP pair made synchronously (a
-// connect from the neighbor's 127.0.0.x address to the harness's own listener, then
-// accept) and handed to the neighbor's Peer as if its listener had accepted it, so the
-// connection has real addresses for next-hop-self and real socket options. Nothing
-// sleeps: Run() polls the io_context until it is idle and Advance() moves the clock.
+// listening on a free loopback port, whose neighbors' connections the test (or the session
+// fuzzer) makes from their 127.0.0.x addresses and writes to and reads from directly. The
+// connect completes in the kernel; the speaker accepts it in Run() and hands it to the
+// neighbor's Peer by its address, as in the daemon. Nothing sleeps: Run() polls the
+// io_context until it is idle and Advance() moves the clock.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -42,8 +41,8 @@ class SessionHarness {
   explicit SessionHarness(std::string_view config);
   ~SessionHarness();
 
-  // A connection from `neighbor` (a 127.0.0.x address), handed to its Peer as if accepted:
-  // our end's descriptor (non-blocking).
+  // A connection from `neighbor` (a 127.0.0.x address) to the speaker's listener: our end's
+  // descriptor (non-blocking).
   int Connect(const std::string& neighbor);
   // Writes all of `bytes` to our end, running the daemon's side while the socket is full.
   void Write(int fd, std::span<const uint8_t> bytes);
@@ -70,7 +69,7 @@ class SessionHarness {
   void Pump(int fd);
 
   ManualClock clock_;  // before the speaker, whose timers it holds
-  int listen_fd_ = -1;   // where Connect() connects to
+  uint16_t port_ = 0;  // the speaker's listener
   boost::asio::io_context io_;
   std::unique_ptr<Speaker> speaker_;
   std::map<int, End> ends_;
