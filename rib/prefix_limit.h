@@ -24,6 +24,7 @@ struct PrefixLimitConfig {
 
   // The count at which the warning is given: limit × percent / 100 (rounded down, at least 1).
   uint64_t WarningAt() const;
+  friend bool operator==(const PrefixLimitConfig&, const PrefixLimitConfig&) = default;
 };
 
 enum class PrefixLimitState : uint8_t {

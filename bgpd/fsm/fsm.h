@@ -103,6 +103,7 @@ struct FsmConfig {
   uint32_t max_backoff_s = 120;      // cap of the exponential backoff
   uint32_t open_hold_time_s = 240;   // RFC 4271 §8.2.2: "large value" while waiting for OPEN
   uint32_t stable_after_s = 60;      // an Established period this long resets the backoff
+  friend bool operator==(const FsmConfig&, const FsmConfig&) = default;
 };
 
 // Per-connection FSM data.

@@ -29,6 +29,7 @@ struct LocalSettings {
   std::string hostname;  // FQDN capability when non-empty
 
   bool ibgp() const { return local_as == remote_as; }
+  friend bool operator==(const LocalSettings&, const LocalSettings&) = default;
 };
 
 // What both sides agreed on.

@@ -98,6 +98,28 @@ Peer::Peer(boost::asio::io_context& io, Clock& clock, PeerConfig config, Session
 
 Peer::~Peer() = default;
 
+bool PeerConfig::SameSession(const PeerConfig& a, const PeerConfig& b) {
+  return a.address == b.address && a.port == b.port && a.local_address == b.local_address && a.password == b.password &&
+         a.ttl_security == b.ttl_security && a.ebgp_multihop == b.ebgp_multihop && a.fsm == b.fsm;
+}
+
+void Peer::ApplyInPlace(const PeerConfig& c) {
+  config_.description = c.description;
+  config_.advertisement_interval_s = c.advertisement_interval_s;
+  config_.shutdown_message = c.shutdown_message;
+  if (c.max_prefixes != config_.max_prefixes) SetPrefixLimits(c.max_prefixes);
+  // `shutdown` in the file changed: follow it. Unchanged, it leaves an operator's
+  // `bagctl neighbor ... shutdown` or `enable` alone.
+  if (c.shutdown != config_.shutdown) {
+    config_.shutdown = c.shutdown;
+    if (c.shutdown) {
+      Shutdown(c.shutdown_message);
+    } else {
+      Enable();
+    }
+  }
+}
+
 fsm::State Peer::state() const { return primary_->fsm.state; }
 bool Peer::established() const { return primary_->fsm.state == State::kEstablished; }
 

@@ -41,6 +41,11 @@ struct PeerConfig {
 
   bool ebgp() const { return !fsm.local.ibgp(); }
   std::string Name() const { return address.ToString(); }
+  // Whether going from `a` to `b` needs a new session: what the OPEN, the TCP connection or
+  // its socket options carry (AS numbers, families, timers, addresses, port, TCP-MD5 key,
+  // GTSM, multihop TTL, passive). The rest (description, MRAI, shutdown and its message,
+  // maximum prefixes, link-bandwidth export) changes in place.
+  static bool SameSession(const PeerConfig& a, const PeerConfig& b);
 };
 
 class Peer;
@@ -106,6 +111,10 @@ class Peer {
   void SetPrefixLimits(const std::array<rib::PrefixLimitConfig, wire::kFamilyCount>& limits);
   // Down after exceeding a maximum-prefix limit (until the restart interval ends or Enable()).
   bool prefix_limit_down() const { return prefix_limit_down_; }
+  // A reload's changes that keep the session (PeerConfig::SameSession(config(), c) holds):
+  // description, MRAI, shutdown (from the config: Shutdown or Enable) and its message,
+  // maximum prefixes.
+  void ApplyInPlace(const PeerConfig& c);
 
  private:
   struct Slot;

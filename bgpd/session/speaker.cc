@@ -8,6 +8,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "bgpd/fsm/route_refresh.h"
 #include "bgpd/session/log.h"
 #include "bgpd/session/socket_options.h"
@@ -231,17 +232,9 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
     adj_out_.emplace_back();  // keeps adj_out_ indexed by rib index
     lb_export_.emplace_back();
   }
-  for (const auto& n : config.networks()) {
-    auto p = wire::Prefix::Parse(n.prefix());
-    if (!p.ok()) return absl::InvalidArgumentError(absl::StrCat("network '", n.prefix(), "': ", p.status().message()));
-    Network net{wire::Nlri{*p, 0}, std::nullopt, n.capacity_source()};
-    if (!n.link_bandwidth().empty()) {
-      auto r = Rate(absl::StrCat("network ", n.prefix(), ": link_bandwidth"), n.link_bandwidth());
-      if (!r.ok()) return r.status();
-      net.link_bandwidth_bps = *r;
-    }
-    networks_.push_back(net);
-  }
+  auto networks = NetworksOf(config);
+  if (!networks.ok()) return networks.status();
+  networks_ = *std::move(networks);
   std::vector<std::pair<std::string, uint16_t>> listen;
   for (const auto& l : config.router().listen()) {
     listen.emplace_back(l.address(), static_cast<uint16_t>(l.port() ? l.port() : 179));
@@ -269,30 +262,76 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
     if (!lb_export.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("neighbor ", pc.Name(), ": ", lb_export.status().message()));
     }
-    // TCP-MD5 keys go on every listener of the peer's family (RFC 2385: the kernel checks SYNs).
-    if (!pc.password.empty()) {
-      for (auto& l : listeners_) {
-        if (l->endpoint.address().is_v6() != pc.address.is_v6()) continue;
-        if (auto st = SetTcpMd5(l->acceptor.native_handle(), pc.address, pc.password); !st.ok()) {
-          return absl::InternalError(absl::StrCat("neighbor ", pc.Name(), ": TCP-MD5 on the listener: ", st.ToString()));
-        }
-      }
-    }
-    auto peer = std::make_unique<Peer>(io_, *clock_, std::move(pc), metrics_, this);
-    rib::PeerInfo info;
-    info.source.ebgp = peer->config().ebgp();
-    info.source.address = peer->config().address;
-    info.asn = peer->config().fsm.local.remote_as;
-    info.name = peer->config().Name();
-    peer->rib_index = rib_->AddPeer(std::move(info));
-    adj_out_.emplace_back();
-    lb_export_.emplace_back();
-    lb_export_.back().config = *lb_export;
-    by_address_[peer->config().Name()] = peer.get();
-    peers_.push_back(std::move(peer));
+    if (auto st = AddPeer(std::move(pc), *lb_export); !st.ok()) return st;
   }
   if (auto st = ApplyGtsmToListeners(); !st.ok()) return st;
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Speaker::Network>> Speaker::NetworksOf(const config::v1::Config& config) {
+  std::vector<Network> out;
+  for (const auto& n : config.networks()) {
+    auto p = wire::Prefix::Parse(n.prefix());
+    if (!p.ok()) return absl::InvalidArgumentError(absl::StrCat("network '", n.prefix(), "': ", p.status().message()));
+    Network net{wire::Nlri{*p, 0}, std::nullopt, n.capacity_source()};
+    if (!n.link_bandwidth().empty()) {
+      auto r = Rate(absl::StrCat("network ", n.prefix(), ": link_bandwidth"), n.link_bandwidth());
+      if (!r.ok()) return r.status();
+      net.link_bandwidth_bps = *r;
+    }
+    out.push_back(net);
+  }
+  return out;
+}
+
+absl::Status Speaker::AddPeer(PeerConfig pc, const rib::LinkBandwidthExport& lb_export) {
+  // TCP-MD5 keys go on every listener of the peer's family (RFC 2385: the kernel checks SYNs).
+  if (!pc.password.empty()) {
+    for (auto& l : listeners_) {
+      if (l->endpoint.address().is_v6() != pc.address.is_v6()) continue;
+      if (auto st = SetTcpMd5(l->acceptor.native_handle(), pc.address, pc.password); !st.ok()) {
+        return absl::InternalError(absl::StrCat("neighbor ", pc.Name(), ": TCP-MD5 on the listener: ", st.ToString()));
+      }
+    }
+  }
+  auto peer = std::make_unique<Peer>(io_, *clock_, std::move(pc), metrics_, this);
+  rib::PeerInfo info;
+  info.source.ebgp = peer->config().ebgp();
+  info.source.address = peer->config().address;
+  info.asn = peer->config().fsm.local.remote_as;
+  info.name = peer->config().Name();
+  // A new index even for a neighbor that was here before (removed, or reset by a reload):
+  // the RIB keeps an index's paths apart, and a few unused indices cost nothing.
+  peer->rib_index = rib_->AddPeer(std::move(info));
+  adj_out_.resize(peer->rib_index + 1);
+  lb_export_.resize(peer->rib_index + 1);
+  lb_export_[peer->rib_index].config = lb_export;
+  by_address_[peer->config().Name()] = peer.get();
+  peers_.push_back(std::move(peer));
+  return absl::OkStatus();
+}
+
+void Speaker::RemovePeer(const std::string& name, const wire::NotificationMessage& cease, const std::string& why) {
+  auto it = std::find_if(peers_.begin(), peers_.end(), [&](const auto& p) { return p->config().Name() == name; });
+  if (it == peers_.end()) return;
+  Peer& p = **it;
+  // The Cease goes out on its connection, which drains by itself; the session loss withdraws
+  // the neighbor's routes and stops every timer of ours that points at it (OnSessionDown).
+  const bool was_up = p.established();
+  p.Stop(cease, why);
+  if (was_up) FlushRibChanges();
+  if (!p.config().password.empty()) {
+    for (auto& l : listeners_) {
+      if (l->endpoint.address().is_v6() != p.config().address.is_v6()) continue;
+      (void)SetTcpMd5(l->acceptor.native_handle(), p.config().address, "");  // the key goes with it
+    }
+  }
+  if (p.rib_index < pacing_.size()) pacing_[p.rib_index] = Pacing{};
+  lb_export_[p.rib_index] = BandwidthExport{};
+  for (int f = 0; f < wire::kFamilyCount; ++f) end_of_rib_.erase({p.rib_index, f});
+  by_address_.erase(name);
+  // Its handlers watch its Lifetime: whatever of it is still queued touches nothing.
+  peers_.erase(it);
 }
 
 absl::Status Speaker::ApplyGtsmToListeners() {
@@ -314,12 +353,16 @@ absl::Status Speaker::ApplyGtsmToListeners() {
         all = false;
       }
     }
-    if (!any) continue;
+    if (!any) {
+      (void)SetMinTtl(l->acceptor.native_handle(), v6, 0);  // a reload may have removed the last one
+      continue;
+    }
     const std::string where = absl::StrCat("[", l->endpoint.address().to_string(), "]:", l->endpoint.port());
     if (auto st = EnableSavedSyn(l->acceptor.native_handle()); !st.ok()) {
       // Not fatal: Peer::Accept falls back to refusing connections with early bytes.
       log::Warning("listener %s: %s; GTSM neighbors' connections are checked after accept()", where, st.ToString());
     }
+    if (!all) (void)SetMinTtl(l->acceptor.native_handle(), v6, 0);
     if (all) {
       if (auto st = SetMinTtl(l->acceptor.native_handle(), v6, min_ttl); !st.ok()) {
         return absl::InternalError(absl::StrCat("GTSM on the listener ", where, ": ", st.ToString()));
@@ -997,91 +1040,175 @@ void Speaker::RefreshWeightMetrics() {
   sync(metrics_->FibOperations("route"), c.route_updates);
 }
 
+namespace {
+
+// The names of the fields that differ between two messages of one type ("timers",
+// "password"): one field at a time swapped into empty messages and compared.
+std::vector<std::string> ChangedFields(const google::protobuf::Message& a, const google::protobuf::Message& b) {
+  std::vector<std::string> out;
+  const google::protobuf::Descriptor* d = a.GetDescriptor();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d->field(i);
+    std::unique_ptr<google::protobuf::Message> x(a.New()), y(b.New()), ca(a.New()), cb(b.New());
+    ca->CopyFrom(a);
+    cb->CopyFrom(b);
+    a.GetReflection()->SwapFields(ca.get(), x.get(), {f});
+    b.GetReflection()->SwapFields(cb.get(), y.get(), {f});
+    if (x->SerializeAsString() != y->SerializeAsString()) out.push_back(f->name());
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::Status Speaker::Reload(const config::v1::Config& config) {
-  // Everything is checked before anything changes.
+  // Everything is checked before anything changes: an error keeps the running config whole.
   auto weights = WeightsConfigOf(config, fib_max_weight_);
   if (!weights.ok()) return weights.status();
+  if (config.router().asn() != config_.router().asn() || config.router().router_id() != config_.router().router_id()) {
+    return absl::FailedPreconditionError(
+        "router.asn and router.router_id cannot change while bagd runs (every session and route depends on them): "
+        "restart bagd to apply them; the running configuration is kept");
+  }
+  auto next = PeerConfigs(config);
+  if (!next.ok()) return next.status();
   std::vector<rib::LinkBandwidthExport> exports;
+  for (int i = 0; i < config.neighbors_size(); ++i) {
+    auto e = LinkBandwidthExportOf(config.neighbors(i).link_bandwidth());
+    if (!e.ok()) return absl::InvalidArgumentError(absl::StrCat("neighbor ", (*next)[i].Name(), ": ", e.status().message()));
+    exports.push_back(*e);
+  }
+  auto networks = NetworksOf(config);
+  if (!networks.ok()) return networks.status();
+
+  // What cannot change while running, field by field; the running values stay.
   std::vector<std::string> restart;
-  const auto& old_n = config_.neighbors();
-  const auto& new_n = config.neighbors();
-  if (config.router().SerializeAsString() != config_.router().SerializeAsString()) restart.push_back("router");
-  if (config.multipath().SerializeAsString() != config_.multipath().SerializeAsString()) restart.push_back("multipath");
+  for (const std::string& f : ChangedFields(config_.router(), config.router())) {
+    if (f == "listen") restart.push_back("router.listen (the listening sockets)");
+    if (f == "log_level") restart.push_back("router.log_level");
+  }
+  for (const std::string& f : ChangedFields(config_.multipath(), config.multipath())) {
+    restart.push_back(absl::StrCat("multipath.", f, " (the decision process)"));
+  }
+  for (const std::string& f : ChangedFields(config_.fib(), config.fib())) {
+    if (f == "max_weight" || f == "group_budget") continue;  // applied below
+    restart.push_back(f == "restart_hold_time" || f == "restart_neighbor_wait" || f == "retain_on_exit"
+                          ? absl::StrCat("fib.", f, " (used at start and exit)")
+                          : absl::StrCat("fib.", f));
+  }
   {
     std::string a, b;
-    for (const auto& n : config.networks()) a += n.SerializeAsString();
-    for (const auto& n : config_.networks()) b += n.SerializeAsString();
-    if (a != b) restart.push_back("networks");
+    for (const auto& c : config_.capacity_sources()) a += c.SerializeAsString();
+    for (const auto& c : config.capacity_sources()) b += c.SerializeAsString();
+    if (a != b) restart.push_back("capacity_sources");
   }
-  if (config.fib().backend() != config_.fib().backend() || config.fib().kernel_table() != config_.fib().kernel_table()) {
-    restart.push_back("fib backend");
+
+  FlushRibChanges();  // as in FlushPaced: what follows works from the RIB as it is now
+  // Neighbors, matched by address (the list's order means nothing).
+  absl::flat_hash_map<std::string, int> old_at, new_at;
+  for (int i = 0; i < config_.neighbors_size(); ++i) {
+    if (auto a = wire::IpAddress::Parse(config_.neighbors(i).address()); a.ok()) old_at[a->ToString()] = i;
   }
-  if (new_n.size() != old_n.size()) restart.push_back("the list of neighbors");
-  for (int i = 0; i < std::min(old_n.size(), new_n.size()); ++i) {
-    auto e = LinkBandwidthExportOf(new_n[i].link_bandwidth());
-    if (!e.ok()) return absl::InvalidArgumentError(absl::StrCat("neighbor ", new_n[i].address(), ": ", e.status().message()));
-    exports.push_back(*e);
-    config::v1::Neighbor a = old_n[i], b = new_n[i];
-    a.clear_link_bandwidth();
-    b.clear_link_bandwidth();
-    a.clear_max_prefixes();  // applied in place below
-    b.clear_max_prefixes();
-    if (a.SerializeAsString() != b.SerializeAsString()) restart.push_back(absl::StrCat("neighbor ", new_n[i].address()));
+  for (int i = 0; i < config.neighbors_size(); ++i) new_at[(*next)[i].Name()] = i;
+  std::vector<std::string> removed, added, reset, updated;
+  std::vector<std::string> names;
+  for (const auto& p : peers_) names.push_back(p->config().Name());
+  for (const std::string& name : names) {
+    if (new_at.contains(name)) continue;
+    log::Info("config reload: neighbor %s removed from the configuration: Cease / Peer De-configured", name);
+    RemovePeer(name, wire::NotificationMessage{6, wire::cease::kPeerDeconfigured, {}}, "removed from the configuration");
+    removed.push_back(name);
   }
+  std::vector<Peer*> to_start;
+  for (int i = 0; i < config.neighbors_size(); ++i) {
+    PeerConfig& pc = (*next)[i];
+    const std::string name = pc.Name();
+    Peer* p = FindPeer(name);
+    if (p == nullptr) {
+      if (auto st = AddPeer(pc, exports[i]); !st.ok()) return st;
+      to_start.push_back(FindPeer(name));
+      added.push_back(name);
+      log::Info("config reload: neighbor %s added", name);
+      continue;
+    }
+    const config::v1::Neighbor& before = config_.neighbors(old_at.at(name));
+    const std::vector<std::string> fields = ChangedFields(before, config.neighbors(i));
+    if (!PeerConfig::SameSession(p->config(), pc)) {
+      // RFC 4486 §4: Other Configuration Change. Only this session; its routes go and come
+      // back with the new session.
+      const std::string what = fields.empty() ? "router defaults" : absl::StrJoin(fields, ", ");
+      log::Info("config reload: neighbor %s: %s changed: the session restarts (Cease / Other Configuration Change)",
+                name, what);
+      RemovePeer(name, wire::NotificationMessage{6, wire::cease::kOtherConfigurationChange, {}},
+                 absl::StrCat("configuration changed: ", what));
+      if (auto st = AddPeer(pc, exports[i]); !st.ok()) return st;
+      to_start.push_back(FindPeer(name));
+      reset.push_back(name);
+      continue;
+    }
+    if (!fields.empty()) {
+      log::Info("config reload: neighbor %s: %s applied, the session stays", name, absl::StrJoin(fields, ", "));
+      updated.push_back(name);
+    }
+    p->ApplyInPlace(pc);
+    // Link-bandwidth export: what the neighbor should have now, bandwidth damping included.
+    BandwidthExport& lbx = lb_export_[p->rib_index];
+    const rib::LinkBandwidthExport& e = exports[i];
+    const bool changed = lbx.config.mode != e.mode || lbx.config.fixed_bps != e.fixed_bps ||
+                         lbx.config.reference_bps != e.reference_bps || lbx.config.transitive != e.transitive;
+    lbx.config = e;
+    if (changed && p->established()) {
+      absl::flat_hash_set<wire::Prefix> all;
+      rib_->ForEach([&](const wire::Prefix& prefix, const rib::Destination&) { all.insert(prefix); });
+      AdvertisePaced(*p, CurrentState(all));
+    }
+  }
+  if (auto st = ApplyGtsmToListeners(); !st.ok()) log::Warning("config reload: %s", st.ToString());
+
+  // Our own networks: the new list is originated, what left it is withdrawn.
+  {
+    absl::flat_hash_set<wire::Prefix> keep;
+    for (const Network& n : *networks) keep.insert(n.nlri.prefix);
+    for (const Network& n : networks_) {
+      if (!keep.contains(n.nlri.prefix)) rib_->Withdraw(local_index_, std::span(&n.nlri, 1));
+    }
+    networks_ = *networks;
+    for (const Network& n : networks_) Originate(n);  // the RIB ignores an unchanged one
+  }
+
   // Damping, link-bandwidth policy and FIB limits: groups and sessions stay.
   const bool refeed = config.link_bandwidth().SerializeAsString() != config_.link_bandwidth().SerializeAsString() ||
                       config.fib().max_weight() != config_.fib().max_weight() ||
                       config.fib().group_budget() != config_.fib().group_budget();
-  FlushRibChanges();  // as in FlushPaced: what follows works from the RIB as it is now
+  FlushRibChanges();
   groups_->Reconfigure(*weights, absl::Now());
-  for (size_t i = 0; i < exports.size(); ++i) {
-    Peer& p = *peers_[i];
-    BandwidthExport& lbx = lb_export_[p.rib_index];
-    const bool changed = lbx.config.mode != exports[i].mode || lbx.config.fixed_bps != exports[i].fixed_bps ||
-                         lbx.config.reference_bps != exports[i].reference_bps ||
-                         lbx.config.transitive != exports[i].transitive;
-    lbx.config = exports[i];
-    if (changed && p.established()) {
-      // What the neighbor should have now, bandwidth damping included.
-      absl::flat_hash_set<wire::Prefix> all;
-      rib_->ForEach([&](const wire::Prefix& prefix, const rib::Destination&) { all.insert(prefix); });
-      AdvertisePaced(p, CurrentState(all));
-    }
-  }
   if (refeed) {
     // New policy or limits: every route is weighed again, at once (an operator's change,
     // not the network's, so no hold-down).
     rib::MembersBatch all;
     rib_->ForEach([&](const wire::Prefix& prefix, const rib::Destination&) { all.Add(*rib_, prefix); });
     groups_->Update(all.View(), absl::Now(), /*immediate=*/true);
-    FlushFib();
-  } else {
-    FlushFib();
   }
-  // Keep what runs: the parts that need a restart stay as they were.
-  *config_.mutable_link_bandwidth() = config.link_bandwidth();
-  *config_.mutable_damping() = config.damping();
-  config_.mutable_fib()->set_max_weight(config.fib().max_weight());
-  config_.mutable_fib()->set_group_budget(config.fib().group_budget());
-  for (int i = 0; i < std::min(old_n.size(), new_n.size()); ++i) {
-    *config_.mutable_neighbors(i)->mutable_link_bandwidth() = new_n[i].link_bandwidth();
+  FlushFib();
+  // The running config is the new one, but for what needs a restart.
+  config::v1::Config running = config;
+  *running.mutable_router()->mutable_listen() = config_.router().listen();
+  running.mutable_router()->set_log_level(config_.router().log_level());
+  *running.mutable_multipath() = config_.multipath();
+  {
+    const uint32_t max_weight = config.fib().max_weight(), budget = config.fib().group_budget();
+    *running.mutable_fib() = config_.fib();
+    running.mutable_fib()->set_max_weight(max_weight);
+    running.mutable_fib()->set_group_budget(budget);
   }
-  // Maximum prefixes: the new limits apply at once, a lowered one to what the neighbor holds
-  // now (as FRR). Only where the neighbor at that place is still the same one.
-  for (int i = 0; i < std::min(old_n.size(), new_n.size()); ++i) {
-    if (old_n[i].address() != new_n[i].address() || static_cast<size_t>(i) >= peers_.size()) continue;
-    auto limits = [](const config::v1::Neighbor& n) {
-      std::string x;
-      for (const auto& m : n.max_prefixes()) x += m.SerializeAsString();
-      return x;
-    };
-    if (limits(old_n[i]) == limits(new_n[i])) continue;
-    *config_.mutable_neighbors(i)->mutable_max_prefixes() = new_n[i].max_prefixes();
-    log::Info("config reload: neighbor %s: new maximum prefixes", new_n[i].address());
-    peers_[i]->SetPrefixLimits(PrefixLimitsOf(new_n[i]));
-  }
-  log::Info("config reloaded: damping, link bandwidth, maximum prefixes and FIB limits applied");
-  for (const std::string& r : restart) log::Warning("config reload: changes to %s need a restart of bagd; not applied", r);
+  *running.mutable_capacity_sources() = config_.capacity_sources();
+  config_ = std::move(running);
+  for (Peer* p : to_start) p->Start();
+  RefreshRibMetrics();
+  log::Info("config reloaded: %d neighbors added, %d removed, %d restarted, %d changed in place; damping, link "
+            "bandwidth, networks, maximum prefixes and FIB limits applied",
+            added.size(), removed.size(), reset.size(), updated.size());
+  for (const std::string& r : restart) log::Warning("config reload: %s changed: needs a restart of bagd; not applied", r);
   return absl::OkStatus();
 }
 

@@ -135,6 +135,10 @@ class Speaker : public RouteSink {
   struct Listener;
   void Accept(Listener& l);
   absl::Status ApplyGtsmToListeners();
+  // A neighbor's Peer, its RIB index and its per-peer state (Configure, Reload).
+  absl::Status AddPeer(PeerConfig config, const rib::LinkBandwidthExport& lb_export);
+  // Cease to it, its routes withdrawn, then gone (Reload).
+  void RemovePeer(const std::string& name, const wire::NotificationMessage& cease, const std::string& why);
 
  public:
   // The neighbor with this canonical address, or null (tests and the session fuzzer hand
@@ -180,6 +184,7 @@ class Speaker : public RouteSink {
     std::string capacity_source;  // the link bandwidth follows this source's live capacity
   };
   void Originate(const Network& n);
+  static absl::StatusOr<std::vector<Network>> NetworksOf(const config::v1::Config& config);
   std::map<std::string, double> originated_bps_;  // by capacity source
   bool started_ = false;
   std::vector<Network> networks_;

@@ -107,18 +107,29 @@ wire::Bytes Update(uint32_t asn, uint32_t next_hop, std::vector<std::pair<uint8_
   return Message(2, body);
 }
 
-SessionHarness::SessionHarness(std::string_view config) {
-  const std::string text(config);
+std::string SessionHarness::WithListen(std::string_view config) const {
+  std::string text(config);
   const size_t router = text.find("router {");
   if (router == std::string::npos) throw std::runtime_error("config without router { }");
+  text.insert(router + 8, absl::StrCat(" listen { address: \"127.0.0.1\" port: ", port_, " } "));
+  return text;
+}
+
+absl::Status SessionHarness::Reload(std::string_view config) {
+  conf::LoadedConfig loaded = conf::ParseConfig(WithListen(config), "harness.textproto");
+  if (!loaded.ok()) return absl::InvalidArgumentError(loaded.errors.front().message);
+  absl::Status st = speaker_->Reload(loaded.config);
+  Run();
+  return st;
+}
+
+SessionHarness::SessionHarness(std::string_view config) {
   // The speaker listens on a free loopback port; a probed port can be taken by another
   // process before the speaker binds it, so a few tries.
   for (int attempt = 0;; ++attempt) {
     const int probe = Listen(&port_);
     close(probe);
-    std::string with_listen = text;
-    with_listen.insert(router + 8, absl::StrCat(" listen { address: \"127.0.0.1\" port: ", port_, " } "));
-    conf::LoadedConfig loaded = conf::ParseConfig(with_listen, "harness.textproto");
+    conf::LoadedConfig loaded = conf::ParseConfig(WithListen(config), "harness.textproto");
     if (!loaded.ok()) throw std::runtime_error(absl::StrCat("harness config: ", loaded.errors.front().message));
     speaker_ = std::make_unique<Speaker>(io_, nullptr, &clock_);
     const absl::Status st = speaker_->Configure(loaded.config);

@@ -52,6 +52,9 @@ class SessionHarness {
   bool PeerClosed(int fd);
   // Closes our end: with a reset (no TIME_WAIT left behind), or an orderly FIN.
   void Close(int fd, bool reset = true);
+  // SIGHUP with `config` (same form as the constructor's; the listener is kept): the
+  // speaker's answer.
+  absl::Status Reload(std::string_view config);
   // Runs every handler that is ready, until none is.
   void Run();
   // Moves the clock on by `ms` (firing due timers), running the daemon after each.
@@ -68,6 +71,7 @@ class SessionHarness {
   };
   void Pump(int fd);
 
+  std::string WithListen(std::string_view config) const;
   ManualClock clock_;  // before the speaker, whose timers it holds
   uint16_t port_ = 0;  // the speaker's listener
   boost::asio::io_context io_;
