@@ -265,8 +265,8 @@ int main(int argc, char** argv) {
       [&](bagd::conf::LoadedConfig reloaded) {
         if (stopping) return;
         if (!reloaded.ok()) {
-          bagd::log::Error("SIGHUP: %s has %d errors; keeping the running configuration", opts->config,
-                           reloaded.errors.size());
+          bagd::log::Error("SIGHUP: %s has %d %s; keeping the running configuration", opts->config,
+                           reloaded.errors.size(), reloaded.errors.size() == 1 ? "error" : "errors");
           for (const auto& e : reloaded.errors) bagd::log::Error("SIGHUP: %s", e.ToString());
         } else if (auto st = speaker.Reload(reloaded.config); !st.ok()) {
           bagd::log::Error("SIGHUP: %s; keeping the running configuration", st.message());

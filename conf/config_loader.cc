@@ -135,6 +135,12 @@ std::string UnknownFieldMessage(const pb::Descriptor* d, const std::string& unkn
     }
   }
   const std::string head = absl::StrCat("unknown field \"", unknown, "\" in ", d->name());
+  // A field of the top level inside a block: most likely the block above was not closed.
+  if (d != bagd::config::v1::Config::descriptor() &&
+      bagd::config::v1::Config::descriptor()->FindFieldByName(unknown) != nullptr) {
+    return absl::StrCat("\"", unknown, "\" is a top-level field, not one of ", d->name(),
+                        ": is a closing \"}\" missing before this line?");
+  }
   if (best_distance <= std::max<std::size_t>(2, unknown.size() / 3)) {
     return absl::StrCat(head, ": did you mean \"", best, "\"?");
   }

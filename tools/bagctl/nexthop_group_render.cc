@@ -106,7 +106,8 @@ std::string PenaltyColumn(const NextHopGroupMember& m, const WeightSettings& set
   std::string out = absl::StrFormat("%.2f", m.penalty());
   // Shown only when the flap penalty has stretched it: otherwise it is the setting.
   if (m.next_increase_hold_down_s() > settings.increase_hold_down_s()) {
-    absl::StrAppend(&out, " (hold ", FormatSeconds(m.next_increase_hold_down_s()), ")");
+    // Whole seconds (rounded up): the penalty decays continuously, "13.3858s" is noise.
+    absl::StrAppend(&out, " (hold ", FormatSeconds(std::ceil(m.next_increase_hold_down_s())), ")");
   }
   return out;
 }
