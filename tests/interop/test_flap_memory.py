@@ -4,18 +4,15 @@ bandwidth, while another neighbor stays up and reads everything bagd sends it. b
 must level off: the second half of each run may add at most a few hundred KiB (allocator
 noise), where a per-flap leak of 120 B would add 60 KiB per 500 flaps, and one of 8 B per
 route 2.4 MiB over 30 big flaps. Loopback, no root."""
-import json
 import os
 import socket
 import struct
-import subprocess
 import sys
-import tempfile
 import threading
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netlab import BAGCTL, BAGD, free_port, run, wait_until  # noqa: E402
+from netlab import BAGD, LoopbackBagd, wait_until  # noqa: E402
 from rawbgp import KEEPALIVE, RawPeer, update  # noqa: E402
 
 ATTRS = b"\x40\x01\x01\x00" + b"\x40\x02\x06\x02\x01" + struct.pack("!I", 65002) + b"\x40\x03\x04\x7f\x00\x00\x02"
@@ -45,19 +42,9 @@ def sanitized(binary):
 class FlapMemory(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="bagd-flapmem-")
-        cls.port = free_port()
-        conf = os.path.join(cls.dir, "bagd.textproto")
-        with open(conf, "w") as f:
-            f.write(f'router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {cls.port} }} }}\n'
-                    'fib { backend: BACKEND_NONE }\n'
-                    'neighbors { address: "127.0.0.2" remote_as: 65002 passive: true }\n'
-                    'neighbors { address: "127.0.0.3" remote_as: 65003 passive: true }\n')
-        cls.sock = os.path.join(cls.dir, "bagd.sock")
-        cls.log = open(os.path.join(cls.dir, "bagd.log"), "w")
-        cls.bagd = subprocess.Popen([BAGD, "--config", conf, "--socket", cls.sock],
-                                    stdout=cls.log, stderr=subprocess.STDOUT)
-        wait_until(lambda: os.path.exists(cls.sock), 20, "bagd socket")
+        cls.daemon = LoopbackBagd('neighbors { address: "127.0.0.2" remote_as: 65002 passive: true }\n'
+                                  'neighbors { address: "127.0.0.3" remote_as: 65003 passive: true }\n', name="flapmem")
+        cls.port, cls.bagd = cls.daemon.port, cls.daemon.proc
         # The neighbor that stays: reads all bagd sends (a peer that does not read makes
         # bagd queue for it, up to the 64 MiB write limit: that is not a leak).
         cls.stable = RawPeer("127.0.0.3", ("127.0.0.1", cls.port))
@@ -75,9 +62,7 @@ class FlapMemory(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.stable.close()
-        cls.bagd.terminate()
-        cls.bagd.wait(20)
-        cls.log.close()
+        cls.daemon.stop()
 
     def rss_kib(self):
         with open(f"/proc/{self.bagd.pid}/status") as f:
@@ -86,8 +71,7 @@ class FlapMemory(unittest.TestCase):
                     return int(line.split()[1])
 
     def received(self):
-        out = run([BAGCTL, "--socket", self.sock, "show", "neighbors", "127.0.0.2", "--json"]).stdout
-        n = json.loads(out)["neighbors"][0]
+        n = self.daemon.neighbor("127.0.0.2")
         return n["state"], int(n.get("prefixes_received", "0"))
 
     def flap(self, updates, count):

@@ -15,14 +15,12 @@ import json
 import os
 import socket
 import struct
-import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netlab import BAGCTL, BAGD, free_port, run, wait_until  # noqa: E402
+from netlab import LoopbackBagd, wait_until  # noqa: E402
 from rawbgp import KEEPALIVE, RawPeer, open_message, update  # noqa: E402
 
 
@@ -41,36 +39,15 @@ def raw(sock):
     return p
 
 
-class Daemon:
+class Daemon(LoopbackBagd):
     def __init__(self, neighbors):
-        self.dir = tempfile.mkdtemp(prefix="bagd-gtsm-")
-        self.port = free_port()
-        conf = os.path.join(self.dir, "bagd.textproto")
-        with open(conf, "w") as f:
-            f.write(f'router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {self.port} }} }}\n'
-                    'fib { backend: BACKEND_NONE }\n' + "\n".join(neighbors) + "\n")
-        self.sock = os.path.join(self.dir, "bagd.sock")
-        self.logpath = os.path.join(self.dir, "bagd.log")
-        self.log = open(self.logpath, "w")
-        self.proc = subprocess.Popen([BAGD, "--config", conf, "--socket", self.sock],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
-        wait_until(lambda: os.path.exists(self.sock), 20, "bagd socket")
-
-    def neighbor(self, addr):
-        out = run([BAGCTL, "--socket", self.sock, "show", "neighbors", "--json"]).stdout
-        return {n["address"]: n for n in json.loads(out)["neighbors"]}[addr]
+        super().__init__("\n".join(neighbors) + "\n", name="gtsm")
 
     def routes(self):
-        return json.loads(run([BAGCTL, "--socket", self.sock, "show", "routes", "--json"]).stdout).get("routes", [])
-
-    def logtext(self):
-        with open(self.logpath) as f:
-            return f.read()
+        return json.loads(self.ctl("show", "routes", "--json").stdout).get("routes", [])
 
     def close(self):
-        self.proc.terminate()
-        self.proc.wait(20)
-        self.log.close()
+        self.stop()
 
 
 ATTRS = b"\x40\x01\x01\x00" + b"\x40\x02\x06\x02\x01" + struct.pack("!I", 65002) + b"\x40\x03\x04\x7f\x00\x00\x02"
@@ -107,7 +84,7 @@ class Gtsm(unittest.TestCase):
             self.assertEqual(n.get("prefixes_received", "0"), "0")
             self.assertEqual(n.get("gtsm_refused"), "4")
             self.assertEqual(d.routes(), [])
-            self.assertIn("its SYN arrived with TTL 254, below the GTSM minimum 255", d.logtext())
+            self.assertIn("its SYN arrived with TTL 254, below the GTSM minimum 255", d.log())
             # The real neighbor right after: taken at once, not refused as a collision.
             p = raw(connect("127.0.0.2", ("127.0.0.1", d.port), ttl=255))
             p.establish(65002, router_id="10.9.9.9")
@@ -122,7 +99,7 @@ class Gtsm(unittest.TestCase):
         d = Daemon(['neighbors { address: "127.0.0.2" remote_as: 65002 passive: true ttl_security: 1 }',
                     'neighbors { address: "127.0.0.3" remote_as: 65003 passive: true ttl_security: 2 }'])
         try:
-            self.assertIn("SYNs with TTL below 254 are dropped", d.logtext())
+            self.assertIn("SYNs with TTL below 254 are dropped", d.log())
             with self.assertRaises(OSError):  # the SYN never gets an answer
                 connect("127.0.0.3", ("127.0.0.1", d.port), ttl=253, timeout=2).close()
             # 254 is enough for the two-hop neighbor; the one-hop one is refused after accept.

@@ -4,20 +4,17 @@ two neighbors reset at the same moment while bagd writes to both; bagd connectin
 neighbor that refuses, accepts and closes, or resets. bagd must survive (under ASan in `make
 test-asan`), leave another peer's session and routes untouched, and take a clean session
 from every stressed neighbor at the end. Runs on loopback (no root needed)."""
-import json
 import os
 import random
 import socket
 import struct
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netlab import BAGCTL, BAGD, free_port, run, wait_until  # noqa: E402
+from netlab import LoopbackBagd, free_port, wait_until  # noqa: E402
 from rawbgp import KEEPALIVE, RawPeer, message, open_message, update  # noqa: E402
 
 CYCLES = int(os.environ.get("BAGD_STRESS_CYCLES", "1000"))
@@ -99,24 +96,14 @@ class StablePeer(threading.Thread):
 class SessionStress(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="bagd-stress-")
-        cls.port = free_port()
         cls.active_port = free_port()
         neighbors = [f'neighbors {{ address: "{STABLE}" remote_as: {asn_of(STABLE)} passive: true }}']
         neighbors += [f'neighbors {{ address: "{a}" remote_as: {asn_of(a)} passive: true }}' for a in STRESSED]
         # bagd connects out to ACTIVE (the test listens there, or not: refused).
         neighbors.append(f'neighbors {{ address: "{ACTIVE}" remote_as: {asn_of(ACTIVE)} port: {cls.active_port} '
                          f'local_address: "127.0.0.1" timers {{ connect_retry: 1 }} }}')
-        conf = os.path.join(cls.dir, "bagd.textproto")
-        with open(conf, "w") as f:
-            f.write(f'router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {cls.port} }} }}\n'
-                    'fib { backend: BACKEND_NONE }\n' + "\n".join(neighbors) + "\n")
-        cls.sock = os.path.join(cls.dir, "bagd.sock")
-        cls.logpath = os.path.join(cls.dir, "bagd.log")
-        cls.log = open(cls.logpath, "w")
-        cls.bagd = subprocess.Popen([BAGD, "--config", conf, "--socket", cls.sock],
-                                    stdout=cls.log, stderr=subprocess.STDOUT)
-        wait_until(lambda: os.path.exists(cls.sock), 20, "bagd socket")
+        cls.daemon = LoopbackBagd("\n".join(neighbors) + "\n", name="stress")
+        cls.port, cls.bagd, cls.logpath = cls.daemon.port, cls.daemon.proc, cls.daemon.log_path
         cls.stable = StablePeer(cls.port)
         cls.stable.start()
 
@@ -124,14 +111,10 @@ class SessionStress(unittest.TestCase):
     def tearDownClass(cls):
         cls.stable.stop = True
         cls.stable.peer.close()
-        if cls.bagd.poll() is None:
-            cls.bagd.terminate()
-            cls.bagd.wait(20)
-        cls.log.close()
+        cls.daemon.stop()
 
     def neighbors(self):
-        out = run([BAGCTL, "--socket", self.sock, "show", "neighbors", "--json"]).stdout
-        return {n["address"]: n for n in json.loads(out)["neighbors"]}
+        return self.daemon.neighbors()
 
     def assert_alive(self, what):
         if self.bagd.poll() is not None:
