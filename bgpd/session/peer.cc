@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "bgpd/control/notification_proto.h"
 #include "bgpd/session/log.h"
 #include "bgpd/session/socket_options.h"
 
@@ -29,17 +30,6 @@ void Count(control::v1::MessageCounters& c, uint8_t type, size_t bytes) {
   c.set_bytes(c.bytes() + bytes);
 }
 
-control::v1::Notification ToProto(const wire::NotificationMessage& n, int64_t now_unix_ms) {
-  control::v1::Notification p;
-  p.set_code(n.code);
-  p.set_subcode(n.subcode);
-  p.set_code_name(wire::ErrorCodeName(n.code));
-  p.set_subcode_name(wire::ErrorSubcodeName(n.code, n.subcode));
-  p.set_data(std::string(n.data.begin(), n.data.end()));
-  if (auto msg = n.ShutdownCommunication()) p.set_shutdown_message(*msg);
-  p.set_time_unix_ms(now_unix_ms);
-  return p;
-}
 
 std::string Describe(const wire::NotificationMessage& n) {
   std::string s = wire::DescribeNotification(n.code, n.subcode);
@@ -234,7 +224,7 @@ void Peer::Execute(Slot& slot, const fsm::Action& a) {
     case ActionType::kSendKeepalive: return SendMessage(slot, wire::KeepaliveMessage{});
     case ActionType::kSendNotification:
       log::Warning("neighbor %s: sending NOTIFICATION %s", config_.Name(), Describe(a.notification));
-      last_sent_ = ToProto(a.notification, clock_.WallMs());
+      last_sent_ = control::NotificationToProto(a.notification, clock_.WallMs());
       if (metrics_) metrics_->NotificationSent(config_.Name(), a.notification.code, a.notification.subcode).Increment();
       return SendMessage(slot, a.notification);
     case ActionType::kStartConnectRetryTimer:
@@ -507,7 +497,7 @@ bool Peer::OnMessage(uint64_t slot_id, wire::ByteSpan bytes) {
       ResolveCollision();
     } else if (auto* n = std::get_if<wire::NotificationMessage>(&m)) {
       log::Warning("neighbor %s: received NOTIFICATION %s", config_.Name(), Describe(*n));
-      last_received_ = ToProto(*n, clock_.WallMs());
+      last_received_ = control::NotificationToProto(*n, clock_.WallMs());
       if (metrics_) metrics_->NotificationReceived(config_.Name(), n->code, n->subcode).Increment();
       fsm::Event e = fsm::Event::Of(EventType::kNotifMsg);
       e.notification = *n;

@@ -115,6 +115,21 @@ TEST_CASE("Session: a close at every step of the handshake leaves the neighbor r
   h.Close(fd);
 }
 
+TEST_CASE("Session: a shutdown message that is not UTF-8 is shown cleaned, and the status serializes", "[session]") {
+  // RFC 9003 says UTF-8, a peer may send anything; the control API's strings are proto3
+  // `string`s, which must be valid UTF-8 or the whole NeighborStatus fails to serialize.
+  Quiet q;
+  SessionHarness h(kConfig);
+  const int fd = Establish(h, "127.0.0.2", 65002);
+  const std::vector<uint8_t> body{6, 2, 3, 'o', 0xff, 'k'};  // Cease / Administrative Shutdown
+  h.Write(fd, Message(3, body));
+  const auto status = h.speaker().ListNeighbors("127.0.0.2").at(0);
+  REQUIRE(status.has_last_notification_received());
+  CHECK(status.last_notification_received().shutdown_message() == "o\xef\xbf\xbdk");
+  std::string wire_form;
+  CHECK(status.SerializeToString(&wire_form));
+}
+
 TEST_CASE("Session: a neighbor's Peer can be destroyed with its connections' completions pending", "[session]") {
   Quiet q;
   auto h = std::make_unique<SessionHarness>(kConfig);
