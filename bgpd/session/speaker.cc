@@ -326,7 +326,10 @@ void Speaker::RemovePeer(const std::string& name, const wire::NotificationMessag
       (void)SetTcpMd5(l->acceptor.native_handle(), p.config().address, "");  // the key goes with it
     }
   }
+  // Every timer of ours that points at it goes with its state (OnSessionDown stopped them
+  // if it was up; a neighbor that never was has none running, but no timer may outlive it).
   if (p.rib_index < pacing_.size()) pacing_[p.rib_index] = Pacing{};
+  if (p.rib_index < refresh_.size()) refresh_[p.rib_index] = InboundRefresh{};
   lb_export_[p.rib_index] = BandwidthExport{};
   for (int f = 0; f < wire::kFamilyCount; ++f) end_of_rib_.erase({p.rib_index, f});
   by_address_.erase(name);
@@ -451,6 +454,7 @@ Peer* Speaker::FindPeer(const std::string& address) const {
 }
 
 void Speaker::Shutdown(const std::string& message, std::chrono::milliseconds grace, std::function<void()> done) {
+  stopping_ = true;
   for (auto& l : listeners_) {
     boost::system::error_code ec;
     l->acceptor.close(ec);
@@ -986,7 +990,9 @@ void Speaker::FlushFib() {
 }
 
 void Speaker::CheckConvergence() {
-  if (!on_converged_) return;
+  // Shutting down, every neighbor goes admin down: that is no convergence, and the FIB
+  // must not sweep what the next run will claim.
+  if (!on_converged_ || stopping_) return;
   // RFC 4724 §4.2's rule for the stale routes of a restarting peer, applied to our own
   // restart: the tables are in once every neighbor that is up has said so (End-of-RIB for
   // each negotiated family). A neighbor that is not Established holds it only for the first

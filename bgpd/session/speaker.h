@@ -205,6 +205,7 @@ class Speaker : public RouteSink {
   // Checked on End-of-RIB, on session loss, and once restart_neighbor_wait after Start.
   void CheckConvergence();
   int64_t started_ms_ = 0;                // clock_->SteadyMs() at Start
+  bool stopping_ = false;                 // Shutdown() was called
   int64_t restart_neighbor_wait_ms_ = 10000;
   std::unique_ptr<Timer> convergence_timer_;
   std::function<std::optional<uint32_t>(rib::GroupId)> fib_object_;

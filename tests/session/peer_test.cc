@@ -130,6 +130,58 @@ TEST_CASE("Session: a shutdown message that is not UTF-8 is shown cleaned, and t
   CHECK(status.SerializeToString(&wire_form));
 }
 
+TEST_CASE("Convergence: every Established neighbor's End-of-RIB; a down one holds it only for the wait", "[session][convergence]") {
+  // Issue 12 defect 3: a configured neighbor that is down froze the FIB for the whole
+  // startup hold. fib.restart_neighbor_wait defaults to 10 s.
+  Quiet q;
+  int converged = 0;
+  SessionHarness h(kConfig, [&](Speaker& s) { s.OnInitialConvergence([&] { ++converged; }); });
+  const int a = Establish(h, "127.0.0.2", 65002);
+  h.Write(a, Update(65002, 0x7f000002, {{1, 1}}));
+  h.Write(a, Update(65002, 0x7f000002, {}));  // End-of-RIB (an empty UPDATE, RFC 4724)
+  CHECK(converged == 0);                      // 127.0.0.3 may still come
+  h.Advance(9000);
+  CHECK(converged == 0);
+  h.Advance(1100);
+  CHECK(converged == 1);
+  h.Advance(60000);
+  CHECK(converged == 1);  // once
+}
+
+TEST_CASE("Convergence: both neighbors up within the wait: at the second End-of-RIB", "[session][convergence]") {
+  Quiet q;
+  int converged = 0;
+  SessionHarness h(kConfig, [&](Speaker& s) { s.OnInitialConvergence([&] { ++converged; }); });
+  const int a = Establish(h, "127.0.0.2", 65002);
+  h.Write(a, Update(65002, 0x7f000002, {}));
+  const int b = Establish(h, "127.0.0.3", 65003);
+  CHECK(converged == 0);
+  // A session lost before its End-of-RIB: its earlier End-of-RIB no longer counts.
+  h.Close(a);
+  const int a2 = Establish(h, "127.0.0.2", 65002);
+  h.Write(b, Update(65003, 0x7f000003, {}));
+  CHECK(converged == 0);
+  h.Write(a2, Update(65002, 0x7f000002, {}));
+  CHECK(converged == 1);
+}
+
+TEST_CASE("Convergence: shutting down is not converging (the FIB must not sweep on exit)", "[session][convergence]") {
+  Quiet q;
+  int converged = 0;
+  SessionHarness h(kConfig, [&](Speaker& s) { s.OnInitialConvergence([&] { ++converged; }); });
+  const int a = Establish(h, "127.0.0.2", 65002);
+  for (int i = 0; i < 4; ++i) {  // past the wait, 127.0.0.2 up (KEEPALIVEs) without End-of-RIB
+    h.Advance(3000);
+    h.Write(a, Keepalive());
+  }
+  REQUIRE(StateOf(h, "127.0.0.2") == "Established");
+  REQUIRE(converged == 0);
+  bool done = false;
+  h.speaker().Shutdown("bye", std::chrono::milliseconds(0), [&] { done = true; });
+  h.Run();
+  CHECK(converged == 0);
+}
+
 TEST_CASE("Session: a neighbor's Peer can be destroyed with its connections' completions pending", "[session]") {
   Quiet q;
   auto h = std::make_unique<SessionHarness>(kConfig);

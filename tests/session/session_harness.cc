@@ -123,7 +123,7 @@ absl::Status SessionHarness::Reload(std::string_view config) {
   return st;
 }
 
-SessionHarness::SessionHarness(std::string_view config) {
+SessionHarness::SessionHarness(std::string_view config, std::function<void(Speaker&)> before_start) {
   // The speaker listens on a free loopback port; a probed port can be taken by another
   // process before the speaker binds it, so a few tries.
   for (int attempt = 0;; ++attempt) {
@@ -137,6 +137,7 @@ SessionHarness::SessionHarness(std::string_view config) {
     speaker_.reset();
     if (attempt == 9 || !absl::IsUnavailable(st)) throw std::runtime_error(st.ToString());
   }
+  if (before_start) before_start(*speaker_);
   speaker_->Start();
   Run();
 }

@@ -8,6 +8,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -38,7 +39,8 @@ class SessionHarness {
  public:
   // `config` in text format: a router { } block without `listen` (one on 127.0.0.1 with a
   // free port is added; nothing connects to it) and neighbors. Configures and starts.
-  explicit SessionHarness(std::string_view config);
+  // `before_start` runs between Configure and Start (OnInitialConvergence, say).
+  explicit SessionHarness(std::string_view config, std::function<void(Speaker&)> before_start = {});
   ~SessionHarness();
 
   // A connection from `neighbor` (a 127.0.0.x address) to the speaker's listener: our end's
