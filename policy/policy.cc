@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "conf/policy_text.h"
@@ -39,6 +40,8 @@ enum class LinkBandwidthOp : uint8_t { kNone, kSet, kRemove, kCap, kCumulative, 
 
 struct Statement {
   std::string name;
+  // Each condition as written, in test order, for traces (built at compile time).
+  std::vector<std::pair<Condition, std::string>> described;
   // Conditions.
   uint8_t sources = 0;  // bit per RouteSource; 0: any
   SetCondition<NeighborSet> neighbor_set;
@@ -110,6 +113,59 @@ absl::Status Resolve(const v1::SetMatch& m, const absl::flat_hash_map<std::strin
 
 absl::StatusOr<double> Rate(const std::string& text) { return conf::ParseRate(text); }
 
+const char* MatchSuffix(MatchType m) {
+  return m == MatchType::kInvert ? " (invert)" : m == MatchType::kAll ? " (all)" : "";
+}
+
+std::string Range(const std::optional<double>& min, const std::optional<double>& max) {
+  return absl::StrCat(min ? wire::FormatBitsPerSecond(*min) : "", "..", max ? wire::FormatBitsPerSecond(*max) : "");
+}
+
+// The statement's conditions as text, in the order FirstFailed tests them.
+void Describe(const v1::Conditions& c, Statement& st) {
+  auto add = [&](Condition kind, auto&&... parts) { st.described.emplace_back(kind, absl::StrCat(parts...)); };
+  auto enums = [](const auto& values, auto name) {
+    std::vector<std::string> names;
+    for (const int v : values) names.push_back(absl::AsciiStrToLower(name(v)));
+    return absl::StrJoin(names, ",");
+  };
+  if (st.sources != 0) {
+    add(Condition::kSource, "source ", enums(c.sources(), [](int v) {
+          return v1::RouteSource_Name(v).substr(sizeof("ROUTE_SOURCE_") - 1);
+        }));
+  }
+  if (st.neighbor_set.set) {
+    add(Condition::kNeighborSet, "neighbor-set \"", c.neighbor_set().set(), "\"", MatchSuffix(st.neighbor_set.match));
+  }
+  if (st.origins != 0) {
+    add(Condition::kOrigin, "origin ", enums(c.origins(), [](int v) { return v1::Origin_Name(v).substr(sizeof("ORIGIN_") - 1); }));
+  }
+  if (st.as_path_length_min || st.as_path_length_max) {
+    add(Condition::kAsPathLength, "as-path-length ", st.as_path_length_min ? absl::StrCat(*st.as_path_length_min) : "",
+        "..", st.as_path_length_max ? absl::StrCat(*st.as_path_length_max) : "");
+  }
+  if (st.prefix_set.set) {
+    add(Condition::kPrefixSet, "prefix-set \"", c.prefix_set().set(), "\"", MatchSuffix(st.prefix_set.match));
+  }
+  if (st.next_hop_set.set) {
+    add(Condition::kNextHopSet, "next-hop-set \"", c.next_hop_set().set(), "\"", MatchSuffix(st.next_hop_set.match));
+  }
+  if (st.community_set.set) {
+    add(Condition::kCommunitySet, "community-set \"", c.community_set().set(), "\"", MatchSuffix(st.community_set.match));
+  }
+  if (st.link_bandwidth.active) {
+    using P = internal::LinkBandwidthCondition::Presence;
+    const internal::LinkBandwidthCondition& lb = st.link_bandwidth;
+    add(Condition::kLinkBandwidth, "link-bandwidth ",
+        lb.presence == P::kAbsent                ? "absent"
+        : lb.min || lb.max                       ? Range(lb.min, lb.max)
+        : lb.presence == P::kPresent ? "present" : "any");
+  }
+  if (st.as_path_set.set) {
+    add(Condition::kAsPathSet, "as-path-set \"", c.as_path_set().set(), "\"", MatchSuffix(st.as_path_set.match));
+  }
+}
+
 absl::Status CompileConditions(const v1::Conditions& c, const Sets& sets, Statement& st) {
   if (c.has_prefix_set()) {
     if (absl::Status s = Resolve(c.prefix_set(), sets.prefix, "prefix", st.prefix_set); !s.ok()) return s;
@@ -150,6 +206,7 @@ absl::Status CompileConditions(const v1::Conditions& c, const Sets& sets, Statem
       *out = *rate;
     }
   }
+  Describe(c, st);
   return absl::OkStatus();
 }
 
@@ -423,6 +480,9 @@ void EvaluateInto(const CompiledPolicy& policy, const RouteContext& route, Polic
       line->statement = st.name;
       line->matched = !failed;
       line->failed = failed;
+      for (const auto& [kind, text] : st.described) {
+        if (!failed || kind == *failed) line->conditions.push_back(text);
+      }
     }
     if (failed) continue;
     ++policy.hits_[i];
@@ -539,10 +599,12 @@ std::string Trace::ToString() const {
   std::string out;
   for (const StatementTrace& s : statements) {
     absl::StrAppend(&out, s.policy, " ", s.statement, ": ");
+    const std::string conditions = absl::StrJoin(s.conditions, ", ");
     if (s.matched) {
-      absl::StrAppend(&out, "matched", s.applied.empty() ? "" : ", ", absl::StrJoin(s.applied, ", "), "\n");
+      absl::StrAppend(&out, "matched", conditions.empty() ? "" : " (", conditions, conditions.empty() ? "" : ")",
+                      s.applied.empty() ? "" : ": ", absl::StrJoin(s.applied, ", "), "\n");
     } else {
-      absl::StrAppend(&out, "no match (", ConditionName(*s.failed), ")\n");
+      absl::StrAppend(&out, "no match (", conditions.empty() ? ConditionName(*s.failed) : conditions, ")\n");
     }
   }
   return out;

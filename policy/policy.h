@@ -80,11 +80,16 @@ struct StatementTrace {
   std::string statement;
   bool matched = false;
   std::optional<Condition> failed;   // !matched: the first condition that did not hold
+  // The conditions as written, e.g. `prefix-set "bogons"`, `as-path-length 2..3`: matched,
+  // every one (they all held); not matched, the one that failed.
+  std::vector<std::string> conditions;
   std::vector<std::string> applied;  // matched: the actions, as text ("local-pref 200")
 };
 struct Trace {
   std::vector<StatementTrace> statements;
-  std::string ToString() const;  // one line per statement
+  // One line per statement: `from-spines drain: matched (community-set "drain"): link-bandwidth
+  // 0bps, accept` or `sane bogons: no match (prefix-set "bogons")`.
+  std::string ToString() const;
 };
 
 class CompiledPolicy;

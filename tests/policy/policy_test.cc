@@ -359,7 +359,10 @@ TEST_CASE("trace says which statement matched, what failed and what was set", "[
   Trace trace;
   const PolicyResult r = Evaluate(*set.Find("p"), Route("192.0.2.0/24", a), &trace);
   CHECK(r.verdict == Verdict::kAccept);
-  CHECK(trace.ToString() == "p a: no match (prefix-set)\np #2: matched, local-pref 50, accept\n");
+  CHECK(trace.ToString() == "p a: no match (prefix-set \"ten\")\np #2: matched (origin igp): local-pref 50, accept\n");
+  REQUIRE(trace.statements.size() == 2);
+  CHECK(trace.statements[0].failed == Condition::kPrefixSet);
+  CHECK(trace.statements[1].conditions == std::vector<std::string>{"origin igp"});
 }
 
 TEST_CASE("no allocation-worthy work when nothing changes: the route's own attributes are used", "[policy][cost]") {
@@ -421,4 +424,25 @@ TEST_CASE("compile errors name the policy, statement and value", "[policy][error
     REQUIRE_FALSE(set.ok());
     CHECK_THAT(std::string(set.status().message()), Catch::Matchers::Contains(b.message));
   }
+}
+
+TEST_CASE("trace: a matched statement lists every condition as written", "[policy][trace]") {
+  const PolicySet set = OneCondition(
+      "sources: ROUTE_SOURCE_EBGP neighbor_set { set: \"spines\" } origins: ORIGIN_IGP origins: ORIGIN_INCOMPLETE "
+      "as_path_length { max: 4 } prefix_set { set: \"ten\" } next_hop_set { set: \"lan\" } "
+      "community_set { set: \"tag\" match: SET_MATCH_INVERT } link_bandwidth { min: \"1G\" } "
+      "as_path_set { set: \"from-65001\" match: SET_MATCH_ALL }");
+  wire::PathAttributes a = Attrs({65001});
+  a.extended_communities = {Lb(10e9)};
+  Trace trace;
+  CHECK(Evaluate(*set.Find("p"), Route("10.0.0.0/8", a), &trace).verdict == Verdict::kAccept);
+  REQUIRE(trace.statements.size() == 1);
+  CHECK(trace.statements[0].conditions ==
+        std::vector<std::string>{"source ebgp", "neighbor-set \"spines\"", "origin igp,incomplete", "as-path-length ..4",
+                                 "prefix-set \"ten\"", "next-hop-set \"lan\"", "community-set \"tag\" (invert)",
+                                 "link-bandwidth 1Gbps..", "as-path-set \"from-65001\" (all)"});
+  trace.statements.clear();
+  a.extended_communities.clear();
+  CHECK(Evaluate(*set.Find("p"), Route("10.0.0.0/8", a), &trace).verdict == Verdict::kNoDecision);
+  CHECK(trace.ToString() == "p #1: no match (link-bandwidth 1Gbps..)\n");
 }
