@@ -379,8 +379,11 @@ void Prepend(wire::PathAttributes& a, uint32_t asn, uint32_t count) {
   asns.insert(asns.begin(), count, asn);
 }
 
+// Whether `nh` can be the next hop of a route with these attributes: MP_REACH holds either
+// family (RFC 8950 puts IPv6 next hops on IPv4 routes), the IPv4 NEXT_HOP only IPv4.
+bool NextHopFits(const wire::PathAttributes& a, const wire::IpAddress& nh) { return a.mp_reach || nh.is_v4(); }
+
 void SetNextHop(wire::PathAttributes& a, const wire::IpAddress& nh) {
-  // IPv4 routes carry NEXT_HOP; MP_REACH routes (IPv6, RFC 8950) carry it there.
   if (a.mp_reach) {
     a.mp_reach->next_hop = nh;
     a.mp_reach->link_local.reset();  // it belonged to the old next hop's interface
@@ -416,9 +419,11 @@ void ApplyActions(const Statement& st, const RouteContext& route, PolicyResult& 
     Prepend(attrs(), st.prepend_asn, st.prepend_count);
     note("as-path prepend ", st.prepend_asn, " x", st.prepend_count);
   }
-  if (st.next_hop) {
+  if (st.next_hop && NextHopFits(result.attributes(route), *st.next_hop)) {
     SetNextHop(attrs(), *st.next_hop);
     if (tracing) note("next-hop ", st.next_hop->ToString());
+  } else if (st.next_hop && tracing) {
+    note("next-hop ", st.next_hop->ToString(), " not applied: the route's NEXT_HOP is IPv4 (no MP_REACH)");
   }
   if (st.next_hop_self) {
     result.deferred.next_hop_self = true;

@@ -238,6 +238,8 @@ TEST_CASE("action: next hop address and self", "[policy][action]") {
   CHECK_FALSE(out.mp_reach->link_local.has_value());
 
   PolicyResult r;
+  After("next_hop { address: \"2001:db8::9\" }", Attrs(), &r);
+  CHECK_FALSE(r.modified.has_value());  // an IPv4 NEXT_HOP cannot hold an IPv6 address
   After("next_hop { self: true }", Attrs(), &r);
   CHECK(r.deferred.next_hop_self);
   CHECK_FALSE(r.modified.has_value());  // the export stage knows our address, not the policy
