@@ -19,7 +19,7 @@ CMAKE_GEN   := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 DEPS := cmake g++ make ninja-build ccache pkg-config \
         libboost-dev libabsl-dev libprotobuf-dev protobuf-compiler prometheus-cpp-dev \
         catch2 libbenchmark-dev nlohmann-json3-dev clang libclang-rt-14-dev \
-        libgrpc++-dev protobuf-compiler-grpc libboost-dev \
+        libgrpc++-dev protobuf-compiler-grpc libboost-dev libre2-dev \
         iproute2 python3 frr gobgpd
 
 .PHONY: all deps build test test-asan bench fuzz demo clean

@@ -69,6 +69,16 @@ void ApplyDefaults(v1::Config& config) {
       neighbor.add_address_families(LooksLikeIpv6(neighbor.address()) ? v1::IPV6_UNICAST
                                                                       : v1::IPV4_UNICAST);
     }
+    // The end of the policy chains. ACCEPT is what bagd does today, without policy: policies
+    // are not applied yet (issue 13). The step that applies them makes this RFC 8212 §3
+    // (REJECT for eBGP, ACCEPT for iBGP), together with the --check warning and explicit
+    // policies in the examples; it is here, in one place, so that change is one line.
+    if (neighbor.default_import() == v1::DEFAULT_ACTION_UNSPECIFIED) {
+      neighbor.set_default_import(v1::DEFAULT_ACTION_ACCEPT);
+    }
+    if (neighbor.default_export() == v1::DEFAULT_ACTION_UNSPECIFIED) {
+      neighbor.set_default_export(v1::DEFAULT_ACTION_ACCEPT);
+    }
     v1::NeighborLinkBandwidth& export_lb = *neighbor.mutable_link_bandwidth();
     if (export_lb.mode() == v1::NeighborLinkBandwidth::EXPORT_UNSPECIFIED) {
       export_lb.set_mode(v1::NeighborLinkBandwidth::EXPORT_AUTO);

@@ -12,6 +12,7 @@
 #include "conf/config_defaults.h"
 #include "conf/ip_address_text.h"
 #include "conf/md5_key.h"
+#include "conf/policy_text.h"
 #include "conf/rate_text.h"
 
 namespace bagd::conf {
@@ -68,6 +69,9 @@ class Validator {
     CheckFib();
     CheckNetworks();
     CheckCapacitySources();
+    CheckDefinedSets();
+    CheckPolicies();
+    CheckPolicyAttachment();
     std::stable_sort(errors_.begin(), errors_.end(),
                      [](const ConfigError& a, const ConfigError& b) {
                        return std::tie(a.line, a.column) < std::tie(b.line, b.column);
@@ -814,24 +818,17 @@ class Validator {
                 text.empty() ? absl::StrCat("network #", i + 1, ": ")
                              : absl::StrCat("network ", text, ": "),
                 "link_bandwidth");
-      const size_t slash = text.find('/');
-      const auto addr = ParseIpAddressText(text.substr(0, slash));
-      int len = -1;
-      if (slash != std::string::npos) {
-        const std::string l = text.substr(slash + 1);
-        if (!l.empty() && l.size() <= 3 && l.find_first_not_of("0123456789") == std::string::npos) len = std::stoi(l);
-      }
-      const int max = addr && addr->v6 ? 128 : 32;
-      if (!addr || len < 0 || len > max) {
+      const std::optional<PrefixText> prefix = ParsePrefixText(text);
+      if (!prefix) {
         Error(at, absl::StrCat("network \"", text, "\" is not a prefix such as 10.100.0.0/24 or 2001:db8::/48"));
         continue;
       }
-      bool host_bits = false;
-      for (int bit = len; bit < max; ++bit) host_bits |= (addr->bytes[bit / 8] >> (7 - bit % 8)) & 1;
-      if (host_bits) {
+      if (prefix->HasHostBits()) {
         Error(at, absl::StrCat("network ", text, " has host bits set: write the prefix itself"));
         continue;
       }
+      const IpAddressText* addr = &prefix->address;
+      const int len = prefix->length;
       std::string canonical(reinterpret_cast<const char*>(addr->bytes.data()), 16);
       canonical += static_cast<char>(len);
       canonical += addr->v6 ? '6' : '4';
@@ -843,6 +840,305 @@ class Validator {
       seen.emplace_back(canonical, i);
     }
   }
+
+
+  // --- routing policy (docs/policy.md) ----------------------------------------------------
+
+  // The sets of one kind: name → index, with duplicates and empty names reported.
+  template <typename Set>
+  std::map<std::string, int> CheckSetNames(const FieldPath& sets_path,
+                                           const pb::RepeatedPtrField<Set>& sets, const char* kind,
+                                           const char* entries) {
+    std::map<std::string, int> names;
+    for (int i = 0; i < sets.size(); ++i) {
+      FieldPath at = sets_path;
+      at.back().second = i;
+      const FieldPath name_path = Child(at, Field(Set::descriptor(), "name"));
+      const std::string& name = sets[i].name();
+      if (name.empty()) {
+        Error(at, absl::StrCat(kind, " #", i + 1, ": name is required"));
+        continue;
+      }
+      if (const auto [it, inserted] = names.emplace(name, i); !inserted) {
+        FieldPath first = sets_path;
+        first.back().second = it->second;
+        Error(name_path, absl::StrCat(kind, " \"", name, "\" is already defined",
+                                      AtLine(Child(first, Field(Set::descriptor(), "name")))));
+      }
+      const pb::FieldDescriptor* list = Field(Set::descriptor(), entries);
+      if (sets[i].GetReflection()->FieldSize(sets[i], list) == 0) {
+        Error(at, absl::StrCat(kind, " \"", name, "\": ", entries, " is empty: give at least one"));
+      }
+    }
+    return names;
+  }
+
+  // Calls check(set, entry index, path of the entry) for each entry of each set of one kind.
+  template <typename Set, typename Check>
+  void ForEachEntry(const pb::RepeatedPtrField<Set>& sets, const char* sets_field, const char* entries_field,
+                    Check check) {
+    const FieldPath base = {{Field(v1::Config::descriptor(), "defined_sets"), -1}};
+    const pb::FieldDescriptor* entries = Field(Set::descriptor(), entries_field);
+    for (int i = 0; i < sets.size(); ++i) {
+      const FieldPath set = Child(base, Field(v1::DefinedSets::descriptor(), sets_field), i);
+      for (int j = 0; j < sets[i].GetReflection()->FieldSize(sets[i], entries); ++j) {
+        check(sets[i], j, Child(set, entries, j));
+      }
+    }
+  }
+
+  void CheckDefinedSets() {
+    const pb::Descriptor* d = v1::DefinedSets::descriptor();
+    const FieldPath base = {{Field(v1::Config::descriptor(), "defined_sets"), -1}};
+    const v1::DefinedSets& sets = config_.defined_sets();
+    auto list = [&](const char* name) { return Child(base, Field(d, name), 0); };
+
+    prefix_sets_ = CheckSetNames(list("prefix_sets"), sets.prefix_sets(), "prefix set", "prefixes");
+    ForEachEntry(sets.prefix_sets(), "prefix_sets", "prefixes", [&](const v1::PrefixSet& set, int j, const FieldPath& at) {
+      CheckPrefixSetEntry(at, set.name(), set.prefixes(j));
+    });
+
+    community_sets_ = CheckSetNames(list("community_sets"), sets.community_sets(), "community set", "communities");
+    ForEachEntry(sets.community_sets(), "community_sets", "communities",
+                 [&](const v1::CommunitySet& set, int j, const FieldPath& at) {
+                   if (const auto c = ParseCommunityText(set.communities(j)); !c.ok()) {
+                     Error(at, absl::StrCat("community set \"", set.name(), "\": ", c.status().message()));
+                   }
+                 });
+
+    as_path_sets_ = CheckSetNames(list("as_path_sets"), sets.as_path_sets(), "AS-path set", "regexes");
+    ForEachEntry(sets.as_path_sets(), "as_path_sets", "regexes", [&](const v1::AsPathSet& set, int j, const FieldPath& at) {
+      if (const absl::Status re = CheckAsPathRegex(set.regexes(j)); !re.ok()) {
+        Error(at, absl::StrCat("AS-path set \"", set.name(), "\": regex \"", set.regexes(j), "\" does not compile: ",
+                               re.message(), " (RE2 syntax; `_` is a delimiter as in FRR)"));
+      }
+    });
+
+    neighbor_sets_ = CheckSetNames(list("neighbor_sets"), sets.neighbor_sets(), "neighbor set", "addresses");
+    ForEachEntry(sets.neighbor_sets(), "neighbor_sets", "addresses",
+                 [&](const v1::NeighborSet& set, int j, const FieldPath& at) {
+                   if (!ParseIpAddressText(set.addresses(j))) {
+                     Error(at, absl::StrCat("neighbor set \"", set.name(), "\": \"", set.addresses(j), "\" ",
+                                            SyntaxProblem(set.addresses(j))));
+                   }
+                 });
+
+    next_hop_sets_ = CheckSetNames(list("next_hop_sets"), sets.next_hop_sets(), "next-hop set", "next_hops");
+    ForEachEntry(sets.next_hop_sets(), "next_hop_sets", "next_hops",
+                 [&](const v1::NextHopSet& set, int j, const FieldPath& at) {
+                   const std::string& text = set.next_hops(j);
+                   const std::optional<PrefixText> prefix = ParsePrefixText(text);
+                   const bool ok = text.find('/') == std::string::npos ? ParseIpAddressText(text).has_value()
+                                                                       : prefix && !prefix->HasHostBits();
+                   if (!ok) {
+                     Error(at, absl::StrCat("next-hop set \"", set.name(), "\": \"", text,
+                                            "\" is not an address or a prefix without host bits, such as "
+                                            "\"192.0.2.1\" or \"10.0.0.0/8\""));
+                   }
+                 });
+  }
+
+  void CheckPrefixSetEntry(const FieldPath& entry, const std::string& set,
+                           const v1::PrefixSetEntry& e) {
+    const pb::Descriptor* d = v1::PrefixSetEntry::descriptor();
+    const std::string what = absl::StrCat("prefix set \"", set, "\": ");
+    const std::optional<PrefixText> prefix = ParsePrefixText(e.prefix());
+    if (!prefix) {
+      Error(Child(entry, Field(d, "prefix")),
+            absl::StrCat(what, "\"", e.prefix(), "\" is not a prefix such as 10.0.0.0/8 or 2001:db8::/32"));
+      return;
+    }
+    if (prefix->HasHostBits()) {
+      Error(Child(entry, Field(d, "prefix")),
+            absl::StrCat(what, e.prefix(), " has host bits set: write the prefix itself"));
+      return;
+    }
+    // FRR's rule: len <= ge <= le <= max (0 = not given).
+    const uint32_t len = prefix->length, max = prefix->max_length();
+    const uint32_t ge = e.ge() != 0 ? e.ge() : len;
+    const uint32_t le = e.le() != 0 ? e.le() : (e.ge() != 0 ? max : len);
+    const std::string rule = absl::StrCat(" (", e.prefix(), " ge/le must satisfy ", len, " <= ge <= le <= ", max, ")");
+    if (e.ge() != 0 && (e.ge() < len || e.ge() > max)) {
+      Error(Child(entry, Field(d, "ge")), absl::StrCat(what, "ge ", e.ge(), " is out of range", rule));
+    } else if (e.le() != 0 && (e.le() < len || e.le() > max)) {
+      Error(Child(entry, Field(d, "le")), absl::StrCat(what, "le ", e.le(), " is out of range", rule));
+    } else if (ge > le) {
+      Error(Child(entry, Field(d, "le")), absl::StrCat(what, "le ", le, " is less than ge ", ge, rule));
+    }
+  }
+
+  void CheckSetMatch(const FieldPath& at, const v1::SetMatch& m, const std::map<std::string, int>& names,
+                     const std::string& what, const char* kind) {
+    if (m.set().empty()) {
+      Error(at, absl::StrCat(what, kind, " set: `set` (the name) is required"));
+    } else if (!names.contains(m.set())) {
+      Error(Child(at, Field(v1::SetMatch::descriptor(), "set")),
+            absl::StrCat(what, kind, " set \"", m.set(), "\" is not defined in defined_sets"));
+    }
+    CheckEnum(Child(at, Field(v1::SetMatch::descriptor(), "match")), m.match(), what, "a match type");
+  }
+
+  void CheckPolicies() {
+    const pb::FieldDescriptor* policies = Field(v1::Config::descriptor(), "policies");
+    const FieldPath list = {{policies, 0}};
+    policy_names_ = CheckSetNames(list, config_.policies(), "policy", "statements");
+    for (int i = 0; i < config_.policies_size(); ++i) {
+      const v1::Policy& policy = config_.policies(i);
+      for (int j = 0; j < policy.statements_size(); ++j) {
+        const FieldPath at = Child({{policies, i}}, Field(v1::Policy::descriptor(), "statements"), j);
+        const v1::Statement& st = policy.statements(j);
+        const std::string what = absl::StrCat("policy \"", policy.name(), "\" statement ",
+                                              st.name().empty() ? absl::StrCat("#", j + 1) : st.name(), ": ");
+        CheckConditions(Child(at, Field(v1::Statement::descriptor(), "conditions")), st.conditions(), what);
+        CheckActions(Child(at, Field(v1::Statement::descriptor(), "actions")), st.actions(), what);
+      }
+    }
+  }
+
+  void CheckConditions(const FieldPath& at, const v1::Conditions& c, const std::string& what) {
+    const pb::Descriptor* d = v1::Conditions::descriptor();
+    if (c.has_prefix_set()) CheckSetMatch(Child(at, Field(d, "prefix_set")), c.prefix_set(), prefix_sets_, what, "prefix");
+    if (c.has_community_set()) {
+      CheckSetMatch(Child(at, Field(d, "community_set")), c.community_set(), community_sets_, what, "community");
+    }
+    if (c.has_as_path_set()) CheckSetMatch(Child(at, Field(d, "as_path_set")), c.as_path_set(), as_path_sets_, what, "AS-path");
+    if (c.has_neighbor_set()) {
+      CheckSetMatch(Child(at, Field(d, "neighbor_set")), c.neighbor_set(), neighbor_sets_, what, "neighbor");
+    }
+    if (c.has_next_hop_set()) {
+      CheckSetMatch(Child(at, Field(d, "next_hop_set")), c.next_hop_set(), next_hop_sets_, what, "next-hop");
+    }
+    for (int i = 0; i < c.origins_size(); ++i) {
+      const FieldPath o = Child(at, Field(d, "origins"), i);
+      if (c.origins(i) == v1::ORIGIN_UNSPECIFIED) {
+        Error(o, absl::StrCat(what, "origins: ORIGIN_UNSPECIFIED is not an origin: use ORIGIN_IGP, ORIGIN_EGP or ORIGIN_INCOMPLETE"));
+      } else {
+        CheckEnum(o, c.origins(i), what, "an origin");
+      }
+    }
+    for (int i = 0; i < c.sources_size(); ++i) {
+      const FieldPath o = Child(at, Field(d, "sources"), i);
+      if (c.sources(i) == v1::ROUTE_SOURCE_UNSPECIFIED) {
+        Error(o, absl::StrCat(what, "sources: ROUTE_SOURCE_UNSPECIFIED is not a source: use ", EnumChoices(v1::RouteSource_descriptor())));
+      } else {
+        CheckEnum(o, c.sources(i), what, "a route source");
+      }
+    }
+    if (c.has_as_path_length() && c.as_path_length().has_min() && c.as_path_length().has_max() &&
+        c.as_path_length().min() > c.as_path_length().max()) {
+      Error(Child(Child(at, Field(d, "as_path_length")), Field(v1::LengthRange::descriptor(), "max")),
+            absl::StrCat(what, "as_path_length max ", c.as_path_length().max(), " is less than min ",
+                         c.as_path_length().min()));
+    }
+    if (c.has_link_bandwidth()) {
+      const v1::LinkBandwidthCondition& lb = c.link_bandwidth();
+      const FieldPath lb_path = Child(at, Field(d, "link_bandwidth"));
+      const pb::Descriptor* ld = v1::LinkBandwidthCondition::descriptor();
+      CheckEnum(Child(lb_path, Field(ld, "presence")), lb.presence(), what, "a presence");
+      const auto min = CheckRate(Child(lb_path, Field(ld, "min")), lb.min(), absl::StrCat(what, "link_bandwidth "), "min");
+      const auto max = CheckRate(Child(lb_path, Field(ld, "max")), lb.max(), absl::StrCat(what, "link_bandwidth "), "max");
+      if (lb.presence() == v1::LinkBandwidthCondition::PRESENCE_ABSENT && (!lb.min().empty() || !lb.max().empty())) {
+        Error(Child(lb_path, Field(ld, "presence")),
+              absl::StrCat(what, "link_bandwidth: PRESENCE_ABSENT with min/max can never match: give one"));
+      } else if (min && max && *min > *max) {
+        Error(Child(lb_path, Field(ld, "max")), absl::StrCat(what, "link_bandwidth max ", lb.max(), " is less than min ", lb.min()));
+      }
+    }
+  }
+
+  void CheckActions(const FieldPath& at, const v1::Actions& a, const std::string& what) {
+    const pb::Descriptor* d = v1::Actions::descriptor();
+    CheckEnum(Child(at, Field(d, "disposition")), a.disposition(), what, "a disposition");
+    for (int i = 0; i < a.communities_size(); ++i) {
+      const v1::CommunityAction& ca = a.communities(i);
+      const FieldPath ca_path = Child(at, Field(d, "communities"), i);
+      const pb::Descriptor* cd = v1::CommunityAction::descriptor();
+      if (ca.op() == v1::CommunityAction::OP_UNSPECIFIED) {
+        Error(ca_path, absl::StrCat(what, "communities: op is required: OP_ADD, OP_REMOVE or OP_REPLACE"));
+      } else {
+        CheckEnum(Child(ca_path, Field(cd, "op")), ca.op(), what, "an op");
+      }
+      for (int j = 0; j < ca.communities_size(); ++j) {
+        const FieldPath c_path = Child(ca_path, Field(cd, "communities"), j);
+        const auto c = ParseCommunityText(ca.communities(j));
+        if (!c.ok()) {
+          Error(c_path, absl::StrCat(what, c.status().message()));
+        } else if (c->kind == CommunityText::Kind::kLinkBandwidth) {
+          Error(c_path, absl::StrCat(what, "\"", ca.communities(j),
+                                     "\": set link bandwidth with actions.link_bandwidth, not as a community"));
+        }
+      }
+    }
+    if (a.has_as_path_prepend()) {
+      const uint32_t repeat = a.as_path_prepend().repeat();
+      if (repeat > 10) {
+        Error(Child(Child(at, Field(d, "as_path_prepend")), Field(v1::AsPathPrepend::descriptor(), "repeat")),
+              absl::StrCat(what, "as_path_prepend repeat ", repeat, " is out of range: use 1..10"));
+      }
+      if (a.as_path_prepend().asn() == kAsTrans) {
+        Error(Child(Child(at, Field(d, "as_path_prepend")), Field(v1::AsPathPrepend::descriptor(), "asn")),
+              absl::StrCat(what, "as_path_prepend asn 23456 is AS_TRANS (RFC 6793): use a real AS number"));
+      }
+    }
+    if (a.has_next_hop()) {
+      const v1::NextHopAction& nh = a.next_hop();
+      const FieldPath nh_path = Child(at, Field(d, "next_hop"));
+      const FieldPath address = Child(nh_path, Field(v1::NextHopAction::descriptor(), "address"));
+      if (nh.self() == !nh.address().empty()) {
+        Error(nh_path, absl::StrCat(what, "next_hop: give one of self: true or address"));
+      } else if (!nh.address().empty()) {
+        const auto parsed = ParseIpAddressText(nh.address());
+        if (!parsed) {
+          Error(address, absl::StrCat(what, "next_hop address \"", nh.address(), "\" ", SyntaxProblem(nh.address())));
+        } else if (const std::string problem = EndpointProblem(*parsed, false); !problem.empty()) {
+          Error(address, absl::StrCat(what, "next_hop address ", nh.address(), " ", problem));
+        }
+      }
+    }
+    if (a.has_link_bandwidth()) {
+      using Lb = v1::LinkBandwidthAction;
+      const Lb& lb = a.link_bandwidth();
+      const FieldPath lb_path = Child(at, Field(d, "link_bandwidth"));
+      const FieldPath rate_path = Child(lb_path, Field(Lb::descriptor(), "rate"));
+      if (!CheckEnum(Child(lb_path, Field(Lb::descriptor(), "op")), lb.op(), what, "an op")) return;
+      const bool needs_rate = lb.op() == Lb::OP_SET || lb.op() == Lb::OP_CAP || lb.op() == Lb::OP_NUM_MULTIPATHS;
+      if (needs_rate && lb.rate().empty()) {
+        Error(lb_path, absl::StrCat(what, "link_bandwidth ", Lb::Op_Name(lb.op()), " needs a rate, e.g. rate: \"10G\""));
+      } else if (!needs_rate && !lb.rate().empty()) {
+        Error(rate_path, absl::StrCat(what, "link_bandwidth rate is only used with OP_SET, OP_CAP and OP_NUM_MULTIPATHS"));
+      } else {
+        CheckRate(rate_path, lb.rate(), absl::StrCat(what, "link_bandwidth "), "rate");
+      }
+      if (lb.op() == Lb::OP_UNSPECIFIED) {
+        Error(lb_path, absl::StrCat(what, "link_bandwidth: op is required: ", EnumChoices(Lb::Op_descriptor())));
+      }
+    }
+  }
+
+  // Neighbor.import_policies / export_policies: names only (not applied yet, issue 13).
+  void CheckPolicyAttachment() {
+    const pb::Descriptor* d = v1::Neighbor::descriptor();
+    const pb::FieldDescriptor* neighbors = Field(v1::Config::descriptor(), "neighbors");
+    for (int i = 0; i < config_.neighbors_size(); ++i) {
+      const v1::Neighbor& n = config_.neighbors(i);
+      const std::string what = absl::StrCat("neighbor ", n.address(), ": ");
+      for (const char* list : {"import_policies", "export_policies"}) {
+        const pb::FieldDescriptor* field = Field(d, list);
+        for (int j = 0; j < n.GetReflection()->FieldSize(n, field); ++j) {
+          const std::string name = n.GetReflection()->GetRepeatedString(n, field, j);
+          if (!policy_names_.contains(name)) {
+            Error(Child({{neighbors, i}}, field, j),
+                  absl::StrCat(what, list, ": policy \"", name, "\" is not defined in policies"));
+          }
+        }
+      }
+      CheckEnum(Child({{neighbors, i}}, Field(d, "default_import")), n.default_import(), what, "a default action");
+      CheckEnum(Child({{neighbors, i}}, Field(d, "default_export")), n.default_export(), what, "a default action");
+    }
+  }
+
+  std::map<std::string, int> prefix_sets_, community_sets_, as_path_sets_, neighbor_sets_, next_hop_sets_;
+  std::map<std::string, int> policy_names_;
 
   const v1::Config& config_;
   std::string_view file_name_;
