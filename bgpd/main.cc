@@ -20,6 +20,7 @@
 #include "bgpd/session/log.h"
 #include "bgpd/session/metrics.h"
 #include "bgpd/session/speaker.h"
+#include "conf/config_defaults.h"
 #include "conf/config_loader.h"
 #include "conf/config_reload.h"
 #include "conf/metrics_listen.h"
@@ -126,10 +127,10 @@ absl::StatusOr<std::unique_ptr<bagd::fib::FibBackend>> MakeFibBackend(const bagd
       bagd::fib::NetlinkOptions o;
       const auto& f = config.fib();
       o.table = f.kernel_table();
-      o.protocol = static_cast<uint8_t>(f.kernel_protocol() ? f.kernel_protocol() : 186);
+      o.protocol = static_cast<uint8_t>(f.kernel_protocol() ? f.kernel_protocol() : bagd::conf::kDefaultKernelProtocol);
       o.resilient = f.group_type() == v1::Fib::GROUP_TYPE_RESILIENT;
-      o.buckets = static_cast<uint16_t>(f.resilient_buckets() ? f.resilient_buckets() : 128);
-      o.idle_timer_s = f.has_resilient_idle_timer() ? f.resilient_idle_timer() : 120;
+      o.buckets = static_cast<uint16_t>(f.resilient_buckets() ? f.resilient_buckets() : bagd::conf::kDefaultResilientBuckets);
+      o.idle_timer_s = f.has_resilient_idle_timer() ? f.resilient_idle_timer() : bagd::conf::kDefaultResilientIdleTimer;
       o.unbalanced_timer_s = f.resilient_unbalanced_timer();
       auto b = bagd::fib::NetlinkBackend::Open(o);
       if (!b.ok()) return absl::UnavailableError(absl::StrCat("fib: kernel backend: ", b.status().message()));

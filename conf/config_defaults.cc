@@ -127,10 +127,10 @@ void ApplyDefaults(v1::Config& config) {
   if (fib.backend() == v1::Fib::BACKEND_UNSPECIFIED) fib.set_backend(v1::Fib::BACKEND_NETLINK);
   if (fib.kernel_table() == 0) fib.set_kernel_table(kDefaultKernelTable);
   if (fib.appldb_socket().empty()) fib.set_appldb_socket(std::string(kDefaultAppldbSocket));
-  if (fib.kernel_protocol() == 0) fib.set_kernel_protocol(186);  // RTPROT_BGP
+  if (fib.kernel_protocol() == 0) fib.set_kernel_protocol(kDefaultKernelProtocol);
   if (fib.group_type() == v1::Fib::GROUP_TYPE_UNSPECIFIED) fib.set_group_type(v1::Fib::GROUP_TYPE_HASH_THRESHOLD);
-  if (fib.resilient_buckets() == 0) fib.set_resilient_buckets(128);
-  if (!fib.has_resilient_idle_timer()) fib.set_resilient_idle_timer(120);
+  if (fib.resilient_buckets() == 0) fib.set_resilient_buckets(kDefaultResilientBuckets);
+  if (!fib.has_resilient_idle_timer()) fib.set_resilient_idle_timer(kDefaultResilientIdleTimer);
   if (!fib.has_retain_on_exit()) fib.set_retain_on_exit(true);
   if (!fib.has_restart_hold_time()) fib.set_restart_hold_time(kDefaultRestartHoldTime);
   if (!fib.has_restart_neighbor_wait()) {

@@ -18,6 +18,9 @@ inline constexpr uint32_t kMaxPort = 65535;
 inline constexpr std::size_t kMaxMd5KeyLength = 80;            // Linux TCP_MD5SIG_MAXKEYLEN
 inline constexpr std::size_t kMaxShutdownMessageLength = 255;  // RFC 9003 §2
 inline constexpr uint32_t kDefaultKernelTable = 254;           // RT_TABLE_MAIN
+inline constexpr uint32_t kDefaultKernelProtocol = 186;        // RTPROT_BGP
+inline constexpr uint32_t kDefaultResilientBuckets = 128;
+inline constexpr uint32_t kDefaultResilientIdleTimer = 120;    // seconds
 inline constexpr std::string_view kDefaultAppldbSocket = "/var/run/redis/redis.sock";
 // After a restart: the longest the FIB waits for End-of-RIB, and how long a neighbor that is
 // not Established holds that wait (seconds).

@@ -13,6 +13,7 @@
 #include "bgpd/session/log.h"
 #include "bgpd/session/socket_options.h"
 #include "bgpd/wire/update_packer.h"
+#include "conf/config_defaults.h"
 #include "conf/rate_text.h"
 
 namespace bagd::session {
@@ -49,7 +50,7 @@ std::array<rib::PrefixLimitConfig, wire::kFamilyCount> PrefixLimitsOf(const conf
         m.family() == config::v1::IPV6_UNICAST ? wire::Family::kIpv6Unicast : wire::Family::kIpv4Unicast;
     rib::PrefixLimitConfig& limit = out[static_cast<int>(family)];
     limit.limit = m.limit();
-    limit.warning_threshold_percent = m.has_warning_threshold_percent() ? m.warning_threshold_percent() : 75;
+    limit.warning_threshold_percent = m.has_warning_threshold_percent() ? m.warning_threshold_percent() : conf::kDefaultPrefixWarningPercent;
     limit.warning_only = m.warning_only();
     limit.restart_interval_s = m.restart_interval();
   }
@@ -66,7 +67,7 @@ absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& co
     auto addr = wire::IpAddress::Parse(n.address());
     if (!addr.ok()) return addr.status();
     p.address = *addr;
-    p.port = static_cast<uint16_t>(n.port() ? n.port() : 179);
+    p.port = static_cast<uint16_t>(n.port() ? n.port() : conf::kBgpPort);
     if (!n.local_address().empty()) {
       auto la = wire::IpAddress::Parse(n.local_address());
       if (!la.ok()) return la.status();
@@ -92,7 +93,7 @@ absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& co
     f.local.router_id = *rid;
     const auto& t = n.timers();
     f.local.hold_time = static_cast<uint16_t>(
-        t.has_hold_time() ? t.hold_time() : (router.has_hold_time() ? router.hold_time() : 90));
+        t.has_hold_time() ? t.hold_time() : (router.has_hold_time() ? router.hold_time() : conf::kDefaultHoldTime));
     f.local.keepalive = static_cast<uint16_t>(
         t.has_keepalive() ? t.keepalive() : (router.has_keepalive() ? router.keepalive() : 0));
     const uint32_t retry = t.connect_retry() ? t.connect_retry() : router.connect_retry();
@@ -163,11 +164,11 @@ absl::StatusOr<rib::WeightsConfig> WeightsConfigOf(const config::v1::Config& con
   w.limits.max_weight = fib.max_weight() ? std::min(fib.max_weight(), backend_max_weight) : backend_max_weight;
   w.limits.budget = fib.group_budget();
   const v1::Damping& d = config.damping();
-  w.damping.decrease_delay = absl::Seconds(d.has_decrease_delay() ? d.decrease_delay() : 0);
-  w.damping.increase_hold_down = absl::Seconds(d.has_increase_hold_down() ? d.increase_hold_down() : 30);
-  w.damping.min_change_percent = d.has_min_change_percent() ? d.min_change_percent() : 5;
-  w.damping.max_hold_down = absl::Seconds(d.has_max_hold_down() ? d.max_hold_down() : 600);
-  w.damping.half_life = absl::Seconds(d.has_half_life() ? d.half_life() : 300);
+  w.damping.decrease_delay = absl::Seconds(d.has_decrease_delay() ? d.decrease_delay() : conf::kDefaultDecreaseDelay);
+  w.damping.increase_hold_down = absl::Seconds(d.has_increase_hold_down() ? d.increase_hold_down() : conf::kDefaultIncreaseHoldDown);
+  w.damping.min_change_percent = d.has_min_change_percent() ? d.min_change_percent() : conf::kDefaultMinChangePercent;
+  w.damping.max_hold_down = absl::Seconds(d.has_max_hold_down() ? d.max_hold_down() : conf::kDefaultMaxHoldDown);
+  w.damping.half_life = absl::Seconds(d.has_half_life() ? d.half_life() : conf::kDefaultHalfLife);
   return w;
 }
 
@@ -193,8 +194,9 @@ absl::StatusOr<rib::LinkBandwidthExport> LinkBandwidthExportOf(const config::v1:
     e.reference_bps = *r;
   }
   e.transitive = n.encoding() != v1::NeighborLinkBandwidth::ENCODING_NON_TRANSITIVE;
-  e.readvertise_threshold_percent = n.has_readvertise_threshold_percent() ? n.readvertise_threshold_percent() : 5;
-  e.readvertise_interval = absl::Seconds(n.has_readvertise_interval() ? n.readvertise_interval() : 5);
+  e.readvertise_threshold_percent = n.has_readvertise_threshold_percent() ? n.readvertise_threshold_percent()
+                                                                         : conf::kDefaultReadvertiseThresholdPercent;
+  e.readvertise_interval = absl::Seconds(n.has_readvertise_interval() ? n.readvertise_interval() : conf::kDefaultReadvertiseInterval);
   return e;
 }
 
@@ -237,7 +239,7 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
   networks_ = *std::move(networks);
   std::vector<std::pair<std::string, uint16_t>> listen;
   for (const auto& l : config.router().listen()) {
-    listen.emplace_back(l.address(), static_cast<uint16_t>(l.port() ? l.port() : 179));
+    listen.emplace_back(l.address(), static_cast<uint16_t>(l.port() ? l.port() : conf::kBgpPort));
   }
   if (listen.empty()) listen = {{"0.0.0.0", 179}, {"::", 179}};
   for (const auto& [address, port] : listen) {
