@@ -132,12 +132,8 @@ void Peer::Shutdown(const std::string& message) {
   StopPrefixLimitRestart();  // the operator's shutdown wins: no restart by itself
   admin_down_ = true;
   admin_down_message_ = message;
-  fsm::Event stop = fsm::Event::Of(EventType::kManualStop);
-  stop.notification = wire::NotificationMessage::Shutdown(wire::cease::kAdministrativeShutdown, message);
-  stop.reason = message.empty() ? "administrative shutdown" : absl::StrCat("administrative shutdown: ", message);
-  if (candidate_) Dispatch(*candidate_, stop);
-  candidate_.reset();
-  Dispatch(*primary_, stop);
+  ManualStop(wire::NotificationMessage::Shutdown(wire::cease::kAdministrativeShutdown, message),
+             message.empty() ? "administrative shutdown" : absl::StrCat("administrative shutdown: ", message));
 }
 
 void Peer::Enable() {
@@ -155,12 +151,7 @@ void Peer::Reset() {
   // automatic restart of its own, the backoff is cleared), then a ManualStart at once: the
   // neighbor is not administratively down afterwards.
   const std::string why = "administrative reset (bagctl neighbor clear)";
-  fsm::Event stop = fsm::Event::Of(EventType::kManualStop);
-  stop.notification = wire::NotificationMessage::Shutdown(wire::cease::kAdministrativeReset, "");
-  stop.reason = why;
-  if (candidate_) Dispatch(*candidate_, stop);
-  candidate_.reset();
-  Dispatch(*primary_, stop);
+  ManualStop(wire::NotificationMessage::Shutdown(wire::cease::kAdministrativeReset, ""), why);
   last_error_ = why;
   Dispatch(*primary_, fsm::Event::Of(EventType::kManualStart));
 }
@@ -168,6 +159,10 @@ void Peer::Reset() {
 void Peer::Stop(const wire::NotificationMessage& notification, const std::string& reason) {
   StopPrefixLimitRestart();
   admin_down_ = true;
+  ManualStop(notification, reason);
+}
+
+void Peer::ManualStop(const wire::NotificationMessage& notification, const std::string& reason) {
   fsm::Event stop = fsm::Event::Of(EventType::kManualStop);
   stop.notification = notification;
   stop.reason = reason;
@@ -600,12 +595,7 @@ void Peer::PrefixLimitExceeded(wire::Family family, uint64_t count) {
   prefix_limit_down_ = true;
   // RFC 4486 §4: Cease / Maximum Number of Prefixes Reached, with AFI, SAFI and the limit.
   // A ManualStop: no automatic restart (IdleHoldTimer) of its own, the hold-down below decides.
-  fsm::Event stop = fsm::Event::Of(EventType::kManualStop);
-  stop.notification = rib::MaxPrefixesCease(family, c.limit);
-  stop.reason = why;
-  if (candidate_) Dispatch(*candidate_, stop);
-  candidate_.reset();
-  Dispatch(*primary_, stop);
+  ManualStop(rib::MaxPrefixesCease(family, c.limit), why);
   last_error_ = why;
   if (c.restart_interval_s > 0) {
     prefix_limit_restart_ms_ = clock_.WallMs() + int64_t{c.restart_interval_s} * 1000;

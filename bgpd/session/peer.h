@@ -121,6 +121,8 @@ class Peer {
   enum class Direction { kOutbound, kInbound };
 
   void Dispatch(Slot& slot, fsm::Event event);
+  // ManualStop with `notification` to both connections (the collision candidate goes).
+  void ManualStop(const wire::NotificationMessage& notification, const std::string& reason);
   void Execute(Slot& slot, const fsm::Action& action);
   void Connect(Slot& slot);
   void Attach(Slot& slot, boost::asio::ip::tcp::socket socket);

@@ -264,7 +264,7 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
     if (!lb_export.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("neighbor ", pc.Name(), ": ", lb_export.status().message()));
     }
-    if (auto st = AddPeer(std::move(pc), *lb_export); !st.ok()) return st;
+    if (auto added = AddPeer(std::move(pc), *lb_export); !added.ok()) return added.status();
   }
   if (auto st = ApplyGtsmToListeners(); !st.ok()) return st;
   return absl::OkStatus();
@@ -286,7 +286,7 @@ absl::StatusOr<std::vector<Speaker::Network>> Speaker::NetworksOf(const config::
   return out;
 }
 
-absl::Status Speaker::AddPeer(PeerConfig pc, const rib::LinkBandwidthExport& lb_export) {
+absl::StatusOr<Peer*> Speaker::AddPeer(PeerConfig pc, const rib::LinkBandwidthExport& lb_export) {
   // TCP-MD5 keys go on every listener of the peer's family (RFC 2385: the kernel checks SYNs).
   if (!pc.password.empty()) {
     for (auto& l : listeners_) {
@@ -308,9 +308,10 @@ absl::Status Speaker::AddPeer(PeerConfig pc, const rib::LinkBandwidthExport& lb_
   adj_out_.resize(peer->rib_index + 1);
   lb_export_.resize(peer->rib_index + 1);
   lb_export_[peer->rib_index].config = lb_export;
-  by_address_[peer->config().Name()] = peer.get();
+  Peer* added = peer.get();
+  by_address_[peer->config().Name()] = added;
   peers_.push_back(std::move(peer));
-  return absl::OkStatus();
+  return added;
 }
 
 void Speaker::RemovePeer(const std::string& name, const wire::NotificationMessage& cease, const std::string& why) {
@@ -319,9 +320,7 @@ void Speaker::RemovePeer(const std::string& name, const wire::NotificationMessag
   Peer& p = **it;
   // The Cease goes out on its connection, which drains by itself; the session loss withdraws
   // the neighbor's routes and stops every timer of ours that points at it (OnSessionDown).
-  const bool was_up = p.established();
   p.Stop(cease, why);
-  if (was_up) FlushRibChanges();
   if (!p.config().password.empty()) {
     for (auto& l : listeners_) {
       if (l->endpoint.address().is_v6() != p.config().address.is_v6()) continue;
@@ -333,7 +332,6 @@ void Speaker::RemovePeer(const std::string& name, const wire::NotificationMessag
   if (p.rib_index < pacing_.size()) pacing_[p.rib_index] = Pacing{};
   if (p.rib_index < refresh_.size()) refresh_[p.rib_index] = InboundRefresh{};
   lb_export_[p.rib_index] = BandwidthExport{};
-  for (int f = 0; f < wire::kFamilyCount; ++f) end_of_rib_.erase({p.rib_index, f});
   by_address_.erase(name);
   // Its handlers watch its Lifetime: whatever of it is still queued touches nothing.
   peers_.erase(it);
@@ -358,20 +356,18 @@ absl::Status Speaker::ApplyGtsmToListeners() {
         all = false;
       }
     }
-    if (!any) {
-      (void)SetMinTtl(l->acceptor.native_handle(), v6, 0);  // a reload may have removed the last one
-      continue;
-    }
     const std::string where = absl::StrCat("[", l->endpoint.address().to_string(), "]:", l->endpoint.port());
+    // 0 (any TTL) unless every neighbor of the family uses GTSM; set every time, since a
+    // reload may have added a neighbor without it or removed the last one with it.
+    if (auto st = SetMinTtl(l->acceptor.native_handle(), v6, any && all ? min_ttl : 0); !st.ok()) {
+      return absl::InternalError(absl::StrCat("GTSM on the listener ", where, ": ", st.ToString()));
+    }
+    if (!any) continue;
     if (auto st = EnableSavedSyn(l->acceptor.native_handle()); !st.ok()) {
       // Not fatal: Peer::Accept falls back to refusing connections with early bytes.
       log::Warning("listener %s: %s; GTSM neighbors' connections are checked after accept()", where, st.ToString());
     }
-    if (!all) (void)SetMinTtl(l->acceptor.native_handle(), v6, 0);
     if (all) {
-      if (auto st = SetMinTtl(l->acceptor.native_handle(), v6, min_ttl); !st.ok()) {
-        return absl::InternalError(absl::StrCat("GTSM on the listener ", where, ": ", st.ToString()));
-      }
       log::Info("listener %s: every %s neighbor uses GTSM: SYNs with TTL below %d are dropped", where,
                 v6 ? "IPv6" : "IPv4", min_ttl);
     }
@@ -863,7 +859,6 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
     log::Info("neighbor %s: End-of-RIB %s: %d paths, %.3fs after Established", peer.config().Name(),
               wire::FamilyName(*eor), rib_->paths_of(idx, *eor), (now - peer.established_since_ms()) / 1000.0);
     end_of_rib_.insert({idx, static_cast<int>(*eor)});
-    RefreshOf(peer).end_of_rib[static_cast<int>(*eor)] = true;
     FlushRibChanges();  // the table so far, before convergence releases the FIB
     CheckConvergence();
     return;
@@ -886,9 +881,11 @@ void Speaker::ScheduleRibFlush() {
   // announce within one read goes out to the others once, with its final multipath set.
   if (rib_flush_posted_) return;
   rib_flush_posted_ = true;
-  // `this` outlives the handler: the io_context outlives the speaker (main.cc) and drops
-  // queued handlers without running them when it is destroyed.
-  boost::asio::post(io_, [this] { FlushRibChanges(); });
+  // The handler may outlive the speaker (a test's io_context runs on after it): it watches
+  // the speaker's Lifetime.
+  boost::asio::post(io_, [this, alive = lifetime_.watch()] {
+    if (!alive.expired()) FlushRibChanges();
+  });
 }
 
 void Speaker::FlushRibChanges() {
@@ -1013,14 +1010,13 @@ void Speaker::CheckConvergence() {
       if (n->families[f] && !end_of_rib_.contains({p->rib_index, f})) return;
     }
   }
-  if (not_up > 0) {
-    log::Info("every Established neighbor sent End-of-RIB; %d %s not Established %.0fs after start and %s not waited "
-              "for (fib.restart_neighbor_wait)",
-              not_up, not_up == 1 ? "neighbor is" : "neighbors are", restart_neighbor_wait_ms_ / 1000.0,
-              not_up == 1 ? "is" : "are");
+  if (not_up == 0) {
+    log::Info("every neighbor sent End-of-RIB: the initial tables are in");
+  } else {
+    log::Info("every Established neighbor sent End-of-RIB (%d %s not Established %.0fs after start and not waited for, "
+              "fib.restart_neighbor_wait): the initial tables are in",
+              not_up, not_up == 1 ? "neighbor is" : "neighbors are", restart_neighbor_wait_ms_ / 1000.0);
   }
-  log::Info("%s: the initial tables are in",
-            not_up == 0 ? "every neighbor sent End-of-RIB" : "every Established neighbor sent End-of-RIB");
   // Weights first, so the FIB sees the whole table at once.
   if (weights_scheduled_) {
     weights_timer_->Stop();
@@ -1133,8 +1129,9 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
     const std::string name = pc.Name();
     Peer* p = FindPeer(name);
     if (p == nullptr) {
-      if (auto st = AddPeer(pc, exports[i]); !st.ok()) return st;
-      to_start.push_back(FindPeer(name));
+      auto fresh = AddPeer(pc, exports[i]);
+      if (!fresh.ok()) return fresh.status();
+      to_start.push_back(*fresh);
       added.push_back(name);
       log::Info("config reload: neighbor %s added", name);
       continue;
@@ -1149,8 +1146,9 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
                 name, what);
       RemovePeer(name, wire::NotificationMessage{6, wire::cease::kOtherConfigurationChange, {}},
                  absl::StrCat("configuration changed: ", what));
-      if (auto st = AddPeer(pc, exports[i]); !st.ok()) return st;
-      to_start.push_back(FindPeer(name));
+      auto fresh = AddPeer(pc, exports[i]);
+      if (!fresh.ok()) return fresh.status();
+      to_start.push_back(*fresh);
       reset.push_back(name);
       continue;
     }
@@ -1242,7 +1240,7 @@ void Speaker::OnRouteRefresh(Peer& peer, const wire::RouteRefreshMessage& m) {
   InboundRefresh& in = RefreshOf(peer);
   fsm::InboundRefreshState state;
   for (int f = 0; f < wire::kFamilyCount; ++f) {
-    state.end_of_rib[f] = in.end_of_rib[f];
+    state.end_of_rib[f] = end_of_rib_.contains({peer.rib_index, f});
     state.refreshing[f] = in.stale[f].has_value();
   }
   const fsm::RefreshAction a = fsm::ClassifyRouteRefresh(peer.config().fsm.local, *peer.negotiated(), m, state);
@@ -1319,6 +1317,8 @@ void Speaker::BeginStale(Peer& peer, wire::Family family) {
 void Speaker::NoteRefreshed(const Peer& peer, const wire::UpdateMessage& u) {
   if (refresh_.size() <= peer.rib_index) return;
   InboundRefresh& in = refresh_[peer.rib_index];
+  // Per UPDATE on the ingest path: nothing to walk unless the peer is re-sending a family.
+  if (std::none_of(in.stale.begin(), in.stale.end(), [](const auto& s) { return s.has_value(); })) return;
   auto refreshed = [&](const std::vector<wire::Nlri>& nlri) {
     for (const wire::Nlri& n : nlri) {
       if (auto& stale = in.stale[static_cast<int>(n.prefix.family())]) stale->Refreshed(n);
@@ -1364,7 +1364,6 @@ void Speaker::ResetRefresh(Peer& peer) {
   for (int f = 0; f < wire::kFamilyCount; ++f) {
     if (in.timeout[f]) in.timeout[f]->Stop();
     in.stale[f].reset();
-    in.end_of_rib[f] = false;
   }
   ShowRefreshing(peer);
 }

@@ -136,7 +136,7 @@ class Speaker : public RouteSink {
   void Accept(Listener& l);
   absl::Status ApplyGtsmToListeners();
   // A neighbor's Peer, its RIB index and its per-peer state (Configure, Reload).
-  absl::Status AddPeer(PeerConfig config, const rib::LinkBandwidthExport& lb_export);
+  absl::StatusOr<Peer*> AddPeer(PeerConfig config, const rib::LinkBandwidthExport& lb_export);
   // Cease to it, its routes withdrawn, then gone (Reload).
   void RemovePeer(const std::string& name, const wire::NotificationMessage& cease, const std::string& why);
 
@@ -173,7 +173,6 @@ class Speaker : public RouteSink {
   struct InboundRefresh {
     std::array<std::optional<rib::StalePaths>, wire::kFamilyCount> stale;
     std::array<std::unique_ptr<Timer>, wire::kFamilyCount> timeout;
-    std::array<bool, wire::kFamilyCount> end_of_rib{};
   };
   std::vector<InboundRefresh> refresh_;
   InboundRefresh& RefreshOf(const Peer& peer);  // sized on first use, as pacing_
@@ -219,6 +218,8 @@ class Speaker : public RouteSink {
   };
   std::vector<BandwidthExport> lb_export_;
   config::v1::Config config_;  // the running config
+  // Watched by handlers posted with a raw `this`; declared last, so it expires first.
+  Lifetime lifetime_;
 };
 
 }  // namespace bagd::session
