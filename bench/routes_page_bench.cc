@@ -1,6 +1,6 @@
 // routes_page_bench: how long `bagctl show routes` holds bagd's event thread, on a synthetic
 // RIB (issue 11, defect 4). ListRoutes builds one page at a time on the event thread
-// (session::ListRoutesPage, bgpd/session/rib_view.cc); the longest page is the longest stall.
+// (daemon::ListRoutesPage, bgpd/daemon/rib_view.cc); the longest page is the longest stall.
 // For comparison, the same function asked for the whole table in one page: what building the
 // answer at once (as ListRoutes did before it streamed) costs the event thread.
 //
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "bgpd/session/rib_view.h"
+#include "bgpd/daemon/rib_view.h"
 #include "rib/attribute_store.h"
 #include "rib/rib.h"
 
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   const auto start = Clock::now();
   while (true) {
     const auto t0 = Clock::now();
-    auto page = session::ListRoutesPage(rib, request, page_size);
+    auto page = daemon::ListRoutesPage(rib, request, page_size);
     page_ms.push_back(Ms(Clock::now() - t0));
     if (!page.ok()) return 1;
     routes += page->routes.size();
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
 
   // The whole table at once.
   const auto t0 = Clock::now();
-  auto whole = session::ListRoutesPage(rib, control::v1::ListRoutesRequest(), prefixes + 1);
+  auto whole = daemon::ListRoutesPage(rib, control::v1::ListRoutesRequest(), prefixes + 1);
   const double whole_ms = Ms(Clock::now() - t0);
   std::printf(
       "{\"prefixes\": %zu, \"peers\": %zu, \"page_size\": %zu, \"pages\": %zu, \"routes\": %zu, "

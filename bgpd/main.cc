@@ -14,12 +14,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "bgpd/control/control_server.h"
-#include "bgpd/session/capacity_stage.h"
-#include "bgpd/session/control_adapter.h"
-#include "bgpd/session/fib_stage.h"
+#include "bgpd/daemon/capacity_stage.h"
+#include "bgpd/daemon/control_adapter.h"
+#include "bgpd/daemon/fib_stage.h"
 #include "bgpd/session/log.h"
 #include "bgpd/session/metrics.h"
-#include "bgpd/session/speaker.h"
+#include "bgpd/daemon/speaker.h"
 #include "conf/config_defaults.h"
 #include "conf/config_loader.h"
 #include "conf/config_reload.h"
@@ -201,9 +201,9 @@ int main(int argc, char** argv) {
     }
   }
 
-  bagd::session::Speaker speaker(io, &metrics);
+  bagd::daemon::Speaker speaker(io, &metrics);
   // The FIB backend first: its capabilities (8- or 16-bit weights) bound the weights.
-  std::unique_ptr<bagd::session::FibStage> fib;
+  std::unique_ptr<bagd::daemon::FibStage> fib;
   {
     auto backend = MakeFibBackend(loaded.config, opts->dry_run);
     if (!backend.ok()) {
@@ -213,9 +213,9 @@ int main(int argc, char** argv) {
     if (*backend) {
       speaker.SetFibMaxWeight((*backend)->Capabilities().max_weight);
       auto* kernel = dynamic_cast<bagd::fib::NetlinkBackend*>(backend->get());
-      bagd::session::FibStageOptions fib_options;
+      bagd::daemon::FibStageOptions fib_options;
       fib_options.startup_hold = std::chrono::seconds(loaded.config.fib().restart_hold_time());
-      fib = std::make_unique<bagd::session::FibStage>(io, std::move(*backend), fib_options);
+      fib = std::make_unique<bagd::daemon::FibStage>(io, std::move(*backend), fib_options);
       if (kernel) fib->WatchEvents(kernel->event_fd(), [kernel] { kernel->ReadEvents(); });
       if (auto st = fib->Start(); !st.ok()) {
         bagd::log::Error("fib: %s", st.ToString());
@@ -231,20 +231,20 @@ int main(int argc, char** argv) {
     return 1;
   }
   // Live capacity: the starting values are read before the speaker originates anything.
-  std::unique_ptr<bagd::session::CapacityStage> capacity;
+  std::unique_ptr<bagd::daemon::CapacityStage> capacity;
   if (loaded.config.capacity_sources_size() > 0) {
-    auto sources = bagd::session::CapacitySources(loaded.config);
+    auto sources = bagd::daemon::CapacitySources(loaded.config);
     if (!sources.ok()) {
       bagd::log::Error("%s", sources.status().message());
       return 1;
     }
-    capacity = std::make_unique<bagd::session::CapacityStage>(io, speaker, std::move(*sources));
+    capacity = std::make_unique<bagd::daemon::CapacityStage>(io, speaker, std::move(*sources));
     if (auto st = capacity->Start(); !st.ok()) {
       bagd::log::Error("capacity: %s", st.ToString());
       return 1;
     }
   }
-  bagd::session::ControlAdapter adapter(io, speaker);
+  bagd::daemon::ControlAdapter adapter(io, speaker);
   auto control = bagd::control::ControlServer::Start(opts->socket, &adapter);
   if (!control.ok()) {
     bagd::log::Error("control API: %s", control.status().ToString());

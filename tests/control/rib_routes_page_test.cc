@@ -1,4 +1,4 @@
-// session::ListRoutesPage on a real RIB: the pages a ListRoutes stream is made of. Each
+// daemon::ListRoutesPage on a real RIB: the pages a ListRoutes stream is made of. Each
 // page starts after the cursor in the RIB's own (B-tree) order, so a walk in pages sees
 // every prefix once, in order, also when routes come and go between pages.
 #include <catch2/catch.hpp>
@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "bgpd/session/rib_view.h"
+#include "bgpd/daemon/rib_view.h"
 #include "tests/rib/rib_test_support.h"
 
 using namespace bagd;
@@ -35,7 +35,7 @@ Walk WalkPages(const Rib& rib, control::v1::ListRoutesRequest request, size_t pa
   Walk w;
   for (int n = 0;; ++n) {
     if (n > 0 && between) between(n);
-    auto got = session::ListRoutesPage(rib, request, page);
+    auto got = daemon::ListRoutesPage(rib, request, page);
     REQUIRE(got.ok());
     size_t paths = 0;
     for (const auto& r : got->routes) {
@@ -94,7 +94,7 @@ TEST_CASE("RIB pages: every prefix once, in table order, pages bounded", "[contr
   SECTION("a prefix query is one page with that route") {
     control::v1::ListRoutesRequest r;
     r.set_prefix("20.0.1.9");
-    auto got = session::ListRoutesPage(t.rib, r, 1000);
+    auto got = daemon::ListRoutesPage(t.rib, r, 1000);
     REQUIRE(got.ok());
     REQUIRE(got->routes.size() == 1);
     CHECK(got->routes[0].prefix() == "20.0.1.0/24");

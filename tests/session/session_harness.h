@@ -17,10 +17,12 @@
 #include <vector>
 
 #include "bgpd/session/clock.h"
-#include "bgpd/session/speaker.h"
+#include "bgpd/daemon/speaker.h"
 #include "bgpd/wire/message.h"
 
 namespace bagd::session::testing {
+
+using daemon::Speaker;
 
 // Raw messages, built byte by byte so that anything can be sent.
 wire::Bytes Message(uint8_t type, std::span<const uint8_t> body);

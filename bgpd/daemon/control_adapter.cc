@@ -1,12 +1,12 @@
-#include "bgpd/session/control_adapter.h"
+#include "bgpd/daemon/control_adapter.h"
 
-#include "bgpd/session/rib_view.h"
+#include "bgpd/daemon/rib_view.h"
 
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <future>
 
-namespace bagd::session {
+namespace bagd::daemon {
 namespace {
 
 // Runs `fn` on the io_context thread and returns its result; gives up after 5 s so a
@@ -49,7 +49,7 @@ absl::StatusOr<control::ControlBackend::RoutesPage> ControlAdapter::ListRoutesPa
   // server writes it out from its own thread and only then asks for the next one, so
   // sessions and other calls run between pages however large the table is.
   return OnIoThread(io_, [this, request, max_routes]() -> absl::StatusOr<control::ControlBackend::RoutesPage> {
-           return session::ListRoutesPage(speaker_.rib(), request, max_routes, &speaker_.groups());
+           return daemon::ListRoutesPage(speaker_.rib(), request, max_routes, &speaker_.groups());
          })
       .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
 }
@@ -57,16 +57,16 @@ absl::StatusOr<control::ControlBackend::RoutesPage> ControlAdapter::ListRoutesPa
 absl::StatusOr<control::v1::ListNextHopGroupsResponse> ControlAdapter::ListNextHopGroups(
     const control::v1::ListNextHopGroupsRequest& request) {
   return OnIoThread(io_, [this, request]() -> absl::StatusOr<control::v1::ListNextHopGroupsResponse> {
-           return session::ListNextHopGroups(speaker_.rib(), speaker_.groups(), request, absl::Now(), speaker_.fib_object());
+           return daemon::ListNextHopGroups(speaker_.rib(), speaker_.groups(), request, absl::Now(), speaker_.fib_object());
          })
       .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
 }
 
 absl::StatusOr<control::v1::RibSummary> ControlAdapter::GetRibSummary() {
   return OnIoThread(io_, [this]() -> absl::StatusOr<control::v1::RibSummary> {
-           return session::RibSummary(speaker_.rib(), speaker_.attribute_store());
+           return daemon::RibSummary(speaker_.rib(), speaker_.attribute_store());
          })
       .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
 }
 
-}  // namespace bagd::session
+}  // namespace bagd::daemon

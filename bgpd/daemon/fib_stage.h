@@ -13,7 +13,7 @@
 #include "fib_sync/reconciler.h"
 #include "rib/fib_update.h"
 
-namespace bagd::session {
+namespace bagd::daemon {
 
 struct FibStageOptions {
   // After a restart nothing is written until Release() (every neighbor's initial table is
@@ -73,4 +73,4 @@ class FibStage {
   bool released_ = false;
 };
 
-}  // namespace bagd::session
+}  // namespace bagd::daemon

@@ -1,8 +1,9 @@
-#include "bgpd/session/fib_stage.h"
+#include "bgpd/daemon/fib_stage.h"
 
 #include "bgpd/session/log.h"
 
-namespace bagd::session {
+namespace bagd::daemon {
+
 
 FibStage::FibStage(boost::asio::io_context& io, std::unique_ptr<fib::FibBackend> backend, FibStageOptions options)
     : io_(io),
@@ -145,4 +146,4 @@ void FibStage::OnEvent(const fib::FibEvent& e) {
   Flush();
 }
 
-}  // namespace bagd::session
+}  // namespace bagd::daemon

@@ -11,12 +11,12 @@
 #include <map>
 #include <memory>
 
-#include "bgpd/session/speaker.h"
+#include "bgpd/daemon/speaker.h"
 #include "fib_sync/capacity.h"
 #include "fib_sync/link_watcher.h"
 #include "rib/weights/hold_down.h"
 
-namespace bagd::session {
+namespace bagd::daemon {
 
 absl::StatusOr<std::vector<fib::CapacitySourceSpec>> CapacitySources(const config::v1::Config& config);
 
@@ -44,4 +44,4 @@ class CapacityStage {
   bool started_ = false;
 };
 
-}  // namespace bagd::session
+}  // namespace bagd::daemon

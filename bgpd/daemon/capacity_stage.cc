@@ -1,10 +1,12 @@
-#include "bgpd/session/capacity_stage.h"
+#include "bgpd/daemon/capacity_stage.h"
 
 #include "absl/strings/str_cat.h"
 #include "bgpd/session/log.h"
 #include "conf/rate_text.h"
 
-namespace bagd::session {
+namespace bagd::daemon {
+
+using namespace session;  // the session layer's types (Peer, Clock, log)
 
 absl::StatusOr<std::vector<fib::CapacitySourceSpec>> CapacitySources(const config::v1::Config& config) {
   std::vector<fib::CapacitySourceSpec> out;
@@ -107,4 +109,4 @@ void CapacityStage::Publish(const std::string& source) {
   speaker_.SetOriginatedBandwidth(source, bps);
 }
 
-}  // namespace bagd::session
+}  // namespace bagd::daemon

@@ -5,9 +5,9 @@
 #include <boost/asio/io_context.hpp>
 
 #include "bgpd/control/control_server.h"
-#include "bgpd/session/speaker.h"
+#include "bgpd/daemon/speaker.h"
 
-namespace bagd::session {
+namespace bagd::daemon {
 
 class ControlAdapter : public control::ControlBackend {
  public:
@@ -28,4 +28,4 @@ class ControlAdapter : public control::ControlBackend {
   Speaker& speaker_;
 };
 
-}  // namespace bagd::session
+}  // namespace bagd::daemon

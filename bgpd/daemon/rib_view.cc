@@ -1,10 +1,11 @@
-#include "bgpd/session/rib_view.h"
+#include "bgpd/daemon/rib_view.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
 
-namespace bagd::session {
+namespace bagd::daemon {
+
 namespace {
 
 using control::v1::RoutePath;
@@ -169,9 +170,9 @@ control::v1::RibSummary RibSummary(const rib::Rib& rib, const rib::AttributeStor
   return s;
 }
 
-}  // namespace bagd::session
+}  // namespace bagd::daemon
 
-namespace bagd::session {
+namespace bagd::daemon {
 
 namespace {
 
@@ -250,4 +251,4 @@ absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
   return resp;
 }
 
-}  // namespace bagd::session
+}  // namespace bagd::daemon

@@ -1,4 +1,4 @@
-#include "bgpd/session/speaker.h"
+#include "bgpd/daemon/speaker.h"
 
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
@@ -16,7 +16,9 @@
 #include "conf/config_defaults.h"
 #include "conf/rate_text.h"
 
-namespace bagd::session {
+namespace bagd::daemon {
+
+using namespace session;  // the session layer's types (Peer, Clock, log)
 
 using boost::asio::ip::tcp;
 
@@ -495,9 +497,9 @@ absl::Status Speaker::EnableNeighbor(const std::string& address) {
   return absl::OkStatus();
 }
 
-}  // namespace bagd::session
+}  // namespace bagd::daemon
 
-namespace bagd::session {
+namespace bagd::daemon {
 
 void Speaker::RefreshCounts(Peer& p) {
   p.prefixes_received = rib_->paths_of(p.rib_index);
@@ -895,9 +897,9 @@ void Speaker::FlushRibChanges() {
   rib_->Recycle(std::move(changes));
 }
 
-}  // namespace bagd::session
+}  // namespace bagd::daemon
 
-namespace bagd::session {
+namespace bagd::daemon {
 
 namespace {
 // A burst of UPDATEs (a peer re-announcing its routes with a new bandwidth) arrives within
@@ -1218,9 +1220,9 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
   return absl::OkStatus();
 }
 
-}  // namespace bagd::session
+}  // namespace bagd::daemon
 
-namespace bagd::session {
+namespace bagd::daemon {
 
 // --- Route refresh (RFC 2918, RFC 7313) ---------------------------------------------------
 
@@ -1430,4 +1432,4 @@ absl::StatusOr<control::v1::ClearNeighborResponse> Speaker::ClearNeighbor(
   return r;
 }
 
-}  // namespace bagd::session
+}  // namespace bagd::daemon

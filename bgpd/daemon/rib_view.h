@@ -10,7 +10,7 @@
 #include "rib/rib.h"
 #include "rib/weights/nexthop_group_registry.h"
 
-namespace bagd::session {
+namespace bagd::daemon {
 
 // One page of `bagctl show routes` (ControlBackend::ListRoutesPage): the routes of
 // `request` (checked by the control server) after `request.after()`, at most `max_routes`,
@@ -32,4 +32,4 @@ absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
     absl::Time now, const std::function<std::optional<uint32_t>(rib::GroupId)>& fib_object = nullptr);
 control::v1::RibSummary RibSummary(const rib::Rib& rib, const rib::AttributeStore& store);
 
-}  // namespace bagd::session
+}  // namespace bagd::daemon

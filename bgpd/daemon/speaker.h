@@ -18,13 +18,24 @@
 #include "bgpd/session/metrics.h"
 #include "bgpd/session/peer.h"
 #include "bgpd/session/clock.h"
+#include "bgpd/session/log.h"
 #include "conf/bagd.pb.h"
 #include "rib/rib.h"
 #include "rib/stale_paths.h"
 #include "rib/weights/link_bandwidth_export.h"
 #include "rib/weights/nexthop_group_registry.h"
 
-namespace bagd::session {
+namespace bagd::daemon {
+
+using session::Clock;
+using session::Timer;
+using session::AsioClock;
+using session::Peer;
+using session::PeerConfig;
+using session::RouteSink;
+using session::SessionMetrics;
+using session::Lifetime;
+
 
 // The config, turned into what the sessions need (defaults applied by conf/).
 absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& config);
@@ -222,4 +233,4 @@ class Speaker : public RouteSink {
   Lifetime lifetime_;
 };
 
-}  // namespace bagd::session
+}  // namespace bagd::daemon
