@@ -69,16 +69,12 @@ void ApplyDefaults(v1::Config& config) {
       neighbor.add_address_families(LooksLikeIpv6(neighbor.address()) ? v1::IPV6_UNICAST
                                                                       : v1::IPV4_UNICAST);
     }
-    // The end of the policy chains. ACCEPT is what bagd does today, without policy: policies
-    // are not applied yet (issue 13). The step that applies them makes this RFC 8212 §3
-    // (REJECT for eBGP, ACCEPT for iBGP), together with the --check warning and explicit
-    // policies in the examples; it is here, in one place, so that change is one line.
-    if (neighbor.default_import() == v1::DEFAULT_ACTION_UNSPECIFIED) {
-      neighbor.set_default_import(v1::DEFAULT_ACTION_ACCEPT);
-    }
-    if (neighbor.default_export() == v1::DEFAULT_ACTION_UNSPECIFIED) {
-      neighbor.set_default_export(v1::DEFAULT_ACTION_ACCEPT);
-    }
+    // The end of the policy chains: RFC 8212 §3 unless the router opts out.
+    const bool ebgp = neighbor.remote_as() != router.asn();
+    const bool requires_policy = !router.has_ebgp_requires_policy() || router.ebgp_requires_policy();
+    const v1::DefaultAction end = ebgp && requires_policy ? v1::DEFAULT_ACTION_REJECT : v1::DEFAULT_ACTION_ACCEPT;
+    if (neighbor.default_import() == v1::DEFAULT_ACTION_UNSPECIFIED) neighbor.set_default_import(end);
+    if (neighbor.default_export() == v1::DEFAULT_ACTION_UNSPECIFIED) neighbor.set_default_export(end);
     v1::NeighborLinkBandwidth& export_lb = *neighbor.mutable_link_bandwidth();
     if (export_lb.mode() == v1::NeighborLinkBandwidth::EXPORT_UNSPECIFIED) {
       export_lb.set_mode(v1::NeighborLinkBandwidth::EXPORT_AUTO);
