@@ -201,9 +201,11 @@ int main(int argc, char** argv) {
     }
   }
 
-  bagd::daemon::Speaker speaker(io, &metrics);
-  // The FIB backend first: its capabilities (8- or 16-bit weights) bound the weights.
+  // The FIB backend first: its capabilities (8- or 16-bit weights) bound the weights, and
+  // the speaker's weights stage is built with it as its sink.
   std::unique_ptr<bagd::daemon::FibStage> fib;
+  bagd::daemon::SpeakerOptions speaker_options;
+  speaker_options.metrics = &metrics;
   {
     auto backend = MakeFibBackend(loaded.config, opts->dry_run);
     if (!backend.ok()) {
@@ -211,7 +213,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (*backend) {
-      speaker.SetFibMaxWeight((*backend)->Capabilities().max_weight);
+      speaker_options.fib_max_weight = (*backend)->Capabilities().max_weight;
       auto* kernel = dynamic_cast<bagd::fib::NetlinkBackend*>(backend->get());
       bagd::daemon::FibStageOptions fib_options;
       fib_options.startup_hold = std::chrono::seconds(loaded.config.fib().restart_hold_time());
@@ -221,11 +223,10 @@ int main(int argc, char** argv) {
         bagd::log::Error("fib: %s", st.ToString());
         return 1;
       }
-      speaker.SetFibSink([&fib](const bagd::rib::FibUpdate& u) { fib->Apply(u); });
-      speaker.SetFibObjectResolver([&fib](bagd::rib::GroupId g) { return fib->reconciler().GroupObject(g); });
-      speaker.OnInitialConvergence([&fib] { fib->Release(); });
+      speaker_options.fib = fib.get();
     }
   }
+  bagd::daemon::Speaker speaker(io, speaker_options);
   if (auto st = speaker.Configure(loaded.config); !st.ok()) {
     bagd::log::Error("%s", st.ToString());
     return 1;

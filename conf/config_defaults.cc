@@ -56,6 +56,7 @@ void ApplyDefaults(v1::Config& config) {
   router.set_keepalive(router_timers.keepalive);
   router.set_connect_retry(router_timers.connect_retry);
   if (router.log_level() == v1::LOG_LEVEL_UNSPECIFIED) router.set_log_level(v1::LOG_LEVEL_INFO);
+  if (!router.has_ebgp_requires_policy()) router.set_ebgp_requires_policy(true);  // RFC 8212
 
   for (v1::Neighbor& neighbor : *config.mutable_neighbors()) {
     if (neighbor.port() == 0) neighbor.set_port(kBgpPort);
@@ -71,7 +72,7 @@ void ApplyDefaults(v1::Config& config) {
     }
     // The end of the policy chains: RFC 8212 §3 unless the router opts out.
     const bool ebgp = neighbor.remote_as() != router.asn();
-    const bool requires_policy = !router.has_ebgp_requires_policy() || router.ebgp_requires_policy();
+    const bool requires_policy = router.ebgp_requires_policy();
     const v1::DefaultAction end = ebgp && requires_policy ? v1::DEFAULT_ACTION_REJECT : v1::DEFAULT_ACTION_ACCEPT;
     if (neighbor.default_import() == v1::DEFAULT_ACTION_UNSPECIFIED) neighbor.set_default_import(end);
     if (neighbor.default_export() == v1::DEFAULT_ACTION_UNSPECIFIED) neighbor.set_default_export(end);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,20 @@ struct FibUpdate {
   size_t operations() const {
     return group_upserts.size() + route_upserts.size() + route_deletes.size() + group_deletes.size();
   }
+};
+
+// The contract between the next-hop-group registry (through the daemon's weights stage) and
+// fib_sync/: each FibUpdate in order, applied make-before-break (above). The daemon's FIB
+// stage implements it; tests record it.
+class FibSink {
+ public:
+  virtual ~FibSink() = default;
+  virtual void Apply(const FibUpdate& update) = 0;
+  // Which backend object a group is, for bagctl (none: not written yet, or no backend ids).
+  virtual std::optional<uint32_t> ObjectOf(GroupId) const { return std::nullopt; }
+  // Every neighbor's initial table is in (End-of-RIB, docs/fib.md): a sink that holds writes
+  // after a restart may write and sweep now. Called once.
+  virtual void InitialTablesIn() {}
 };
 
 }  // namespace bagd::rib

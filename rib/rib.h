@@ -98,6 +98,16 @@ struct RouteChange {
   PathSet new_multipath;  // new best first; empty: the prefix is gone
 };
 
+// The contract between the RIB and the stages after it (the weights stage): every change
+// set the RIB hands on, in order, once the peers have been given it. A listener may look the
+// prefixes up in the RIB again while it is called, or later (the RIB is the state; a change
+// set says where it moved).
+class RouteChangeListener {
+ public:
+  virtual ~RouteChangeListener() = default;
+  virtual void OnRouteChanges(std::span<const RouteChange> changes) = 0;
+};
+
 struct PeerInfo {
   PathSource source;
   uint32_t asn = 0;

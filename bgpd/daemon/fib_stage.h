@@ -28,7 +28,7 @@ struct FibStageOptions {
   fib::ReconcilerOptions reconciler;
 };
 
-class FibStage {
+class FibStage final : public rib::FibSink {
  public:
   FibStage(boost::asio::io_context& io, std::unique_ptr<fib::FibBackend> backend, FibStageOptions options = {});
   ~FibStage();
@@ -37,7 +37,9 @@ class FibStage {
   // Backends with a notification socket (the kernel): watch it, and call `read` when it is
   // readable (the backend emits its events from there).
   void WatchEvents(int fd, std::function<void()> read);
-  void Apply(const rib::FibUpdate& update);
+  void Apply(const rib::FibUpdate& update) override;
+  std::optional<uint32_t> ObjectOf(rib::GroupId g) const override { return reconciler_.GroupObject(g); }
+  void InitialTablesIn() override { Release(); }
   // After a restart (the backend holds objects of a previous run), nothing is sent until
   // Release() — every neighbor's initial table is in — or `startup_hold` has passed, so the
   // new run claims the old objects whole instead of rebuilding them peer by peer. Release

@@ -734,6 +734,8 @@ control::v1::NeighborStatus Peer::Status() const {
   *s.mutable_messages_out() = out_;
   s.set_prefixes_received(prefixes_received);
   s.set_prefixes_sent(prefixes_sent);
+  s.set_prefixes_rejected(prefixes_rejected);
+  for (const std::string& n : policy_notes_) s.add_policy_notes(n);
   s.set_last_error(last_error_);
   if (last_sent_) *s.mutable_last_notification_sent() = *last_sent_;
   if (last_received_) *s.mutable_last_notification_received() = *last_received_;

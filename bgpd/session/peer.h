@@ -85,6 +85,7 @@ class Peer {
   control::v1::NeighborStatus Status() const;
   const PeerConfig& config() const { return config_; }
   NeighborSeries& series() { return series_; }
+  const std::vector<std::string>& policy_notes() const { return policy_notes_; }
   // Established only: what was negotiated, the local address of the session, and sending.
   const std::optional<fsm::Negotiated>& negotiated() const { return negotiated_; }
   std::optional<wire::IpAddress> LocalAddress() const;
@@ -104,6 +105,9 @@ class Peer {
   // RIB after each UPDATE: what the maximum-prefix limits are checked against.
   std::array<uint64_t, wire::kFamilyCount> prefixes_received_by_family{};
   uint64_t prefixes_sent = 0;
+  uint64_t prefixes_rejected = 0;  // by import policy, set by the speaker
+  // Shown in NeighborStatus.policy_notes (the speaker's RFC 8212 notes).
+  void set_policy_notes(std::vector<std::string> notes) { policy_notes_ = std::move(notes); }
   fsm::State state() const;
   bool admin_down() const { return admin_down_; }
   // New maximum prefixes (SIGHUP): checked at once against what the neighbor holds, so a
@@ -173,6 +177,7 @@ class Peer {
   control::v1::RouteRefreshStatus refresh_status_;
   // Watched by the connect and connection handlers, which capture `this` (a neighbor
   // removed on reload is destroyed while they may still be queued). Declared last.
+  std::vector<std::string> policy_notes_;
   Lifetime lifetime_;
 };
 

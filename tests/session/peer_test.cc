@@ -3,6 +3,8 @@
 // RIB and out again, collisions and closes at each step, all without a network or a sleep.
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "bgpd/session/log.h"
 #include "tests/session/session_harness.h"
 
@@ -10,7 +12,7 @@ namespace bagd::session::testing {
 namespace {
 
 constexpr char kConfig[] = R"(
-router { asn: 65000 router_id: "10.255.0.1" hold_time: 9 }
+router { asn: 65000 router_id: "10.255.0.1" hold_time: 9 ebgp_requires_policy: false }
 fib { backend: BACKEND_NONE }
 neighbors { address: "127.0.0.2" remote_as: 65002 passive: true }
 neighbors { address: "127.0.0.3" remote_as: 65003 passive: true }
@@ -45,6 +47,14 @@ int Establish(SessionHarness& h, const std::string& addr, uint32_t asn, uint16_t
   REQUIRE(StateOf(h, addr) == "Established");
   return fd;
 }
+
+// A FIB sink that counts the speaker's "initial tables are in".
+struct ConvergenceCounter final : rib::FibSink {
+  explicit ConvergenceCounter(int& n) : count(n) {}
+  void Apply(const rib::FibUpdate&) override {}
+  void InitialTablesIn() override { ++count; }
+  int& count;
+};
 
 TEST_CASE("Session: the hold timer expires on the manual clock, not before", "[session]") {
   Quiet q;
@@ -135,7 +145,8 @@ TEST_CASE("Convergence: every Established neighbor's End-of-RIB; a down one hold
   // startup hold. fib.restart_neighbor_wait defaults to 10 s.
   Quiet q;
   int converged = 0;
-  SessionHarness h(kConfig, [&](Speaker& s) { s.OnInitialConvergence([&] { ++converged; }); });
+  ConvergenceCounter fib(converged);
+  SessionHarness h(kConfig, &fib);
   const int a = Establish(h, "127.0.0.2", 65002);
   h.Write(a, Update(65002, 0x7f000002, {{1, 1}}));
   h.Write(a, Update(65002, 0x7f000002, {}));  // End-of-RIB (an empty UPDATE, RFC 4724)
@@ -151,7 +162,8 @@ TEST_CASE("Convergence: every Established neighbor's End-of-RIB; a down one hold
 TEST_CASE("Convergence: both neighbors up within the wait: at the second End-of-RIB", "[session][convergence]") {
   Quiet q;
   int converged = 0;
-  SessionHarness h(kConfig, [&](Speaker& s) { s.OnInitialConvergence([&] { ++converged; }); });
+  ConvergenceCounter fib(converged);
+  SessionHarness h(kConfig, &fib);
   const int a = Establish(h, "127.0.0.2", 65002);
   h.Write(a, Update(65002, 0x7f000002, {}));
   const int b = Establish(h, "127.0.0.3", 65003);
@@ -168,7 +180,8 @@ TEST_CASE("Convergence: both neighbors up within the wait: at the second End-of-
 TEST_CASE("Convergence: shutting down is not converging (the FIB must not sweep on exit)", "[session][convergence]") {
   Quiet q;
   int converged = 0;
-  SessionHarness h(kConfig, [&](Speaker& s) { s.OnInitialConvergence([&] { ++converged; }); });
+  ConvergenceCounter fib(converged);
+  SessionHarness h(kConfig, &fib);
   const int a = Establish(h, "127.0.0.2", 65002);
   for (int i = 0; i < 4; ++i) {  // past the wait, 127.0.0.2 up (KEEPALIVEs) without End-of-RIB
     h.Advance(3000);
@@ -191,6 +204,102 @@ TEST_CASE("Session: a neighbor's Peer can be destroyed with its connections' com
   // connection and timers run: the completions run after it and must touch nothing.
   h.reset();
   SUCCEED();
+}
+
+}  // namespace
+}  // namespace bagd::session::testing
+
+namespace bagd::session::testing {
+namespace {
+
+TEST_CASE("RFC 8212: an eBGP neighbor without policies receives nothing and sends nothing, and says why", "[session][policy]") {
+  Quiet q;
+  SessionHarness h(R"(
+router { asn: 65000 router_id: "10.255.0.1" hold_time: 9 }
+fib { backend: BACKEND_NONE }
+neighbors { address: "127.0.0.2" remote_as: 65002 passive: true }
+neighbors { address: "127.0.0.3" remote_as: 65003 passive: true default_export: DEFAULT_ACTION_ACCEPT }
+)");
+  const int a = Establish(h, "127.0.0.2", 65002);
+  const int b = Establish(h, "127.0.0.3", 65003);
+  h.Read(b);
+  h.Write(a, Update(65002, 0x7f000002, {{1, 1}, {1, 2}}));
+  const auto status = h.speaker().ListNeighbors("127.0.0.2").at(0);
+  CHECK(status.prefixes_received() == 0);
+  CHECK(status.prefixes_rejected() == 2);
+  REQUIRE(status.policy_notes_size() == 2);  // import and export, ipv4-unicast
+  CHECK(status.policy_notes(0).find("RFC 8212") != std::string::npos);
+  CHECK(h.speaker().rib().prefix_count() == 0);
+  // 127.0.0.3 accepts nothing either (no import policy) but exports (default_export ACCEPT):
+  // it got nothing because nothing was accepted, not because of its export side.
+  CHECK(h.speaker().ListNeighbors("127.0.0.3").at(0).policy_notes_size() == 1);
+  CHECK(h.Read(b).empty());
+}
+
+TEST_CASE("Policy: import rejects a prefix set and drains by community; export prepends; a reload re-evaluates without a reset",
+          "[session][policy]") {
+  Quiet q;
+  constexpr char kPolicies[] = R"(
+defined_sets {
+  prefix_sets { name: "bad" prefixes { prefix: "10.1.2.0/24" } }
+  community_sets { name: "drain" communities: "65002:666" }
+}
+policies {
+  name: "in"
+  statements { name: "bad" conditions { prefix_set { set: "bad" } } actions { disposition: DISPOSITION_REJECT } }
+  statements { name: "drain" conditions { community_set { set: "drain" } }
+               actions { link_bandwidth { op: OP_DRAIN } disposition: DISPOSITION_ACCEPT } }
+  statements { name: "rest" actions { disposition: DISPOSITION_ACCEPT } }
+}
+policies {
+  name: "out"
+  statements { name: "prepend" actions { as_path_prepend { repeat: %d } disposition: DISPOSITION_ACCEPT } }
+}
+)";
+  auto config = [&](int prepend) {
+    return absl::StrCat(R"(
+router { asn: 65000 router_id: "10.255.0.1" hold_time: 9 }
+fib { backend: BACKEND_NONE }
+neighbors { address: "127.0.0.2" remote_as: 65002 passive: true import_policies: "in" export_policies: "out" }
+neighbors { address: "127.0.0.3" remote_as: 65003 passive: true import_policies: "in" export_policies: "out" }
+)", absl::StrFormat(kPolicies, prepend));
+  };
+  SessionHarness h(config(2));
+  const int a = Establish(h, "127.0.0.2", 65002);
+  const int b = Establish(h, "127.0.0.3", 65003);
+  h.Read(b);
+  // Community 65002:666 (type 8, optional transitive) and a 10 Gbit/s link bandwidth.
+  const uint8_t drain[] = {0xc0, 8, 4, 0xfd, 0xea, 0x02, 0x9a,
+                           0xc0, 16, 8, 0x00, 0x04, 0xfd, 0xea, 0x4e, 0x95, 0x02, 0xf9};
+  h.Write(a, Update(65002, 0x7f000002, {{1, 1}, {1, 2}}));  // 10.1.2.0/24 is rejected
+  h.Write(a, Update(65002, 0x7f000002, {{1, 3}}, drain));
+  const rib::Rib& rib = h.speaker().rib();
+  CHECK(rib.prefix_count() == 2);
+  CHECK(rib.Find(*wire::Prefix::Parse("10.1.2.0/24")) == nullptr);
+  const rib::Destination* drained = rib.Find(*wire::Prefix::Parse("10.1.3.0/24"));
+  REQUIRE(drained != nullptr);
+  const auto lb = drained->paths()[0].attrs->link_bandwidth.chosen;
+  REQUIRE(lb.has_value());
+  CHECK(lb->bits_per_second() == 0);  // drained: weight 0, no withdrawal
+  // Export: AS_PATH 65000 65000 65000 65002 (two prepends, then our own AS on eBGP).
+  const rib::PrefixMap<rib::AttrRef>* out = h.speaker().AdvertisedRoutes(h.speaker().FindPeer("127.0.0.3")->rib_index);
+  REQUIRE(out != nullptr);
+  REQUIRE(out->size() == 2);
+  const rib::AttrRef* sent = out->Find(*wire::Prefix::Parse("10.1.1.0/24"));
+  REQUIRE(sent != nullptr);
+  CHECK((*sent)->attrs.as_path->segments.front().asns == std::vector<uint32_t>{65000, 65000, 65000, 65002});
+  const auto transitions = h.speaker().ListNeighbors("127.0.0.3").at(0).established_transitions();
+  h.Read(b);
+  // SIGHUP with one prepend: the same sessions; 127.0.0.3 gets the new paths, nothing else.
+  REQUIRE(h.Reload(config(1)).ok());
+  sent = out->Find(*wire::Prefix::Parse("10.1.1.0/24"));
+  REQUIRE(sent != nullptr);
+  CHECK((*sent)->attrs.as_path->segments.front().asns == std::vector<uint32_t>{65000, 65000, 65002});
+  const auto after = h.Read(b);
+  REQUIRE(!after.empty());
+  for (const auto& m : after) CHECK(m.first == 2);  // UPDATEs only
+  CHECK(h.speaker().ListNeighbors("127.0.0.3").at(0).established_transitions() == transitions);
+  CHECK(StateOf(h, "127.0.0.2") == "Established");
 }
 
 }  // namespace

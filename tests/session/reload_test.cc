@@ -42,7 +42,7 @@ std::optional<std::pair<int, int>> LastNotification(SessionHarness& h, int fd) {
 }
 
 constexpr char kTwo[] = R"(
-router { asn: 65000 router_id: "10.255.0.1" }
+router { asn: 65000 router_id: "10.255.0.1" ebgp_requires_policy: false }
 fib { backend: BACKEND_NONE }
 neighbors { address: "127.0.0.2" remote_as: 65002 passive: true description: "a" }
 neighbors { address: "127.0.0.3" remote_as: 65003 passive: true description: "b"
@@ -56,7 +56,7 @@ TEST_CASE("Reload: neighbors are matched by address, not by their place in the f
   const int b = Establish(h, "127.0.0.3", 65003);
   // The same two, the other way round; B's description changes.
   REQUIRE(h.Reload(R"(
-router { asn: 65000 router_id: "10.255.0.1" }
+router { asn: 65000 router_id: "10.255.0.1" ebgp_requires_policy: false }
 fib { backend: BACKEND_NONE }
 neighbors { address: "127.0.0.3" remote_as: 65003 passive: true description: "b, renamed"
             max_prefixes { family: IPV4_UNICAST limit: 100 } }
@@ -85,7 +85,7 @@ TEST_CASE("Reload: a removed neighbor gets Cease / Peer De-configured and its ro
   const uint32_t b_index = h.speaker().FindPeer("127.0.0.3")->rib_index;
   h.Read(a);
   REQUIRE(h.Reload(R"(
-router { asn: 65000 router_id: "10.255.0.1" }
+router { asn: 65000 router_id: "10.255.0.1" ebgp_requires_policy: false }
 fib { backend: BACKEND_NONE }
 neighbors { address: "127.0.0.2" remote_as: 65002 passive: true description: "a" }
 )").ok());
@@ -109,7 +109,7 @@ TEST_CASE("Reload: an added neighbor starts; a changed AS resets only that sessi
   const int a = Establish(h, "127.0.0.2", 65002);
   const int b = Establish(h, "127.0.0.3", 65003);
   REQUIRE(h.Reload(R"(
-router { asn: 65000 router_id: "10.255.0.1" }
+router { asn: 65000 router_id: "10.255.0.1" ebgp_requires_policy: false }
 fib { backend: BACKEND_NONE }
 neighbors { address: "127.0.0.2" remote_as: 65002 passive: true description: "a" }
 neighbors { address: "127.0.0.3" remote_as: 65033 passive: true description: "b"
@@ -136,7 +136,7 @@ TEST_CASE("Reload: router asn and router id are refused, the running config kept
   SessionHarness h(kTwo);
   const int a = Establish(h, "127.0.0.2", 65002);
   const absl::Status st = h.Reload(R"(
-router { asn: 65100 router_id: "10.255.0.1" }
+router { asn: 65100 router_id: "10.255.0.1" ebgp_requires_policy: false }
 fib { backend: BACKEND_NONE }
 neighbors { address: "127.0.0.2" remote_as: 65002 passive: true description: "changed" }
 )");
@@ -152,7 +152,7 @@ TEST_CASE("Reload: shutdown in the file takes the neighbor down and back", "[rel
   SessionHarness h(kTwo);
   const int a = Establish(h, "127.0.0.2", 65002);
   REQUIRE(h.Reload(R"(
-router { asn: 65000 router_id: "10.255.0.1" }
+router { asn: 65000 router_id: "10.255.0.1" ebgp_requires_policy: false }
 fib { backend: BACKEND_NONE }
 neighbors { address: "127.0.0.2" remote_as: 65002 passive: true description: "a" shutdown: true
             shutdown_message: "maintenance" }

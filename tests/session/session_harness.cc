@@ -123,7 +123,7 @@ absl::Status SessionHarness::Reload(std::string_view config) {
   return st;
 }
 
-SessionHarness::SessionHarness(std::string_view config, std::function<void(Speaker&)> before_start) {
+SessionHarness::SessionHarness(std::string_view config, rib::FibSink* fib) {
   // The speaker listens on a free loopback port; a probed port can be taken by another
   // process before the speaker binds it, so a few tries.
   for (int attempt = 0;; ++attempt) {
@@ -131,13 +131,15 @@ SessionHarness::SessionHarness(std::string_view config, std::function<void(Speak
     close(probe);
     conf::LoadedConfig loaded = conf::ParseConfig(WithListen(config), "harness.textproto");
     if (!loaded.ok()) throw std::runtime_error(absl::StrCat("harness config: ", loaded.errors.front().message));
-    speaker_ = std::make_unique<Speaker>(io_, nullptr, &clock_);
+    daemon::SpeakerOptions options;
+    options.clock = &clock_;
+    options.fib = fib;
+    speaker_ = std::make_unique<Speaker>(io_, options);
     const absl::Status st = speaker_->Configure(loaded.config);
     if (st.ok()) break;
     speaker_.reset();
     if (attempt == 9 || !absl::IsUnavailable(st)) throw std::runtime_error(st.ToString());
   }
-  if (before_start) before_start(*speaker_);
   speaker_->Start();
   Run();
 }

@@ -41,8 +41,8 @@ class SessionHarness {
  public:
   // `config` in text format: a router { } block without `listen` (one on 127.0.0.1 with a
   // free port is added; nothing connects to it) and neighbors. Configures and starts.
-  // `before_start` runs between Configure and Start (OnInitialConvergence, say).
-  explicit SessionHarness(std::string_view config, std::function<void(Speaker&)> before_start = {});
+  // `fib`: the speaker's FIB sink (convergence is tracked only with one); may be null.
+  explicit SessionHarness(std::string_view config, rib::FibSink* fib = nullptr);
   ~SessionHarness();
 
   // A connection from `neighbor` (a 127.0.0.x address) to the speaker's listener: our end's

@@ -1,0 +1,141 @@
+// The advertiser: the RIB's changes to every neighbor, and on to the weights stage. Per
+// neighbor, in this fixed order (OpenBGPD's up_process_prefix, BIRD's preexport hook):
+//
+//   1. protocol rules    never back to the sender, no iBGP to iBGP (RFC 4271 §9.1.1),
+//                        NO_ADVERTISE / NO_EXPORT / NO_EXPORT_SUBCONFED (RFC 1997)
+//   2. export policy     the neighbor's chain for the family (docs/policy.md)
+//   3. wire rewrite      eBGP: own AS in front, next hop self, MED/LOCAL_PREF and
+//                        non-transitive attributes removed; the link bandwidth per the
+//                        neighbor's export mode or the policy's (RFC 10005 §7)
+//   4. Adj-RIB-Out       what the neighbor has; re-advertisement damping of bandwidth
+//   5. packing and MRAI  one encoding per attribute set (wire::PackAnnouncements)
+//
+// It is the only stage that takes the RIB's change sets (Rib::TakeChanges), so the
+// pending changes and the Adj-RIB-Out are both its own: every way into an Adj-RIB-Out
+// (a session's initial dump, a refresh, a paced flush, a reload) goes through Writable(),
+// which hands on what the RIB has pending first. A write can never work from a table the
+// neighbor has not been sent.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/time/time.h"
+#include "bgpd/daemon/config_translation.h"
+#include "bgpd/daemon/routing_core.h"
+#include "bgpd/session/clock.h"
+#include "bgpd/wire/message.h"
+#include "rib/prefix_map.h"
+#include "rib/weights/link_bandwidth_export.h"
+
+namespace bagd::daemon {
+
+// What the advertiser needs of one session: the daemon's Peer behind it (speaker.cc), a
+// recorder in the replay tests (tests/replay).
+class Outbound {
+ public:
+  virtual ~Outbound() = default;
+  virtual const std::string& name() const = 0;
+  virtual bool established() const = 0;
+  virtual bool ebgp() const = 0;
+  // Negotiated for the session (false when none is up).
+  virtual bool family_negotiated(wire::Family family) const = 0;
+  virtual wire::CodecContext EncodeContext() const = 0;
+  // Our address on the session: the next hop we advertise as "self".
+  virtual std::optional<wire::IpAddress> LocalAddress() const = 0;
+  virtual uint32_t advertisement_interval_s() const = 0;
+  virtual void SendUpdates(std::vector<wire::Bytes> messages) = 0;
+  virtual void SendRouteRefresh(const wire::RouteRefreshMessage& message) = 0;
+  // The Adj-RIB-Out now holds `prefixes` (counters, bagctl).
+  virtual void Advertised(size_t prefixes) = 0;
+};
+
+// A neighbor's export side, from the config.
+struct ExportConfig {
+  rib::LinkBandwidthExport link_bandwidth;
+  std::array<PolicyChain, wire::kFamilyCount> chains;  // by wire::Family
+};
+
+class Advertiser {
+ public:
+  // `core`: the RIB it reads and takes changes from; `next`: where each change set goes
+  // after the neighbors (the weights stage).
+  Advertiser(RoutingCore& core, rib::RouteChangeListener& next, session::Clock& clock, uint32_t local_as);
+
+  // A neighbor at its RIB index; `out` outlives it here (RemovePeer).
+  void AddPeer(rib::PeerIndex index, Outbound& out, ExportConfig config);
+  // Its state and timers go (before its Outbound does).
+  void RemovePeer(rib::PeerIndex index);
+  // New export settings (reload). When they treat routes differently, every prefix is
+  // exported again and only what differs from the Adj-RIB-Out goes out (paced as usual).
+  // Returns true when they differed.
+  bool Reconfigure(rib::PeerIndex index, ExportConfig config);
+
+  // The RIB's pending changes to every neighbor (paced by its MRAI), then to `next`.
+  void Flush();
+  // The session came up: the whole table, as a change from nothing.
+  void SessionUp(rib::PeerIndex index);
+  // The session ended: its Adj-RIB-Out, pacing and bandwidth damping are cleared (the RIB's
+  // paths from it are the routing core's business; flush those first).
+  void SessionDown(rib::PeerIndex index);
+  // Route refresh (RFC 2918, RFC 7313): the Adj-RIB-Out for `family` sent again at once
+  // (between BoRR and EoRR when `enhanced`); returns the number of prefixes.
+  size_t Resend(rib::PeerIndex index, wire::Family family, bool enhanced);
+
+  // What `index` has been sent (null: no such neighbor). May lag the RIB by one posted flush.
+  const rib::PrefixMap<rib::AttrRef>* advertised(rib::PeerIndex index) const;
+  const ExportConfig* export_config(rib::PeerIndex index) const;
+
+  // Steps 1 to 3 for one prefix: what `to` gets for `multipath` (best first), or nothing.
+  std::optional<wire::PathAttributes> ExportAttributes(rib::PeerIndex to, const wire::Prefix& prefix,
+                                                       std::span<const rib::Path> multipath) const;
+
+ private:
+  struct Pacing {
+    absl::flat_hash_set<wire::Prefix> pending;
+    std::unique_ptr<session::Timer> timer;
+    bool running = false;
+  };
+  struct BandwidthExport {
+    rib::BandwidthReadvertisement damping;
+    absl::flat_hash_set<wire::Prefix> deferred;
+    std::unique_ptr<session::Timer> timer;
+    absl::Time timer_at = absl::InfiniteFuture();
+  };
+  struct PeerState {
+    Outbound* out = nullptr;  // null: no neighbor at this index (the local routes, a removed one)
+    ExportConfig config;
+    rib::PrefixMap<rib::AttrRef> adj_out;
+    Pacing pacing;
+    BandwidthExport lb;
+  };
+
+  // The one way to a neighbor's state for writing: the RIB's pending changes are handed on
+  // first, so the Adj-RIB-Out is current when the caller writes it. Null: no neighbor.
+  PeerState* Writable(rib::PeerIndex index);
+  void Propagate(std::span<const rib::RouteChange> changes);
+  // Advertise now, or collect until the neighbor's advertisement interval ends.
+  void AdvertisePaced(PeerState& to, std::span<const rib::RouteChange> changes);
+  void Advertise(PeerState& to, std::span<const rib::RouteChange> changes);
+  void FlushPaced(rib::PeerIndex index);
+  void FlushDeferredBandwidth(rib::PeerIndex index);
+  std::vector<rib::RouteChange> CurrentState(const absl::flat_hash_set<wire::Prefix>& prefixes) const;
+  std::vector<rib::RouteChange> Everything() const;
+  absl::Time Now() const { return absl::FromUnixMillis(clock_.WallMs()); }
+
+  RoutingCore& core_;
+  rib::RouteChangeListener& next_;
+  session::Clock& clock_;
+  uint32_t local_as_;
+  std::vector<PeerState> peers_;  // by rib index
+  bool flushing_ = false;
+  // The timers' handlers capture `this` and an index: each timer is a member of the state
+  // it serves, and a stopped or destroyed Timer never calls its handler.
+};
+
+}  // namespace bagd::daemon

@@ -1,0 +1,167 @@
+#include "bgpd/daemon/routing_core.h"
+
+namespace bagd::daemon {
+
+RoutingCore::RoutingCore(uint32_t local_as, rib::DecisionConfig decision) : rib_(local_as, decision) {}
+
+rib::PeerIndex RoutingCore::AddPeer(rib::PeerInfo info, std::optional<wire::IpAddress> address,
+                                    const NeighborPolicies& policies) {
+  const policy::RouteSource source =
+      info.local ? policy::RouteSource::kLocal : (info.source.ebgp ? policy::RouteSource::kEbgp : policy::RouteSource::kIbgp);
+  const rib::PeerIndex index = rib_.AddPeer(std::move(info));
+  if (inbound_.size() <= index) inbound_.resize(index + 1);
+  inbound_[index].address = address;
+  inbound_[index].source = source;
+  SetImport(index, policies);
+  return index;
+}
+
+void RoutingCore::SetImport(rib::PeerIndex peer, const NeighborPolicies& policies) {
+  Inbound& in = inbound_[peer];
+  in.chains = policies.import;
+  if (policies.soft_reconfiguration_inbound && !in.adj_in) in.adj_in = std::make_unique<rib::AdjRibIn>();
+  if (!policies.soft_reconfiguration_inbound) in.adj_in.reset();
+  in.passes_everything = !in.adj_in && std::all_of(in.chains.begin(), in.chains.end(),
+                                                   [](const PolicyChain& c) { return c.passes_everything(); });
+}
+
+void RoutingCore::RemovePeer(rib::PeerIndex peer) {
+  if (peer < inbound_.size()) inbound_[peer] = Inbound{};
+}
+
+const rib::AdjRibIn* RoutingCore::received(rib::PeerIndex peer) const {
+  return peer < inbound_.size() ? inbound_[peer].adj_in.get() : nullptr;
+}
+
+void RoutingCore::Ingest(rib::PeerIndex peer, const wire::UpdateMessage& u) {
+  Inbound& in = inbound_[peer];
+  if (in.passes_everything) return rib_.ApplyUpdate(peer, u, store_);
+  // The same split as Rib::ApplyUpdate (its comment has the RFC rules): withdrawals first,
+  // then each kind of NLRI with its own next hop.
+  const wire::PathAttributes& a = u.attrs;
+  auto withdraw = [&](std::span<const wire::Nlri> nlri) {
+    if (in.adj_in) {
+      for (const wire::Nlri& n : nlri) in.adj_in->Erase(n);
+    }
+    rib_.Withdraw(peer, nlri);
+  };
+  withdraw(u.withdrawn);
+  if (a.mp_unreach) withdraw(a.mp_unreach->withdrawn);
+  const bool field_nlri = !u.nlri.empty();
+  const bool mp_nlri = a.mp_reach && !a.mp_reach->nlri.empty();
+  if (!field_nlri && !mp_nlri) return;
+  if (u.action == wire::ErrorAction::kTreatAsWithdraw) {
+    withdraw(u.nlri);
+    if (mp_nlri) withdraw(a.mp_reach->nlri);
+    return;
+  }
+  if (field_nlri) {
+    if (!a.mp_reach) {
+      Import(peer, in, u.nlri, store_.Intern(a));
+    } else {
+      wire::PathAttributes own = a;
+      own.mp_reach.reset();
+      Import(peer, in, u.nlri, store_.Intern(std::move(own)));
+    }
+  }
+  if (mp_nlri) {
+    wire::PathAttributes own = a;
+    own.next_hop.reset();
+    // MP_REACH_NLRI's NLRI of one family: the chain of that family.
+    Import(peer, in, a.mp_reach->nlri, a.next_hop ? store_.Intern(std::move(own)) : store_.Intern(a));
+  }
+}
+
+void RoutingCore::Import(rib::PeerIndex peer, Inbound& in, std::span<const wire::Nlri> nlri, const rib::AttrRef& received) {
+  if (nlri.empty()) return;
+  if (in.adj_in) {
+    for (const wire::Nlri& n : nlri) in.adj_in->Set(n, received);
+  }
+  const PolicyChain& chain = in.chains[static_cast<int>(nlri.front().prefix.family())];
+  if (chain.passes_everything()) return rib_.Announce(peer, nlri, received);
+  if (chain.rejects_everything()) {
+    in.rejected += nlri.size();
+    return rib_.Withdraw(peer, nlri);  // a path accepted before a reload may be there
+  }
+  policy::RouteContext route;
+  route.attributes = &received->attrs;
+  route.neighbor = in.address;
+  route.source = in.source;
+  if (!chain.depends_on_prefix) {
+    // One evaluation for the whole UPDATE: nothing the chain tests differs between its prefixes.
+    route.prefix = nlri.front().prefix;
+    policy::PolicyResult r = policy::EvaluateChain(chain.policies, route, chain.default_verdict);
+    if (r.verdict != policy::Verdict::kAccept) {
+      in.rejected += nlri.size();
+      return rib_.Withdraw(peer, nlri);
+    }
+    if (!r.modified) return rib_.Announce(peer, nlri, received);
+    return Announce(peer, nlri, *std::move(r.modified));
+  }
+  accepted_.clear();
+  rejected_.clear();
+  for (const wire::Nlri& n : nlri) {
+    route.prefix = n.prefix;
+    policy::PolicyResult r = policy::EvaluateChain(chain.policies, route, chain.default_verdict);
+    if (r.verdict != policy::Verdict::kAccept) {
+      rejected_.push_back(n);
+    } else if (!r.modified) {
+      accepted_.push_back(n);
+    } else {
+      Announce(peer, std::span(&n, 1), *std::move(r.modified));
+    }
+  }
+  in.rejected += rejected_.size();
+  if (!accepted_.empty()) rib_.Announce(peer, accepted_, received);
+  if (!rejected_.empty()) rib_.Withdraw(peer, rejected_);
+}
+
+void RoutingCore::Announce(rib::PeerIndex peer, std::span<const wire::Nlri> nlri, wire::PathAttributes attrs) {
+  rib_.Announce(peer, nlri, store_.Intern(std::move(attrs)));
+}
+
+void RoutingCore::Originate(rib::PeerIndex local, const wire::Nlri& nlri, const wire::PathAttributes& attrs) {
+  rib_.Announce(local, std::span(&nlri, 1), store_.Intern(attrs));
+}
+
+void RoutingCore::Withdraw(rib::PeerIndex peer, std::span<const wire::Nlri> nlri) {
+  if (peer < inbound_.size() && inbound_[peer].adj_in) {
+    for (const wire::Nlri& n : nlri) inbound_[peer].adj_in->Erase(n);
+  }
+  rib_.Withdraw(peer, nlri);
+}
+
+void RoutingCore::WithdrawOwn(rib::PeerIndex local, const wire::Nlri& nlri) { rib_.Withdraw(local, std::span(&nlri, 1)); }
+
+std::optional<wire::Prefix> RoutingCore::PeerDownFrom(rib::PeerIndex peer, std::optional<wire::Prefix> from,
+                                                      size_t max_prefixes) {
+  if (!from && peer < inbound_.size()) {
+    Inbound& in = inbound_[peer];
+    if (in.adj_in) in.adj_in->clear();
+    in.rejected = 0;
+  }
+  return rib_.PeerDownFrom(peer, from, max_prefixes);
+}
+
+size_t RoutingCore::Reimport(rib::PeerIndex peer, wire::Family family) {
+  if (peer >= inbound_.size() || !inbound_[peer].adj_in) return 0;
+  Inbound& in = inbound_[peer];
+  // The stored routes, grouped by attribute set (Import evaluates a group at once when the
+  // chain allows). The walk collects first: Import writes the Adj-RIB-In it reads.
+  absl::flat_hash_map<const rib::InternedAttributes*, std::pair<rib::AttrRef, std::vector<wire::Nlri>>> by_attrs;
+  size_t n = 0;
+  in.adj_in->ForEachIn(family, [&](const wire::Nlri& nlri, const rib::AttrRef& ref) {
+    auto& slot = by_attrs[ref.get()];
+    if (!slot.first) slot.first = ref;
+    slot.second.push_back(nlri);
+    ++n;
+  });
+  for (auto& [key, group] : by_attrs) {
+    std::sort(group.second.begin(), group.second.end(),
+              [](const wire::Nlri& a, const wire::Nlri& b) { return rib::InTableOrder(a.prefix, b.prefix); });
+    Import(peer, in, group.second, group.first);
+  }
+  return n;
+}
+
+}  // namespace bagd::daemon

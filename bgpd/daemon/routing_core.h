@@ -1,0 +1,95 @@
+// The routing core: a neighbor's decoded UPDATE → intern → import policy → RIB. It owns the
+// attribute store and the RIB; the RIB records what changed (its change sets), and the
+// advertiser, the one stage that takes them, hands them on (advertiser.h).
+//
+//   UPDATE ─► withdrawals ─────────────────────────────────────────► Rib::Withdraw
+//          └► announcements ─► intern ─► [Adj-RIB-In, pre-policy] ─► import chain ─► accept: Rib::Announce
+//                                            (soft reconfiguration)              └► reject: Rib::Withdraw
+//
+// A neighbor whose chain passes everything (no policy, default accept; iBGP, or eBGP with
+// router.ebgp_requires_policy false) takes the RIB's own UPDATE path, with no evaluation.
+// A chain whose policies do not look at the prefix is evaluated once per UPDATE: every
+// prefix of it shares the attributes, the neighbor and the source.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "bgpd/daemon/config_translation.h"
+#include "bgpd/wire/message.h"
+#include "rib/adj_rib_in.h"
+#include "rib/attribute_store.h"
+#include "rib/rib.h"
+
+namespace bagd::daemon {
+
+class RoutingCore {
+ public:
+  RoutingCore(uint32_t local_as, rib::DecisionConfig decision);
+
+  // A neighbor's index in the RIB and its import side. `address`: the neighbor, for
+  // neighbor-set conditions (none for the local routes).
+  rib::PeerIndex AddPeer(rib::PeerInfo info, std::optional<wire::IpAddress> address, const NeighborPolicies& policies);
+  // New import chains or soft reconfiguration (reload). What the neighbor already sent is
+  // not re-evaluated here (Reimport).
+  void SetImport(rib::PeerIndex peer, const NeighborPolicies& policies);
+  // The peer is gone for good (removed): its Adj-RIB-In is dropped. Its paths leave the RIB
+  // with the session (PeerDownFrom).
+  void RemovePeer(rib::PeerIndex peer);
+
+  // One UPDATE from `peer`, End-of-RIB excluded.
+  void Ingest(rib::PeerIndex peer, const wire::UpdateMessage& update);
+  // This router's own routes: no import policy (they are the config's).
+  void Originate(rib::PeerIndex local, const wire::Nlri& nlri, const wire::PathAttributes& attrs);
+  // Paths the neighbor no longer has (stale after a refresh), its Adj-RIB-In included.
+  void Withdraw(rib::PeerIndex peer, std::span<const wire::Nlri> nlri);
+  void WithdrawOwn(rib::PeerIndex local, const wire::Nlri& nlri);
+  // The session ended: the peer's paths go, in slices (Rib::PeerDownFrom), and its
+  // Adj-RIB-In with them.
+  std::optional<wire::Prefix> PeerDownFrom(rib::PeerIndex peer, std::optional<wire::Prefix> from, size_t max_prefixes);
+
+  // Soft reconfiguration inbound: every stored route of `peer` in `family` through the
+  // import chain again (an import policy change applied without the neighbor). Returns the
+  // number of routes evaluated; 0 without an Adj-RIB-In.
+  size_t Reimport(rib::PeerIndex peer, wire::Family family);
+
+  // Null unless the neighbor keeps its routes as received.
+  const rib::AdjRibIn* received(rib::PeerIndex peer) const;
+  // Paths the import chain rejected since the session came up (not the RFC 4271 checks of
+  // the RIB: loops and unreachable next hops are counted there).
+  uint64_t rejected_by_policy(rib::PeerIndex peer) const {
+    return peer < inbound_.size() ? inbound_[peer].rejected : 0;
+  }
+  const PolicyChain& import_chain(rib::PeerIndex peer, wire::Family family) const {
+    return inbound_[peer].chains[static_cast<int>(family)];
+  }
+
+  rib::Rib& rib() { return rib_; }
+  const rib::Rib& rib() const { return rib_; }
+  rib::AttributeStore& store() { return store_; }
+  const rib::AttributeStore& store() const { return store_; }
+
+ private:
+  struct Inbound {
+    std::array<PolicyChain, wire::kFamilyCount> chains;
+    std::optional<wire::IpAddress> address;
+    policy::RouteSource source = policy::RouteSource::kEbgp;
+    std::unique_ptr<rib::AdjRibIn> adj_in;  // soft reconfiguration inbound
+    bool passes_everything = true;           // both chains, and no Adj-RIB-In: the fast path
+    uint64_t rejected = 0;
+  };
+  // `nlri` (one family) with the same received attributes through the chain into the RIB.
+  void Import(rib::PeerIndex peer, Inbound& in, std::span<const wire::Nlri> nlri, const rib::AttrRef& received);
+  void Announce(rib::PeerIndex peer, std::span<const wire::Nlri> nlri, wire::PathAttributes attrs);
+
+  rib::AttributeStore store_;  // declared before the RIB, whose paths hold references into it
+  rib::Rib rib_;
+  std::vector<Inbound> inbound_;  // by rib index
+  // Scratch of Import, kept between calls.
+  std::vector<wire::Nlri> accepted_, rejected_;
+};
+
+}  // namespace bagd::daemon

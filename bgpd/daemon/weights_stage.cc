@@ -1,0 +1,136 @@
+#include "bgpd/daemon/weights_stage.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "bgpd/session/log.h"
+
+namespace bagd::daemon {
+
+namespace {
+// A burst of UPDATEs (a peer re-announcing its routes with a new bandwidth) arrives within
+// microseconds; one batch makes it one group operation instead of a route move per message.
+constexpr auto kWeightsBatchDelay = std::chrono::milliseconds(2);
+}  // namespace
+
+WeightsStage::WeightsStage(const rib::Rib& rib, const rib::WeightsConfig& config, session::Clock& clock,
+                           rib::FibSink* fib, session::SessionMetrics* metrics)
+    : rib_(rib),
+      clock_(clock),
+      fib_(fib),
+      metrics_(metrics),
+      groups_(config),
+      batch_timer_(clock.NewTimer()),
+      hold_timer_(clock.NewTimer()) {
+  groups_.set_fib_tracking(fib_ != nullptr);
+}
+
+void WeightsStage::OnRouteChanges(std::span<const rib::RouteChange> changes) {
+  if (changes.empty()) return;
+  // Each change set is in table order: the batch is a list of sorted runs, merged later. A
+  // set that continues the previous run in order extends it.
+  if (pending_.empty() || rib::InTableOrder(changes.front().prefix, pending_.back())) runs_.push_back(pending_.size());
+  for (const auto& c : changes) pending_.push_back(c.prefix);
+  if (scheduled_) return;
+  scheduled_ = true;
+  batch_timer_->Start(kWeightsBatchDelay, [this] {
+    scheduled_ = false;
+    Run();
+  });
+}
+
+void WeightsStage::RunNow() {
+  if (!scheduled_) return;
+  batch_timer_->Stop();
+  scheduled_ = false;
+  Run();
+}
+
+void WeightsStage::Run() {
+  // Each changed prefix once, in table order (deterministic group ids for the same input;
+  // in-order RIB lookups): the sorted runs merged pairwise, n log(runs) instead of a sort.
+  auto& v = pending_;
+  std::vector<size_t>& runs = runs_;
+  runs.push_back(v.size());
+  if (runs.size() > 64) {  // many short runs: a sort is cheaper than the merge passes
+    std::sort(v.begin(), v.end(), rib::InTableOrder);
+    runs.clear();
+  }
+  while (runs.size() > 2) {
+    std::vector<size_t> merged;
+    for (size_t i = 0; i + 1 < runs.size(); i += 2) {
+      merged.push_back(runs[i]);
+      if (i + 2 < runs.size()) {
+        std::inplace_merge(v.begin() + static_cast<ptrdiff_t>(runs[i]), v.begin() + static_cast<ptrdiff_t>(runs[i + 1]),
+                           v.begin() + static_cast<ptrdiff_t>(runs[i + 2]), rib::InTableOrder);
+      }  // else an odd run out, to the end: merged in the next pass
+    }
+    merged.push_back(v.size());
+    runs = std::move(merged);
+  }
+  runs.clear();
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  // The members as the RIB has them now (the change set said where to look; reading them
+  // here, not carrying them in the batch, keeps a full-table batch at ~40 bytes a prefix).
+  for (const wire::Prefix& prefix : pending_) batch_.Add(rib_, prefix);
+  pending_.clear();
+  if (pending_.capacity() > 262144) pending_.shrink_to_fit();
+  if (runs_.capacity() > 4096) runs_.shrink_to_fit();
+  groups_.Update(batch_.View(), Now());
+  batch_.Clear();
+  FlushFib();
+}
+
+void WeightsStage::Reconfigure(const rib::WeightsConfig& config, bool reweigh) {
+  RunNow();
+  groups_.Reconfigure(config, Now());
+  if (reweigh) {
+    rib::MembersBatch all;
+    rib_.ForEach([&](const wire::Prefix& prefix, const rib::Destination&) { all.Add(rib_, prefix); });
+    groups_.Update(all.View(), Now(), /*immediate=*/true);
+  }
+  FlushFib();
+}
+
+void WeightsStage::FlushFib() {
+  for (const std::string& n : groups_.TakeNotices()) log::Warning("%s", n);
+  const rib::FibUpdate u = groups_.TakeFibUpdate();
+  if (!u.empty()) {
+    log::Debug("fib: %d group upserts, %d route upserts, %d route deletes, %d group deletes", u.group_upserts.size(),
+               u.route_upserts.size(), u.route_deletes.size(), u.group_deletes.size());
+    for (const rib::FibGroup& g : u.group_upserts) {
+      std::string members;
+      for (const auto& m : g.members) absl::StrAppend(&members, members.empty() ? "" : " ", m.next_hop.ToString(), "*", m.weight);
+      log::Debug("fib: group %d = %s", g.id, members);
+    }
+    if (fib_ != nullptr) fib_->Apply(u);
+  }
+  RefreshMetrics();
+  if (auto due = groups_.NextDue()) {
+    const absl::Duration wait = std::max(*due - Now(), absl::ZeroDuration());
+    hold_timer_->Start(absl::ToChronoMilliseconds(wait) + std::chrono::milliseconds(1), [this] {
+      groups_.Expire(Now());
+      FlushFib();
+    });
+  } else {
+    hold_timer_->Stop();
+  }
+}
+
+void WeightsStage::RefreshMetrics() {
+  if (!metrics_) return;
+  const rib::WeightCounters& c = groups_.counters();
+  metrics_->NextHopGroups().Set(static_cast<double>(groups_.group_count()));
+  metrics_->QuantizationMaxError().Set(groups_.max_error());
+  auto sync = [](prometheus::Counter& counter, uint64_t value) {
+    const double delta = static_cast<double>(value) - counter.Value();
+    if (delta > 0) counter.Increment(delta);
+  };
+  sync(metrics_->WeightChanges("applied"), c.applied);
+  sync(metrics_->WeightChanges("held"), c.held);
+  sync(metrics_->WeightChanges("suppressed"), c.suppressed);
+  sync(metrics_->FibOperations("group"), c.group_updates);
+  sync(metrics_->FibOperations("route"), c.route_updates);
+}
+
+}  // namespace bagd::daemon

@@ -1,0 +1,56 @@
+// The weights stage: the RIB's change sets (rib::RouteChangeListener, the contract with the
+// RIB) → next-hop groups with weights and hold-down (rib::NextHopGroupRegistry) → the FIB
+// (rib::FibSink, the contract with fib_sync/). A burst of changes is batched for
+// kWeightsBatchDelay, so a neighbor re-announcing many prefixes with a new bandwidth moves
+// their group once; the hold-down's own timer re-runs the registry when a held weight is due.
+// Time comes from the injected clock: the replay tests drive it by hand.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "bgpd/session/clock.h"
+#include "bgpd/session/metrics.h"
+#include "rib/fib_update.h"
+#include "rib/rib.h"
+#include "rib/weights/nexthop_group_registry.h"
+
+namespace bagd::daemon {
+
+class WeightsStage final : public rib::RouteChangeListener {
+ public:
+  // `fib`: null computes and drops (no FIB backend); `metrics` may be null.
+  WeightsStage(const rib::Rib& rib, const rib::WeightsConfig& config, session::Clock& clock, rib::FibSink* fib,
+               session::SessionMetrics* metrics);
+
+  void OnRouteChanges(std::span<const rib::RouteChange> changes) override;
+  // The batch now, without waiting for its timer (the initial tables are in).
+  void RunNow();
+  // New damping, link-bandwidth policy or FIB limits (reload). `reweigh`: every route is
+  // weighed again at once (an operator's change, not the network's: no hold-down).
+  void Reconfigure(const rib::WeightsConfig& config, bool reweigh);
+
+  const rib::NextHopGroupRegistry& groups() const { return groups_; }
+  rib::FibSink* fib() const { return fib_; }
+
+ private:
+  void Run();
+  void FlushFib();  // hands the registry's FIB update on and re-arms the hold-down timer
+  void RefreshMetrics();
+  absl::Time Now() const { return absl::FromUnixMillis(clock_.WallMs()); }
+
+  const rib::Rib& rib_;
+  session::Clock& clock_;
+  rib::FibSink* fib_;
+  session::SessionMetrics* metrics_;
+  rib::NextHopGroupRegistry groups_;
+  std::vector<wire::Prefix> pending_;  // changed since the last batch, may repeat
+  std::vector<size_t> runs_;           // where each sorted run of pending_ starts
+  rib::MembersBatch batch_;            // storage kept between batches
+  std::unique_ptr<session::Timer> batch_timer_;
+  std::unique_ptr<session::Timer> hold_timer_;
+  bool scheduled_ = false;
+};
+
+}  // namespace bagd::daemon
