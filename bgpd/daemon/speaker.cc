@@ -76,8 +76,8 @@ Speaker::Speaker(boost::asio::io_context& io, SpeakerOptions options)
       clock_(options.clock ? options.clock : own_clock_.get()) {}
 
 Speaker::~Speaker() {
-  // The advertiser holds the PeerOutbounds, which hold the Peers: it goes first.
-  advertiser_.reset();
+  // The advertiser holds the PeerOutbounds, which hold the Peers: the stages go first.
+  pipeline_.reset();
 }
 
 absl::Status Speaker::Configure(const config::v1::Config& config) {
@@ -99,19 +99,10 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
   decision.as_path_multipath_relax = config.multipath().as_path_relax();
   auto weights = WeightsConfigOf(config, options_.fib_max_weight);
   if (!weights.ok()) return weights.status();
-  core_ = std::make_unique<RoutingCore>(local_as_, decision);
-  weights_ = std::make_unique<WeightsStage>(core_->rib(), *weights, *clock_, options_.fib, metrics_);
-  advertiser_ = std::make_unique<Advertiser>(*core_, *weights_, *clock_, local_as_);
+  pipeline_ = std::make_unique<Pipeline>(local_as_, decision, *weights, *clock_, options_.fib, metrics_);
   config_ = config;
   restart_neighbor_wait_ms_ = int64_t{config.fib().restart_neighbor_wait()} * 1000;
-  {
-    rib::PeerInfo local;
-    local.local = true;
-    local.name = "local";
-    local.asn = local_as_;
-    local.source.ebgp = false;
-    local_index_ = core_->AddPeer(std::move(local), std::nullopt, NeighborPolicies{});
-  }
+  local_index_ = pipeline_->local_index();
   auto networks = NetworksOf(config);
   if (!networks.ok()) return networks.status();
   networks_ = *std::move(networks);
@@ -167,10 +158,10 @@ absl::StatusOr<Peer*> Speaker::AddPeer(PeerConfig pc, const rib::LinkBandwidthEx
   info.name = peer->config().Name();
   // A new index even for a neighbor that was here before (removed, or reset by a reload):
   // the RIB keeps an index's paths apart, and a few unused indices cost nothing.
-  peer->rib_index = core_->AddPeer(std::move(info), peer->config().address, policies);
+  auto out = std::make_unique<PeerOutbound>(*peer);
+  peer->rib_index = pipeline_->AddNeighbor(std::move(info), peer->config().address, *out, policies, lb_export);
   if (outbound_.size() <= peer->rib_index) outbound_.resize(peer->rib_index + 1);
-  outbound_[peer->rib_index] = std::make_unique<PeerOutbound>(*peer);
-  advertiser_->AddPeer(peer->rib_index, *outbound_[peer->rib_index], ExportConfig{lb_export, policies.export_});
+  outbound_[peer->rib_index] = std::move(out);
   Peer* added = peer.get();
   by_address_[peer->config().Name()] = added;
   peers_.push_back(std::move(peer));
@@ -192,8 +183,7 @@ void Speaker::RemovePeer(const std::string& name, const wire::NotificationMessag
     }
   }
   // Every timer of ours that points at it goes with its state.
-  advertiser_->RemovePeer(p.rib_index);
-  core_->RemovePeer(p.rib_index);
+  pipeline_->RemoveNeighbor(p.rib_index);
   if (p.rib_index < refresh_.size()) refresh_[p.rib_index] = InboundRefresh{};
   outbound_[p.rib_index].reset();
   by_address_.erase(name);
@@ -214,11 +204,11 @@ void Speaker::ShowPolicies(Peer& peer) {
   for (int f = 0; f < wire::kFamilyCount; ++f) {
     if (!peer.config().fsm.local.families[f]) continue;
     const char* family = wire::FamilyName(static_cast<wire::Family>(f));
-    if (core_->import_chain(peer.rib_index, static_cast<wire::Family>(f)).rejects_everything()) {
+    if (pipeline_->core().import_chain(peer.rib_index, static_cast<wire::Family>(f)).rejects_everything()) {
       notes.push_back(absl::StrCat(family, ": no import policy and default_import REJECT (RFC 8212): no route from this "
                                    "neighbor is accepted"));
     }
-    const ExportConfig* ex = advertiser_->export_config(peer.rib_index);
+    const ExportConfig* ex = pipeline_->advertiser().export_config(peer.rib_index);
     if (ex != nullptr && ex->chains[f].rejects_everything()) {
       notes.push_back(absl::StrCat(family, ": no export policy and default_export REJECT (RFC 8212): nothing is "
                                    "advertised to this neighbor"));
@@ -275,7 +265,7 @@ void Speaker::Start() {
     // export settings decide its form).
     for (const Network& n : networks_) Originate(n);
     // Nobody is Established yet: the initial dumps carry them; the weights stage gets them.
-    advertiser_->Flush();
+    pipeline_->advertiser().Flush();
     log::Info("originating %d prefixes", networks_.size());
   }
   started_ = true;
@@ -304,7 +294,7 @@ void Speaker::Originate(const Network& n) {
   if (bps) {
     a.extended_communities.push_back(wire::LinkBandwidth::FromBitsPerSecond(local_as_, *bps, true).ToExtendedCommunity());
   }
-  core_->Originate(local_index_, n.nlri, a);
+  pipeline_->core().Originate(local_index_, n.nlri, a);
 }
 
 void Speaker::SetOriginatedBandwidth(const std::string& source, double bps) {
@@ -389,9 +379,9 @@ absl::Status Speaker::EnableNeighbor(const std::string& address) {
 }
 
 void Speaker::RefreshCounts(Peer& p) {
-  const rib::Rib& rib = core_->rib();
+  const rib::Rib& rib = pipeline_->core().rib();
   p.prefixes_received = rib.paths_of(p.rib_index);
-  p.prefixes_rejected = core_->rejected_by_policy(p.rib_index);
+  p.prefixes_rejected = pipeline_->core().rejected_by_policy(p.rib_index);
   for (int f = 0; f < wire::kFamilyCount; ++f) {
     const auto fam = static_cast<wire::Family>(f);
     p.prefixes_received_by_family[f] = rib.paths_of(p.rib_index, fam);
@@ -401,7 +391,7 @@ void Speaker::RefreshCounts(Peer& p) {
 
 void Speaker::RefreshRibMetrics() {
   if (!metrics_) return;
-  const rib::Rib& rib = core_->rib();
+  const rib::Rib& rib = pipeline_->core().rib();
   for (int f = 0; f < wire::kFamilyCount; ++f) {
     const auto fam = static_cast<wire::Family>(f);
     metrics_->RibPrefixes(wire::FamilyName(fam)).Set(static_cast<double>(rib.prefix_count(fam)));
@@ -409,36 +399,26 @@ void Speaker::RefreshRibMetrics() {
     for (rib::PeerIndex i = 0; i < rib.peer_count(); ++i) paths += rib.paths_of(i, fam);
     metrics_->RibPaths(wire::FamilyName(fam)).Set(static_cast<double>(paths));
   }
-  metrics_->AttributeSets().Set(static_cast<double>(core_->store().size()));
+  metrics_->AttributeSets().Set(static_cast<double>(pipeline_->core().store().size()));
   auto& runs = metrics_->DecisionRuns();
   runs.Increment(static_cast<double>(rib.decision_runs()) - runs.Value());
 }
 
 void Speaker::OnSessionUp(Peer& peer) {
   ResetRefresh(peer);
-  rib::Rib& rib = core_->rib();
-  rib::PathSource src = rib.peer(peer.rib_index).source;
-  if (peer.negotiated()) src.router_id = peer.negotiated()->peer_router_id;
-  rib.UpdatePeerSource(peer.rib_index, src);
-  advertiser_->SessionUp(peer.rib_index);  // the initial dump, from the RIB as it is now
+  pipeline_->SessionUp(peer.rib_index, peer.negotiated() ? peer.negotiated()->peer_router_id : 0);
   ShowPolicies(peer);
 }
 
 namespace {
-// Prefixes per slice of a session-loss flush: each slice's changes go to the peers and the
-// weights batch before the next, so a full table's flush never holds a full table of
-// changes (~170 bytes each) at once.
+// A refresh's stale paths are withdrawn in slices, as a session loss (pipeline.cc).
 constexpr size_t kFlushSlice = 65536;
 // Changes that make a batch worth sending on its own (a packed UPDATE holds ~1000).
 constexpr size_t kFlushChanges = 256;
 }  // namespace
 
 void Speaker::OnSessionDown(Peer& peer) {
-  advertiser_->Flush();  // what came before the loss goes out first
-  for (std::optional<wire::Prefix> next; (next = core_->PeerDownFrom(peer.rib_index, next, kFlushSlice));) {
-    advertiser_->Flush();
-  }
-  advertiser_->SessionDown(peer.rib_index);
+  pipeline_->SessionDown(peer.rib_index);
   ResetRefresh(peer);
   RefreshCounts(peer);
   RefreshRibMetrics();
@@ -453,19 +433,19 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
     // RFC 4724: the peer's initial table is complete.
     const int64_t now = clock_->WallMs();
     log::Info("neighbor %s: End-of-RIB %s: %d paths, %.3fs after Established", peer.config().Name(),
-              wire::FamilyName(*eor), core_->rib().paths_of(idx, *eor), (now - peer.established_since_ms()) / 1000.0);
+              wire::FamilyName(*eor), pipeline_->core().rib().paths_of(idx, *eor), (now - peer.established_since_ms()) / 1000.0);
     end_of_rib_.insert({idx, static_cast<int>(*eor)});
     FlushRibChanges();  // the table so far, before convergence releases the FIB
     CheckConvergence();
     return;
   }
   NoteRefreshed(peer, u);
-  core_->Ingest(idx, u);
+  pipeline_->core().Ingest(idx, u);
   RefreshCounts(peer);
   // A packed UPDATE's changes go out at once, in the order they came (no sort needed);
   // small UPDATEs (one prefix each, or a few) are coalesced over what was already read.
-  if (core_->rib().pending_changes() >= kFlushChanges) {
-    advertiser_->Flush();
+  if (pipeline_->core().rib().pending_changes() >= kFlushChanges) {
+    pipeline_->advertiser().Flush();
   } else {
     ScheduleRibFlush();
   }
@@ -485,7 +465,7 @@ void Speaker::ScheduleRibFlush() {
 
 void Speaker::FlushRibChanges() {
   rib_flush_posted_ = false;
-  advertiser_->Flush();
+  pipeline_->advertiser().Flush();
   RefreshRibMetrics();
 }
 
@@ -520,8 +500,8 @@ void Speaker::CheckConvergence() {
   }
   // Weights first, so the FIB sees the whole table at once.
   converged_ = true;
-  advertiser_->Flush();
-  weights_->RunNow();
+  pipeline_->advertiser().Flush();
+  pipeline_->weights().RunNow();
   options_.fib->InitialTablesIn();
 }
 
@@ -647,21 +627,14 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
       updated.push_back(name);
     }
     p->ApplyInPlace(pc);
-    // Import: the new chains (always: they point into the new policy set), and when they
-    // treat routes differently, what the neighbor sent is evaluated again without a reset.
-    bool import_changed = (core_->received(p->rib_index) != nullptr) != chains[i].soft_reconfiguration_inbound;
-    for (int f = 0; f < wire::kFamilyCount; ++f) {
-      import_changed |= core_->import_chain(p->rib_index, static_cast<wire::Family>(f)).fingerprint !=
-                        chains[i].import[f].fingerprint;
+    // The new chains (always: they point into the new policy set) and export settings. A
+    // changed import chain re-evaluates what the neighbor sent, without a reset; a changed
+    // export side is exported again and only the differences go out.
+    const Pipeline::Reconfigured r = pipeline_->ReconfigureNeighbor(p->rib_index, chains[i], exports[i]);
+    if (r.import_changed && p->established()) {
+      log::Info("config reload: neighbor %s: import policy changed: %s", name, ReapplyImport(*p, r.had_stored_routes));
     }
-    const bool had_stored = core_->received(p->rib_index) != nullptr;
-    core_->SetImport(p->rib_index, chains[i]);
-    if (import_changed && p->established()) {
-      log::Info("config reload: neighbor %s: import policy changed: %s", name, ReapplyImport(*p, had_stored));
-    }
-    // Export: the advertiser re-exports and sends only the differences (policies, link
-    // bandwidth mode, damping included).
-    if (advertiser_->Reconfigure(p->rib_index, ExportConfig{exports[i], chains[i].export_}) && p->established()) {
+    if (r.export_changed && p->established()) {
       log::Info("config reload: neighbor %s: export policy or link bandwidth changed: routes exported again, only the "
                 "differences sent", name);
     }
@@ -674,7 +647,7 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
     absl::flat_hash_set<wire::Prefix> keep;
     for (const Network& n : *networks) keep.insert(n.nlri.prefix);
     for (const Network& n : networks_) {
-      if (!keep.contains(n.nlri.prefix)) core_->WithdrawOwn(local_index_, n.nlri);
+      if (!keep.contains(n.nlri.prefix)) pipeline_->core().WithdrawOwn(local_index_, n.nlri);
     }
     networks_ = *networks;
     for (const Network& n : networks_) Originate(n);  // the RIB ignores an unchanged one
@@ -687,7 +660,7 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
   FlushRibChanges();
   // New policy or limits: every route is weighed again, at once (an operator's change, not
   // the network's, so no hold-down).
-  weights_->Reconfigure(*weights, refeed);
+  pipeline_->weights().Reconfigure(*weights, refeed);
   // Every chain now points into the new set; the old one goes.
   policies_ = std::move(policies);
   // The running config is the new one, but for what needs a restart.
@@ -720,9 +693,9 @@ std::string Speaker::ReapplyImport(Peer& peer, bool had_stored) {
   for (int f = 0; f < wire::kFamilyCount; ++f) {
     if (!n || !n->families[f]) continue;
     const auto family = static_cast<wire::Family>(f);
-    if (had_stored && core_->received(idx) != nullptr) {
+    if (had_stored && pipeline_->core().received(idx) != nullptr) {
       // Soft reconfiguration inbound: from the routes as received, no word to the neighbor.
-      const size_t evaluated = core_->Reimport(idx, family);
+      const size_t evaluated = pipeline_->core().Reimport(idx, family);
       FlushRibChanges();
       done.push_back(absl::StrCat(wire::FamilyName(family), ": ", evaluated, " stored routes evaluated again"));
     } else if (n->route_refresh) {
@@ -751,7 +724,7 @@ constexpr auto kStaleRefreshTimeout = std::chrono::seconds(360);
 }  // namespace
 
 Speaker::InboundRefresh& Speaker::RefreshOf(const Peer& peer) {
-  if (refresh_.size() <= peer.rib_index) refresh_.resize(std::max(size_t{core_->rib().peer_count()}, size_t{peer.rib_index} + 1));
+  if (refresh_.size() <= peer.rib_index) refresh_.resize(std::max(size_t{pipeline_->core().rib().peer_count()}, size_t{peer.rib_index} + 1));
   return refresh_[peer.rib_index];
 }
 
@@ -791,7 +764,7 @@ void Speaker::OnRouteRefresh(Peer& peer, const wire::RouteRefreshMessage& m) {
 }
 
 size_t Speaker::ResendAdjRibOut(Peer& to, wire::Family family, bool enhanced) {
-  const size_t sent = advertiser_->Resend(to.rib_index, family, enhanced);
+  const size_t sent = pipeline_->advertiser().Resend(to.rib_index, family, enhanced);
   control::v1::RouteRefreshStatus& st = to.refresh_status();
   st.set_adj_rib_out_resends(st.adj_rib_out_resends() + 1);
   st.set_prefixes_resent(st.prefixes_resent() + sent);
@@ -803,7 +776,7 @@ void Speaker::BeginStale(Peer& peer, wire::Family family) {
   const int f = static_cast<int>(family);
   // RFC 7313 §4.2: every path of the peer in the family is stale; each one it announces
   // again is not (NoteRefreshed). A BoRR during a refresh starts it over.
-  in.stale[f].emplace(core_->rib().PathsOf(peer.rib_index, family));
+  in.stale[f].emplace(pipeline_->core().rib().PathsOf(peer.rib_index, family));
   if (!in.timeout[f]) in.timeout[f] = clock_->NewTimer();
   // `this` and the peer outlive the timer (it is the speaker's, destroyed with it).
   in.timeout[f]->Start(kStaleRefreshTimeout, [this, p = &peer, family] { EndStale(*p, family, /*timed_out=*/true); });
@@ -835,13 +808,13 @@ void Speaker::EndStale(Peer& peer, wire::Family family, bool timed_out) {
   FlushRibChanges();  // what came before goes out first (as in OnSessionDown)
   rib::StalePaths& stale = *in.stale[f];
   const size_t marked = stale.marked();
-  const size_t before = core_->rib().paths_of(peer.rib_index, family);
+  const size_t before = pipeline_->core().rib().paths_of(peer.rib_index, family);
   // In slices, as a session loss: a full table gone stale never makes one change set.
   for (auto slice = stale.TakeStale(kFlushSlice); !slice.empty(); slice = stale.TakeStale(kFlushSlice)) {
-    core_->Withdraw(peer.rib_index, slice);
+    pipeline_->core().Withdraw(peer.rib_index, slice);
     FlushRibChanges();
   }
-  const size_t removed = before - core_->rib().paths_of(peer.rib_index, family);
+  const size_t removed = before - pipeline_->core().rib().paths_of(peer.rib_index, family);
   in.stale[f].reset();
   control::v1::RouteRefreshStatus& st = peer.refresh_status();
   st.set_stale_paths_removed(st.stale_paths_removed() + removed);

@@ -32,6 +32,7 @@
 #include "rib/rib.h"
 #include "rib/stale_paths.h"
 #include "bgpd/daemon/advertiser.h"
+#include "bgpd/daemon/pipeline.h"
 #include "bgpd/daemon/config_translation.h"
 #include "bgpd/daemon/routing_core.h"
 #include "bgpd/daemon/weights_stage.h"
@@ -91,9 +92,9 @@ class Speaker : public RouteSink {
                                                                    control::v1::ClearNeighborRequest::Mode mode);
 
   size_t neighbor_count() const { return peers_.size(); }
-  const rib::Rib& rib() const { return core_->rib(); }
-  const rib::AttributeStore& attribute_store() const { return core_->store(); }
-  const rib::NextHopGroupRegistry& groups() const { return weights_->groups(); }
+  const rib::Rib& rib() const { return pipeline_->core().rib(); }
+  const rib::AttributeStore& attribute_store() const { return pipeline_->core().store(); }
+  const rib::NextHopGroupRegistry& groups() const { return pipeline_->weights().groups(); }
   // Which FIB object a next-hop group is (bagctl), when there is a FIB stage.
   std::optional<uint32_t> FibObjectOf(rib::GroupId g) const {
     return options_.fib != nullptr ? options_.fib->ObjectOf(g) : std::nullopt;
@@ -101,9 +102,9 @@ class Speaker : public RouteSink {
   // The explain views (bagctl show routes --neighbor, policy test).
   const policy::PolicySet* policies() const { return policies_.get(); }
   std::optional<rib::PeerIndex> RibIndexOf(const std::string& canonical_address) const;
-  const rib::AdjRibIn* ReceivedRoutes(rib::PeerIndex index) const { return core_->received(index); }
+  const rib::AdjRibIn* ReceivedRoutes(rib::PeerIndex index) const { return pipeline_->core().received(index); }
   const rib::PrefixMap<rib::AttrRef>* AdvertisedRoutes(rib::PeerIndex index) const {
-    return advertiser_->advertised(index);
+    return pipeline_->advertiser().advertised(index);
   }
 
   // RouteSink: the routes of every session flow through here.
@@ -115,7 +116,7 @@ class Speaker : public RouteSink {
   // What `to` gets for `multipath` (best first) of `prefix`: the advertiser's steps 1-3.
   std::optional<wire::PathAttributes> ExportAttributes(const Peer& to, const wire::Prefix& prefix,
                                                        std::span<const rib::Path> multipath) const {
-    return advertiser_->ExportAttributes(to.rib_index, prefix, multipath);
+    return pipeline_->advertiser().ExportAttributes(to.rib_index, prefix, multipath);
   }
 
   // The neighbor with this canonical address, or null (tests and the session fuzzer hand
@@ -166,10 +167,8 @@ class Speaker : public RouteSink {
   std::vector<std::unique_ptr<Listener>> listeners_;
   uint32_t local_as_ = 0;
   std::shared_ptr<const policy::PolicySet> policies_;  // the chains below point into it
-  // The stages, in the order data flows (declared so; destroyed in reverse).
-  std::unique_ptr<RoutingCore> core_;
-  std::unique_ptr<WeightsStage> weights_;
-  std::unique_ptr<Advertiser> advertiser_;
+  // The routing path's stages (reset first by ~Speaker: they refer to the Outbounds).
+  std::unique_ptr<Pipeline> pipeline_;
   std::vector<std::unique_ptr<Peer>> peers_;
   std::vector<std::unique_ptr<PeerOutbound>> outbound_;  // one per peer, the advertiser's view of it
   absl::flat_hash_map<std::string, Peer*> by_address_;  // canonical address text
