@@ -195,7 +195,8 @@ class Bagd:
 
 class LoopbackBagd(Bagd):
     """bagd in this (the root) namespace for raw peers (rawbgp.RawPeer) on 127.0.0.x: it
-    listens on 127.0.0.1 at a free port and installs nothing. `config` is the config after
+    listens on 127.0.0.1 at a free port, installs nothing and opts out of RFC 8212
+    (ebgp_requires_policy: false: its users test sessions, not policy). `config` is the config after
     the router line (neighbors, networks, ...). No root needed. stop() when done."""
 
     def __init__(self, config, name="bagd", asn=65000, router_id="10.255.0.1", extra=()):
@@ -204,7 +205,7 @@ class LoopbackBagd(Bagd):
         conf = os.path.join(self.dir, f"{name}.textproto")
         with open(conf, "w") as f:
             f.write(f'router {{ asn: {asn} router_id: "{router_id}" '
-                    f'listen {{ address: "127.0.0.1" port: {self.port} }} }}\n'
+                    f'listen {{ address: "127.0.0.1" port: {self.port} }} ebgp_requires_policy: false }}\n'
                     "fib { backend: BACKEND_NONE }  # the root namespace: install nothing\n" + config)
         self.log_path = os.path.join(self.dir, f"{name}.log")
         sock = os.path.join(self.dir, f"{name}.sock")

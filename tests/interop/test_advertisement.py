@@ -56,7 +56,8 @@ class Advertisement(unittest.TestCase):
         self.port = free_port()
         conf = os.path.join(self.dir, "bagd.textproto")
         with open(conf, "w") as f:
-            f.write(f"""router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {self.port} }} }}
+            f.write(f"""router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {self.port} }}
+         ebgp_requires_policy: false }}
 fib {{ backend: BACKEND_NONE }}  # root namespace: install nothing
 neighbors {{ address: "127.0.0.2" remote_as: 65002 passive: true }}
 neighbors {{ address: "127.0.0.3" remote_as: 65003 passive: true advertisement_interval: 2 }}
@@ -155,7 +156,8 @@ class IbgpExport(unittest.TestCase):
         port = free_port()
         conf = os.path.join(d, "bagd.textproto")
         with open(conf, "w") as f:
-            f.write(f"""router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {port} }} }}
+            f.write(f"""router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {port} }}
+         ebgp_requires_policy: false }}
 fib {{ backend: BACKEND_NONE }}  # root namespace: install nothing
 neighbors {{ address: "127.0.0.5" remote_as: 65000 passive: true }}
 neighbors {{ address: "127.0.0.6" remote_as: 65000 passive: true }}

@@ -30,7 +30,7 @@ class Capacity(unittest.TestCase):
             run(["ip", "-n", b, "link", "set", f"e{i}", "up"])
             run(["ip", "-n", b, "link", "set", f"e{i}p", "up"])
         bagd = lab.start_bagd(b, f"""
-router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" }}
+router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" ebgp_requires_policy: false }}
 neighbors {{ address: "{r4}" remote_as: 65003 timers {{ connect_retry: 1 }}
              link_bandwidth {{ readvertise_interval: 1 }} }}
 capacity_sources {{ name: "lag1" members: ["m0", "m1", "m2", "m3"] member_speed: "1G" }}

@@ -72,7 +72,7 @@ class FibRestart(unittest.TestCase):
         b2, p2, *_ = lab.link(b, f2)
         _, p3, *_ = lab.link(b, dead)  # nothing runs there: a configured neighbor that is down
         config = f"""
-router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" }}
+router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" ebgp_requires_policy: false }}
 neighbors {{ address: "{p1}" remote_as: 65001 timers {{ connect_retry: 1 }} }}
 neighbors {{ address: "{p2}" remote_as: 65002 timers {{ connect_retry: 1 }} }}
 neighbors {{ address: "{p3}" remote_as: 65003 timers {{ connect_retry: 1 }} }}
@@ -143,7 +143,7 @@ multipath {{ maximum_paths_ebgp: 4 as_path_relax: true }}
         b1, p1, *_ = lab.link(b, f1)
         b2, p2, *_ = lab.link(b, f2)
         config = f"""
-router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" }}
+router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" ebgp_requires_policy: false }}
 neighbors {{ address: "{p1}" remote_as: 65001 timers {{ connect_retry: 1 }} }}
 neighbors {{ address: "{p2}" remote_as: 65002 timers {{ connect_retry: 1 }} }}
 multipath {{ maximum_paths_ebgp: 4 as_path_relax: true }}

@@ -28,7 +28,7 @@ class Garbage(unittest.TestCase):
             f'neighbors {{ address: "127.0.0.{i + 2}" remote_as: {65001 + i} passive: true }}' for i in range(PEERS))
         conf = os.path.join(cls.dir, "bagd.textproto")
         with open(conf, "w") as f:
-            f.write(f'router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {cls.port} }} }}\n'
+            f.write(f'router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {cls.port} }} ebgp_requires_policy: false }}\n'
                     'fib { backend: BACKEND_NONE }\n'  # root namespace: install nothing
                     f"{neighbors}\n")
         cls.sock = os.path.join(cls.dir, "bagd.sock")

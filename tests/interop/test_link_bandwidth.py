@@ -47,7 +47,7 @@ def gobgp_toml(bagd_addr, local_addr, bytes_per_second):
 
 def bagd_config(f4, g4, r4, hold_down):
     return f"""
-router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" }}
+router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" ebgp_requires_policy: false }}
 neighbors {{ address: "{f4}" remote_as: 65001 timers {{ connect_retry: 1 }} }}
 neighbors {{ address: "{g4}" remote_as: 65002 timers {{ connect_retry: 1 }} }}
 neighbors {{ address: "{r4}" remote_as: 65003 timers {{ connect_retry: 1 }}

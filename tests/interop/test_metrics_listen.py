@@ -28,7 +28,7 @@ class MetricsListen(unittest.TestCase):
         self.dir = tempfile.mkdtemp(prefix="bagd-metrics-listen-")
         self.conf = os.path.join(self.dir, "bagd.textproto")
         with open(self.conf, "w") as f:
-            f.write(f'router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {free_port()} }} }}\n'
+            f.write(f'router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {free_port()} }} ebgp_requires_policy: false }}\n'
                     'fib { backend: BACKEND_NONE }\n'
                     'neighbors { address: "127.0.0.2" remote_as: 65002 passive: true }\n')
         self.procs = []

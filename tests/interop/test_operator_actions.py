@@ -37,7 +37,7 @@ class FifoConfig(unittest.TestCase):
         self.sock = os.path.join(self.dir, "bagd.sock")
         self.port = free_port()
         self.text = (f'router {{ asn: 65000 router_id: "10.255.0.1" '
-                     f'listen {{ address: "127.0.0.1" port: {self.port} }} }}\n'
+                     f'listen {{ address: "127.0.0.1" port: {self.port} }} ebgp_requires_policy: false }}\n'
                      'fib { backend: BACKEND_NONE }\n'
                      'neighbors { address: "127.0.0.2" remote_as: 65001 passive: true }\n')
 

@@ -46,7 +46,7 @@ class PrefixLimit(unittest.TestCase):
     def write_config(cls, limit6):
         """The config; `limit6`: the fields of 127.0.0.6's IPv4 limit (changed by SIGHUP)."""
         with open(cls.conf, "w") as f:
-            f.write(f'router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {cls.port} }} }}\n'
+            f.write(f'router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {cls.port} }} ebgp_requires_policy: false }}\n'
                     'fib { backend: BACKEND_NONE }\n'
                     'neighbors { address: "127.0.0.2" remote_as: 65002 passive: true\n'
                     f'  max_prefixes {{ family: IPV4_UNICAST limit: 10 restart_interval: {RESTART} }} }}\n'

@@ -19,7 +19,7 @@ FRR_AS = 65001
 
 def bagd_config(frr_addr):
     return f"""
-router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" }}
+router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" ebgp_requires_policy: false }}
 fib {{ backend: BACKEND_NONE }}
 neighbors {{ address: "{frr_addr}" remote_as: {FRR_AS} timers {{ connect_retry: 1 }} }}
 networks {{ prefix: "10.100.0.0/24" }}

@@ -17,7 +17,7 @@ LOCAL_AS = 4200000001  # 4-octet: AS_TRANS on the wire unless the 4-octet capabi
 
 def bagd_config(neighbor, remote_as, extra="", timers="connect_retry: 1"):
     return f"""
-router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" }}
+router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" ebgp_requires_policy: false }}
 neighbors {{ address: "{neighbor}" remote_as: {remote_as} description: "peer under test"
   timers {{ {timers} }} {extra} }}
 """
@@ -202,7 +202,7 @@ class Readvertisement(unittest.TestCase):
         bf4, f4, *_ = lab.link(b, f)
         bg4, g4, *_ = lab.link(b, g)
         bagd = lab.start_bagd(b, f"""
-router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" }}
+router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" ebgp_requires_policy: false }}
 neighbors {{ address: "{f4}" remote_as: 65001 timers {{ connect_retry: 1 }} }}
 neighbors {{ address: "{g4}" remote_as: 65002 timers {{ connect_retry: 1 }} }}
 networks {{ prefix: "10.100.0.0/24" }}
