@@ -6,6 +6,9 @@ link: two FRR 8.4 and one GoBGP 3.10. All three advertise the same two prefixes
 (10.100.0.0/24 and 10.101.0.0/24) with a link-bandwidth community (RFC 10005): 1 Gbit/s,
 1 Gbit/s and 2 Gbit/s. The demo shows, asserting each claim as it goes:
 
+0. bagd's policies (RFC 8212: an eBGP peer without them would give and get nothing): import
+   everything but bogons and over-long prefixes, drain a path tagged graceful-shutdown;
+   export only bagd's own prefix (frr1 shows it, and nothing learned from the other peers);
 1. the sessions, bagd's weighted next-hop group (1:1:2, one group shared by both prefixes)
    and the kernel's view of it: a nexthop group object and two `proto bgp` routes using it;
 2. "a LAG loses half its members": FRR #1 drops to 500 Mbit/s, and the weights follow at
@@ -35,6 +38,31 @@ PREFIXES = ("10.100.0.0/24", "10.101.0.0/24")
 # Bandwidths are chosen so the weights stay small: iproute2 6.1 prints weights above 256
 # wrongly, and FRR 8.4 / GoBGP 3.10 display link bandwidths above ~34 Gbit/s wrongly.
 HOLD_DOWN = 10  # seconds; bagd's default is 30
+OWN_PREFIX = "10.200.0.0/24"
+# bagd applies RFC 8212: an eBGP neighbor without import policy gives it nothing, one without
+# export policy is sent nothing. The demo's peers get the policies of a BAG router
+# (docs/policy.md): accept what they send but bogons and over-long prefixes, drain a path
+# tagged graceful-shutdown (link bandwidth 0: weight 0, the path stays), and send them only
+# our own prefix, nothing learned from another peer.
+POLICY = """defined_sets {
+  prefix_sets { name: "bogons" prefixes { prefix: "0.0.0.0/8" le: 32 } prefixes { prefix: "127.0.0.0/8" le: 32 }
+                prefixes { prefix: "169.254.0.0/16" le: 32 } prefixes { prefix: "224.0.0.0/3" le: 32 } }
+  prefix_sets { name: "too-long" prefixes { prefix: "0.0.0.0/0" ge: 25 } }
+  community_sets { name: "drain" communities: "graceful-shutdown" }
+}
+policies {
+  name: "from-peers"
+  statements { name: "bogons" conditions { prefix_set { set: "bogons" } } actions { disposition: DISPOSITION_REJECT } }
+  statements { name: "too-long" conditions { prefix_set { set: "too-long" } } actions { disposition: DISPOSITION_REJECT } }
+  statements { name: "drain" conditions { community_set { set: "drain" } }
+               actions { link_bandwidth { op: OP_DRAIN } disposition: DISPOSITION_ACCEPT } }
+  statements { name: "accept" actions { disposition: DISPOSITION_ACCEPT } }
+}
+policies {
+  name: "to-peers"
+  statements { name: "ours" conditions { sources: ROUTE_SOURCE_LOCAL } actions { disposition: DISPOSITION_ACCEPT } }
+}
+"""
 T0 = time.monotonic()
 
 
@@ -193,9 +221,12 @@ class Demo:
             self.peers.append((role, asn, ns, a4, p4))
             print(f"  {role:5}  AS {asn}  bagd {a4} <-> {p4}  advertises {', '.join(PREFIXES)} with LB {bw}")
         neighbors = "\n".join(
-            f'neighbors {{ address: "{p4}" remote_as: {asn} description: "{role}" timers {{ connect_retry: 1 }} }}'
+            f'neighbors {{ address: "{p4}" remote_as: {asn} description: "{role}" timers {{ connect_retry: 1 }}\n'
+            '            import_policies: ["from-peers"] export_policies: ["to-peers"] }'
             for role, asn, ns, a4, p4 in self.peers)
         config = (f'router {{ asn: 65000 router_id: "10.255.0.1" }}\n{neighbors}\n'
+                  f'networks {{ prefix: "{OWN_PREFIX}" }}   # ours: the one prefix bagd announces\n'
+                  + POLICY +
                   "multipath { maximum_paths_ebgp: 8 as_path_relax: true }\n"
                   f"damping {{ increase_hold_down: {HOLD_DOWN} }}   # default 30 s; short for the demo\n"
                   "# fib { backend: BACKEND_NETLINK } is the default: install into this namespace's kernel\n")
@@ -216,6 +247,16 @@ class Demo:
         expect(lambda: all(self.bagd.neighbor(p4).get("prefixes_received") == str(len(PREFIXES))
                            for *_x, p4 in self.peers), 15, "both prefixes from every peer")
         show("bagctl show neighbors", self.bagd.ctl("show", "neighbors").stdout)
+
+        def frr1_routes():
+            routes = self.frrs[0].json("show bgp ipv4 unicast json").get("routes", {})
+            return routes if OWN_PREFIX in routes else None
+        routes = expect(frr1_routes, 15, f"frr1 receives bagd's own {OWN_PREFIX}")
+        leaked = [p for p in PREFIXES for path in routes.get(p, []) if str(path.get("path", "")).startswith("65000")]
+        if leaked:
+            raise DemoFailed(f"the export policy sends only bagd's own prefix; frr1 got {leaked} through bagd")
+        print(f"\nThe export policy \"to-peers\": frr1 gets bagd's own {OWN_PREFIX} (AS path "
+              f"{routes[OWN_PREFIX][0].get('path')}) and none of the routes bagd learned from frr2 and gobgp.")
 
         banner("weights proportional to link bandwidth: 1 : 1 : 2, one group for both prefixes")
         gid, nhid = self.want(self.weights(1, 1, 2), 15, "1:1:2")
