@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
@@ -216,7 +217,24 @@ absl::StatusOr<PolicyChain> ChainOf(const config::v1::Config& config, const goog
       if (def.name() == name) absl::StrAppend(&chain.fingerprint, name, "=", def.SerializeAsString(), ";");
     }
   }
-  if (!chain.policies.empty()) absl::StrAppend(&chain.fingerprint, "sets=", config.defined_sets().SerializeAsString(), ";");
+  // The sets the chain's statements name, as defined now (a change to another set changes
+  // nothing for it).
+  auto add_sets = [&](const auto& sets, auto referenced) {
+    for (const auto& set : sets) {
+      bool used = false;
+      for (const v1::Policy& def : config.policies()) {
+        if (std::find(names.begin(), names.end(), def.name()) == names.end()) continue;
+        for (const v1::Statement& st : def.statements()) used |= referenced(st.conditions()) == set.name();
+      }
+      if (used) absl::StrAppend(&chain.fingerprint, "set ", set.name(), "=", set.SerializeAsString(), ";");
+    }
+  };
+  const v1::DefinedSets& d = config.defined_sets();
+  add_sets(d.prefix_sets(), [](const v1::Conditions& c) { return c.prefix_set().set(); });
+  add_sets(d.community_sets(), [](const v1::Conditions& c) { return c.community_set().set(); });
+  add_sets(d.as_path_sets(), [](const v1::Conditions& c) { return c.as_path_set().set(); });
+  add_sets(d.neighbor_sets(), [](const v1::Conditions& c) { return c.neighbor_set().set(); });
+  add_sets(d.next_hop_sets(), [](const v1::Conditions& c) { return c.next_hop_set().set(); });
   absl::StrAppend(&chain.fingerprint, "end=", static_cast<int>(chain.default_verdict));
   return chain;
 }

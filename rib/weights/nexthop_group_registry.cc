@@ -358,9 +358,8 @@ void NextHopGroupRegistry::Update(std::span<const MembersView> changes, absl::Ti
       }
       if (to) {
         Attach(prefix, *to);
-      } else {
-        route_group_.Erase(prefix);
-        if (track_fib_) dirty_routes_[prefix] = 0;
+      } else if (route_group_.Erase(prefix) && track_fib_) {
+        dirty_routes_[prefix] = 0;  // a prefix that had no group has no route to delete
       }
       if (g) {
         Detach(*g);
