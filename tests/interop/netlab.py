@@ -128,7 +128,10 @@ class Lab:
 
     def log(self, name):
         path = os.path.join(self.dir, name)
-        return open(path).read() if os.path.exists(path) else ""
+        if not os.path.exists(path):
+            return ""
+        with open(path) as f:
+            return f.read()
 
     # -- bagd ---------------------------------------------------------------------
     def start_bagd(self, ns, config, name="bagd", extra=()):
