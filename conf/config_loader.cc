@@ -487,6 +487,34 @@ LoadedConfig LoadConfigFile(const std::string& path, ConfigSource source) {
   return ParseConfig(text, path);
 }
 
+std::vector<std::string> Rfc8212Warnings(const bagd::config::v1::Config& config) {
+  namespace v1 = bagd::config::v1;
+  std::vector<std::string> out;
+  for (const v1::Neighbor& n : config.neighbors()) {
+    if (n.remote_as() == config.router().asn()) continue;  // iBGP
+    for (int af : n.address_families()) {
+      const char* family = af == v1::IPV6_UNICAST ? "ipv6-unicast" : "ipv4-unicast";
+      bool import = !n.import_policies().empty(), export_ = !n.export_policies().empty();
+      for (const v1::FamilyPolicies& f : n.family_policies()) {
+        if (f.family() != af) continue;
+        import |= !f.import_policies().empty();
+        export_ |= !f.export_policies().empty();
+      }
+      if (!import && n.default_import() == v1::DEFAULT_ACTION_REJECT) {
+        out.push_back(absl::StrCat("neighbor ", n.address(), " ", family,
+                                   ": no import policy: nothing it sends is accepted (RFC 8212; attach "
+                                   "import_policies, or set default_import: DEFAULT_ACTION_ACCEPT)"));
+      }
+      if (!export_ && n.default_export() == v1::DEFAULT_ACTION_REJECT) {
+        out.push_back(absl::StrCat("neighbor ", n.address(), " ", family,
+                                   ": no export policy: nothing is advertised to it (RFC 8212; attach "
+                                   "export_policies, or set default_export: DEFAULT_ACTION_ACCEPT)"));
+      }
+    }
+  }
+  return out;
+}
+
 int CheckConfig(const std::string& path, std::ostream& out) {
   // A one-shot read: `generate-config | bagd --check --config /dev/stdin` is fine.
   const LoadedConfig loaded = LoadConfigFile(path, ConfigSource::kAnyReadable);
@@ -496,6 +524,7 @@ int CheckConfig(const std::string& path, std::ostream& out) {
   }
   const int n = loaded.config.neighbors_size();
   out << path << ": configuration OK (" << n << (n == 1 ? " neighbor)" : " neighbors)") << '\n';
+  for (const std::string& w : Rfc8212Warnings(loaded.config)) out << path << ": warning: " << w << '\n';
   return 0;
 }
 

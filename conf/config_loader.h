@@ -47,6 +47,10 @@ enum class ConfigSource {
 // line 0 ("path: cannot read configuration: No such file or directory").
 LoadedConfig LoadConfigFile(const std::string& path, ConfigSource source = ConfigSource::kRegularFile);
 
+// RFC 8212: each eBGP neighbor and family left with no routes in or out (no policy attached,
+// default REJECT), as `bagd --check` prints them. `config` has its defaults applied.
+std::vector<std::string> Rfc8212Warnings(const bagd::config::v1::Config& config);
+
 // `bagd --config FILE --check` (any readable source: kAnyReadable): prints every error as "file:line:col: message", one per
 // line, and returns 1; or prints "FILE: configuration OK (N neighbors)" and returns 0.
 int CheckConfig(const std::string& path, std::ostream& out);

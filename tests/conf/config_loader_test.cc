@@ -219,7 +219,20 @@ TEST_CASE("CheckConfig: the OK line counts neighbors", "[conf][check]") {
                                 "neighbors { address: \"192.0.2.3\" remote_as: 65003 }\n"));
   std::ostringstream out;
   CHECK(CheckConfig(file, out) == 0);
-  CHECK(out.str() == file + ": configuration OK (2 neighbors)\n");
+  // RFC 8212: two eBGP neighbors without policies, each warned about in and out.
+  CHECK(out.str() ==
+        file + ": configuration OK (2 neighbors)\n" + file +
+        ": warning: neighbor 192.0.2.2 ipv4-unicast: no import policy: nothing it sends is accepted (RFC 8212; attach "
+        "import_policies, or set default_import: DEFAULT_ACTION_ACCEPT)\n" +
+        file +
+        ": warning: neighbor 192.0.2.2 ipv4-unicast: no export policy: nothing is advertised to it (RFC 8212; attach "
+        "export_policies, or set default_export: DEFAULT_ACTION_ACCEPT)\n" +
+        file +
+        ": warning: neighbor 192.0.2.3 ipv4-unicast: no import policy: nothing it sends is accepted (RFC 8212; attach "
+        "import_policies, or set default_import: DEFAULT_ACTION_ACCEPT)\n" +
+        file +
+        ": warning: neighbor 192.0.2.3 ipv4-unicast: no export policy: nothing is advertised to it (RFC 8212; attach "
+        "export_policies, or set default_export: DEFAULT_ACTION_ACCEPT)\n");
 
   const std::string none = dir.Write("n.textproto", WithRouter(""));
   std::ostringstream out_none;

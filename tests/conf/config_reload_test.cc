@@ -89,7 +89,7 @@ TEST_CASE("CheckConfig (bagd --check) still reads a configuration from a pipe", 
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   std::thread writer([&] {
     const int fd = ::open(fifo.c_str(), O_WRONLY);
-    const std::string text = WithRouter("neighbors { address: \"192.0.2.2\" remote_as: 65002 }\n");
+    const std::string text = WithRouter("neighbors { address: \"192.0.2.2\" remote_as: 65002 default_import: DEFAULT_ACTION_ACCEPT default_export: DEFAULT_ACTION_ACCEPT }\n");
     CHECK(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
     ::close(fd);
   });
