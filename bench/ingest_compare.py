@@ -56,6 +56,31 @@ WORKLOADS = {
 }
 FRR_BGPD = "/usr/lib/frr/bgpd"
 
+# --policy: the import chain of issue 13's speed goal, evaluated on every route: a 1,000-entry
+# prefix set with ranges (bogons and customer aggregates; no workload prefix is in it, so
+# every route goes through every statement), an AS-path regex and a community match, then
+# accept. None of its conditions tests something that differs per prefix but the prefix set,
+# so bagd evaluates it once per prefix (the set makes the chain prefix-dependent).
+POLICY = False
+def _import_policy():
+    entries = []
+    for i in range(1000):
+        a, b = divmod(i, 250)
+        entries.append(f'prefixes {{ prefix: "{100 + a}.{64 + b % 64}.{b}.0/24" le: 32 }}')
+    return ("defined_sets {\n"
+            f'  prefix_sets {{ name: "filter" {" ".join(entries)} }}\n'
+            '  as_path_sets { name: "bad-paths" regexes: "_6666[0-9]_" regexes: "^65535_" }\n'
+            '  community_sets { name: "drain" communities: "65000:666" }\n'
+            "}\n"
+            'policies { name: "import"\n'
+            '  statements { name: "filter" conditions { prefix_set { set: "filter" } } actions { disposition: DISPOSITION_REJECT } }\n'
+            '  statements { name: "bad-paths" conditions { as_path_set { set: "bad-paths" } } actions { disposition: DISPOSITION_REJECT } }\n'
+            '  statements { name: "drain" conditions { community_set { set: "drain" } } '
+            'actions { link_bandwidth { op: OP_DRAIN } disposition: DISPOSITION_ACCEPT } }\n'
+            '  statements { name: "accept" actions { disposition: DISPOSITION_ACCEPT } }\n'
+            "}")
+IMPORT_POLICY = _import_policy()
+
 
 # --- /proc ------------------------------------------------------------------------------
 def cpu_seconds(pid):
@@ -141,10 +166,15 @@ class Bagd(Daemon):
 
     def start(self):
         listen = "".join(f' listen {{ address: "{a4}" }}' for a4, _b, _as in self.neighbors())
+        # Without --policy: no policy at all (RFC 8212 off, every route accepted and exported
+        # as before bagd had policy); with it, a realistic import chain (IMPORT_POLICY).
         conf = [f'router {{ asn: {DAEMON_AS} router_id: "10.255.0.1"{listen} hold_time: 180 '
-                f'log_level: LOG_LEVEL_WARNING }}']
+                f'log_level: LOG_LEVEL_WARNING ebgp_requires_policy: false }}']
+        attach = ' import_policies: "import"' if POLICY else ""
+        if POLICY:
+            conf.append(IMPORT_POLICY)
         for _a4, b4, asn in self.neighbors():
-            conf.append(f'neighbors {{ address: "{b4}" remote_as: {asn} passive: true }}')
+            conf.append(f'neighbors {{ address: "{b4}" remote_as: {asn} passive: true{attach} }}')
         if self.multipath:
             conf.append("multipath { maximum_paths_ebgp: 4 as_path_relax: true }")
         conf.append("fib { backend: BACKEND_NONE }")
@@ -574,8 +604,12 @@ def main():
     ap.add_argument("--json", help="write every run and the medians here")
     ap.add_argument("--quiet-wait", type=float, default=120,
                     help="before each run, wait up to this long for the (shared) machine to go idle")
+    ap.add_argument("--policy", action="store_true",
+                    help="bagd with a realistic import policy (IMPORT_POLICY) instead of none")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
+    global POLICY
+    POLICY = args.policy
     if os.geteuid() != 0:
         sys.exit("run as root (network namespaces)")
     if not os.access(args.blaster, os.X_OK):
