@@ -245,7 +245,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  bagd::daemon::ControlAdapter adapter(io, speaker);
+  bagd::daemon::ControlAdapter adapter(io, speaker, &speaker);
   auto control = bagd::control::ControlServer::Start(opts->socket, &adapter);
   if (!control.ok()) {
     bagd::log::Error("control API: %s", control.status().ToString());

@@ -474,7 +474,8 @@ void ApplyActions(const Statement& st, const RouteContext& route, PolicyResult& 
 
 // The statements of `policy` on the route as `result` holds it so far (a chain passes the
 // attributes on); sets verdict and statement when one decides.
-void EvaluateInto(const CompiledPolicy& policy, const RouteContext& route, PolicyResult& result, Trace* trace) {
+void EvaluateInto(const CompiledPolicy& policy, const RouteContext& route, PolicyResult& result, Trace* trace,
+                  bool count_hits) {
   for (size_t i = 0; i < policy.statements_.size(); ++i) {
     const Statement& st = policy.statements_[i];
     const std::optional<Condition> failed = FirstFailed(st, route, result.attributes(route));
@@ -490,7 +491,7 @@ void EvaluateInto(const CompiledPolicy& policy, const RouteContext& route, Polic
       }
     }
     if (failed) continue;
-    ++policy.hits_[i];
+    if (count_hits) ++policy.hits_[i];
     if (st.disposition == v1::Actions::DISPOSITION_REJECT) {
       // A rejected route's attributes do not matter; nothing is applied.
       result.verdict = Verdict::kReject;
@@ -508,9 +509,9 @@ void EvaluateInto(const CompiledPolicy& policy, const RouteContext& route, Polic
   }
 }
 
-PolicyResult Evaluate(const CompiledPolicy& policy, const RouteContext& route, Trace* trace) {
+PolicyResult Evaluate(const CompiledPolicy& policy, const RouteContext& route, Trace* trace, EvaluateOptions options) {
   PolicyResult result;
-  EvaluateInto(policy, route, result, trace);
+  EvaluateInto(policy, route, result, trace, options.count_hits);
   if (result.verdict != Verdict::kNoDecision) result.policy = 0;
   return result;
 }
@@ -519,7 +520,7 @@ PolicyResult EvaluateChain(std::span<const CompiledPolicy* const> chain, const R
                            Verdict default_verdict, Trace* trace) {
   PolicyResult result;
   for (size_t p = 0; p < chain.size(); ++p) {
-    EvaluateInto(*chain[p], route, result, trace);
+    EvaluateInto(*chain[p], route, result, trace, true);
     if (result.verdict != Verdict::kNoDecision) {
       result.policy = static_cast<int>(p);
       return result;

@@ -12,6 +12,7 @@
 // depends_on_prefix() false: the export stage may evaluate it once per attribute set.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -94,6 +95,11 @@ struct Trace {
 
 class CompiledPolicy;
 
+struct EvaluateOptions {
+  // False for an evaluation that is not a real route (bagctl policy test): hits() stay.
+  bool count_hits = true;
+};
+
 // Every policy of one config, compiled, with the sets they share.
 class PolicySet {
  public:
@@ -103,6 +109,14 @@ class PolicySet {
 
   const CompiledPolicy* Find(std::string_view name) const;  // nullptr when not defined
   size_t size() const { return policies_.size(); }
+  // The names of every policy, sorted (bagctl show policies, error messages).
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    out.reserve(policies_.size());
+    for (const auto& entry : policies_) out.push_back(entry.first);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
 
  private:
   absl::flat_hash_map<std::string, std::shared_ptr<const CompiledPolicy>> policies_;
@@ -129,8 +143,8 @@ class CompiledPolicy {
 
  private:
   friend class PolicySet;
-  friend PolicyResult Evaluate(const CompiledPolicy&, const RouteContext&, Trace*);
-  friend void EvaluateInto(const CompiledPolicy&, const RouteContext&, PolicyResult&, Trace*);
+  friend PolicyResult Evaluate(const CompiledPolicy&, const RouteContext&, Trace*, EvaluateOptions);
+  friend void EvaluateInto(const CompiledPolicy&, const RouteContext&, PolicyResult&, Trace*, bool);
   CompiledPolicy() = default;
 
   std::string name_;
@@ -141,7 +155,8 @@ class CompiledPolicy {
 };
 
 // One route through one policy. `trace`, when given, receives a line per statement tested.
-PolicyResult Evaluate(const CompiledPolicy& policy, const RouteContext& route, Trace* trace = nullptr);
+PolicyResult Evaluate(const CompiledPolicy& policy, const RouteContext& route, Trace* trace = nullptr,
+                      EvaluateOptions options = {});
 
 // One route through a chain (Neighbor.import_policies / export_policies): each policy sees
 // the attributes as the previous one left them; the first ACCEPT or REJECT ends the chain;

@@ -180,3 +180,25 @@ absl::StatusOr<v1::ListNextHopGroupsResponse> ControlClient::ListNextHopGroups(
 }
 
 }  // namespace bagd::control
+
+namespace bagd::control {
+
+absl::StatusOr<v1::TestPolicyResponse> ControlClient::TestPolicy(const v1::TestPolicyRequest& request) {
+  auto canonical = CanonicalTestPolicyRequest(request);
+  if (!canonical.ok()) return canonical.status();
+  v1::TestPolicyResponse response;
+  auto context = NewContext();
+  if (absl::Status s = CallStatus(stub_->TestPolicy(context.get(), *canonical, &response)); !s.ok()) return s;
+  return response;
+}
+
+absl::StatusOr<v1::ListPoliciesResponse> ControlClient::ListPolicies(const std::string& name) {
+  v1::ListPoliciesRequest request;
+  request.set_name(name);
+  v1::ListPoliciesResponse response;
+  auto context = NewContext();
+  if (absl::Status s = CallStatus(stub_->ListPolicies(context.get(), request, &response)); !s.ok()) return s;
+  return response;
+}
+
+}  // namespace bagd::control

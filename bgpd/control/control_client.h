@@ -55,6 +55,12 @@ class ControlClient {
   // exclusive) before it is sent. NotFound for an id or prefix without a group.
   absl::StatusOr<v1::ListNextHopGroupsResponse> ListNextHopGroups(const v1::ListNextHopGroupsRequest& request);
 
+  // Checked as the server does (CanonicalTestPolicyRequest) before it is sent. NotFound for
+  // a policy that is not defined, InvalidArgument for an attribute bagd cannot parse.
+  absl::StatusOr<v1::TestPolicyResponse> TestPolicy(const v1::TestPolicyRequest& request);
+  // Every policy (`name` empty) or one; NotFound if it is not defined.
+  absl::StatusOr<v1::ListPoliciesResponse> ListPolicies(const std::string& name);
+
   const std::string& socket_path() const { return socket_path_; }
 
  private:

@@ -106,6 +106,27 @@ absl::StatusOr<v1::ListRoutesRequest> CanonicalListRoutesRequest(const v1::ListR
     if (!after.ok()) return after.status();
     out.set_after(*std::move(after));
   }
+  if (!v1::ListRoutesRequest::View_IsValid(request.view())) {
+    return absl::InvalidArgumentError(absl::StrCat("route view ", static_cast<int>(request.view()),
+                                                   " is unknown to this bagd (VIEW_RIB, VIEW_RECEIVED, "
+                                                   "VIEW_ACCEPTED or VIEW_ADVERTISED)"));
+  }
+  if (request.view() == v1::ListRoutesRequest::VIEW_RIB) {
+    if (!request.neighbor().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a neighbor (", Quoted(request.neighbor()),
+          ") needs a view of its routes: VIEW_RECEIVED, VIEW_ACCEPTED or VIEW_ADVERTISED "
+          "(bagctl: --received, --accepted or --advertised)"));
+    }
+  } else {
+    if (request.neighbor().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(RouteViewName(request.view()),
+                                                     " routes are a neighbor's: give its address (bagctl: --neighbor ADDRESS)"));
+    }
+    auto neighbor = CanonicalNeighborAddress(request.neighbor());
+    if (!neighbor.ok()) return neighbor.status();
+    out.set_neighbor(*std::move(neighbor));
+  }
   if (request.prefix().empty()) return out;
   auto prefix = CanonicalRoutePrefix(request.prefix());
   if (!prefix.ok()) return prefix.status();
@@ -117,6 +138,59 @@ absl::StatusOr<v1::ListRoutesRequest> CanonicalListRoutesRequest(const v1::ListR
   }
   out.set_prefix(*std::move(prefix));
   out.set_family(prefix_family);
+  return out;
+}
+
+const char* RouteViewName(v1::ListRoutesRequest::View view) {
+  switch (view) {
+    case v1::ListRoutesRequest::VIEW_RECEIVED: return "received";
+    case v1::ListRoutesRequest::VIEW_ACCEPTED: return "accepted";
+    case v1::ListRoutesRequest::VIEW_ADVERTISED: return "advertised";
+    default: return "routing table";
+  }
+}
+
+std::string RoutesNotFoundMessage(const v1::ListRoutesRequest& request) {
+  const bool address = request.prefix().find('/') == std::string::npos;
+  const std::string what = absl::StrCat(address ? "no route covers " : "no route for ", request.prefix());
+  switch (request.view()) {
+    case v1::ListRoutesRequest::VIEW_RECEIVED:
+      return absl::StrCat(what, " among the routes received from ", request.neighbor(), " (before import policy)");
+    case v1::ListRoutesRequest::VIEW_ACCEPTED:
+      return absl::StrCat(what, " among the routes accepted from ", request.neighbor(), " (after import policy)");
+    case v1::ListRoutesRequest::VIEW_ADVERTISED:
+      return absl::StrCat(what, " among the routes advertised to ", request.neighbor());
+    default:
+      return absl::StrCat(what, " in the routing table");
+  }
+}
+
+absl::StatusOr<v1::TestPolicyRequest> CanonicalTestPolicyRequest(const v1::TestPolicyRequest& request) {
+  v1::TestPolicyRequest out = request;
+  if (request.policy().empty()) return absl::InvalidArgumentError("a policy name is required");
+  if (request.prefix().empty()) {
+    return absl::InvalidArgumentError("a prefix is required, e.g. 192.0.2.0/24 or 2001:db8::/32");
+  }
+  if (request.prefix().find('/') == std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Quoted(request.prefix()), " is not a prefix: give it with a length, e.g. 192.0.2.0/24"));
+  }
+  auto prefix = CanonicalRoutePrefix(request.prefix());
+  if (!prefix.ok()) return prefix.status();
+  out.set_prefix(*std::move(prefix));
+  if (!v1::TestPolicyRequest::Source_IsValid(request.source())) {
+    return absl::InvalidArgumentError(absl::StrCat("route source ", static_cast<int>(request.source()),
+                                                   " is unknown to this bagd (SOURCE_EBGP, SOURCE_IBGP or SOURCE_LOCAL)"));
+  }
+  if (!request.neighbor().empty()) {
+    if (request.source() == v1::TestPolicyRequest::SOURCE_LOCAL) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a local route comes from no neighbor (neighbor ", Quoted(request.neighbor()), " given)"));
+    }
+    auto neighbor = CanonicalNeighborAddress(request.neighbor());
+    if (!neighbor.ok()) return neighbor.status();
+    out.set_neighbor(*std::move(neighbor));
+  }
   return out;
 }
 

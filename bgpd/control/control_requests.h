@@ -36,8 +36,23 @@ absl::StatusOr<std::string> CanonicalRoutePrefix(std::string_view text);
 // its family filled in from it. InvalidArgument for a prefix that does not parse, a family
 // other than "ipv4-unicast" / "ipv6-unicast" / empty, or a prefix of the other family.
 // `after`, when given, must be a prefix with a length (made canonical too) and excludes
-// `prefix`; `page_size` becomes 1..kMaxRoutesPageSize (0: kDefaultRoutesPageSize).
+// `prefix`; `page_size` becomes 1..kMaxRoutesPageSize (0: kDefaultRoutesPageSize). The
+// neighbor views need `neighbor` (made canonical, CanonicalNeighborAddress), VIEW_RIB takes
+// none, and an unknown view is InvalidArgument.
 absl::StatusOr<v1::ListRoutesRequest> CanonicalListRoutesRequest(const v1::ListRoutesRequest& request);
+
+// "received", "accepted", "advertised"; "routing table" for VIEW_RIB.
+const char* RouteViewName(v1::ListRoutesRequest::View view);
+// NOT_FOUND's message for a canonical ListRoutes request with a prefix that found nothing:
+// "no route for 203.0.113.0/24 in the routing table", "no route covers 203.0.113.9 among
+// the routes received from 192.0.2.2 (before import policy)".
+std::string RoutesNotFoundMessage(const v1::ListRoutesRequest& request);
+
+// `request` with its prefix and neighbor canonical. InvalidArgument without a policy name,
+// for a prefix without a length or that does not parse, a neighbor that is no address,
+// a neighbor with SOURCE_LOCAL, or an unknown source. The attributes are checked where the
+// route is built (bgpd/daemon/policy_view.h).
+absl::StatusOr<v1::TestPolicyRequest> CanonicalTestPolicyRequest(const v1::TestPolicyRequest& request);
 
 // ListRoutes pages (control.proto): the default and the largest number of routes per message.
 inline constexpr uint32_t kDefaultRoutesPageSize = 1000;

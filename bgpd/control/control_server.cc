@@ -95,10 +95,7 @@ class ControlService final : public v1::Control::Service {
         auto page = backend_->ListRoutesPage(cursor, want);
         if (!page.ok()) return ToGrpcStatus(page.status());
         if (first && !cursor.prefix().empty() && page->routes.empty()) {
-          const bool address = cursor.prefix().find('/') == std::string::npos;
-          return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                              absl::StrCat(address ? "no route covers " : "no route for ", cursor.prefix(),
-                                           " in the routing table"));
+          return grpc::Status(grpc::StatusCode::NOT_FOUND, RoutesNotFoundMessage(cursor));
         }
         // A backend that answers more than asked is cut to size; what it cut is "more".
         bool more = page->more;
@@ -157,6 +154,35 @@ class ControlService final : public v1::Control::Service {
       }
       *response = *std::move(groups);
       // Next hops and link-bandwidth text come from what peers sent.
+      ScrubInvalidUtf8(*response);
+      return grpc::Status::OK;
+    });
+  }
+
+  grpc::Status TestPolicy(grpc::ServerContext*, const v1::TestPolicyRequest* request,
+                          v1::TestPolicyResponse* response) override {
+    return Guarded("TestPolicy", [&] {
+      auto canonical = CanonicalTestPolicyRequest(*request);
+      if (!canonical.ok()) return ToGrpcStatus(canonical.status());
+      auto tested = backend_->TestPolicy(*canonical);
+      if (!tested.ok()) return ToGrpcStatus(tested.status());
+      *response = *std::move(tested);
+      // Communities and AS paths echo what the client sent; names come from the config.
+      ScrubInvalidUtf8(*response);
+      return grpc::Status::OK;
+    });
+  }
+
+  grpc::Status ListPolicies(grpc::ServerContext*, const v1::ListPoliciesRequest* request,
+                            v1::ListPoliciesResponse* response) override {
+    return Guarded("ListPolicies", [&] {
+      auto policies = backend_->ListPolicies(*request);
+      if (!policies.ok()) return ToGrpcStatus(policies.status());
+      if (!request->name().empty() && policies->policies().empty()) {
+        return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                            absl::StrCat("no policy \"", ToValidUtf8(request->name()), "\" is defined"));
+      }
+      *response = *std::move(policies);
       ScrubInvalidUtf8(*response);
       return grpc::Status::OK;
     });
@@ -248,6 +274,14 @@ absl::StatusOr<v1::RibSummary> ControlBackend::GetRibSummary() { return absl::Un
 
 absl::StatusOr<v1::ListNextHopGroupsResponse> ControlBackend::ListNextHopGroups(const v1::ListNextHopGroupsRequest&) {
   return absl::UnimplementedError(kNoRibMessage);
+}
+
+absl::StatusOr<v1::TestPolicyResponse> ControlBackend::TestPolicy(const v1::TestPolicyRequest&) {
+  return absl::UnimplementedError(kNoPoliciesMessage);
+}
+
+absl::StatusOr<v1::ListPoliciesResponse> ControlBackend::ListPolicies(const v1::ListPoliciesRequest&) {
+  return absl::UnimplementedError(kNoPoliciesMessage);
 }
 
 struct ControlServer::Impl {

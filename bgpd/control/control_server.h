@@ -50,7 +50,11 @@ class ControlBackend {
   //   family  "ipv4-unicast", "ipv6-unicast", or empty (both); always the prefix's own
   //           family when a prefix is given;
   //   after   empty, or a canonical prefix: only routes after it in table order;
-  //   limit, page_size: the server's business (it asks for at most `max_routes`).
+  //   limit, page_size: the server's business (it asks for at most `max_routes`);
+  //   view    VIEW_RIB (the routing table), or a neighbor's routes as received, accepted
+  //           or advertised; then `neighbor` is its canonical address. NotFound for a
+  //           neighbor that is not configured, FailedPrecondition for VIEW_RECEIVED when
+  //           the neighbor keeps no received routes (soft_reconfiguration_inbound off).
   // At most `max_routes` routes in ascending order (IPv4 before IPv6, by address, then
   // length), each with its best path first, and `more` when further routes follow. A page
   // may hold fewer routes (e.g. to bound the paths in it) but never none while `more`.
@@ -73,6 +77,17 @@ class ControlBackend {
   virtual absl::StatusOr<v1::ListNextHopGroupsResponse> ListNextHopGroups(const v1::ListNextHopGroupsRequest& request);
   // What the three defaults above answer (UNIMPLEMENTED), for a daemon without a RIB.
   static constexpr const char* kNoRibMessage = "the routing table is not available in this bagd";
+
+  // One policy evaluated on the route the request describes (control.proto TestPolicy),
+  // counting no hits. `request` is canonical (CanonicalTestPolicyRequest): a policy name,
+  // a prefix with its host bits cleared, a canonical neighbor address or none, a known
+  // source; the attributes are unchecked text. NotFound for an undefined policy (naming the
+  // defined ones), InvalidArgument for an attribute that does not parse.
+  virtual absl::StatusOr<v1::TestPolicyResponse> TestPolicy(const v1::TestPolicyRequest& request);
+  // Every policy, or the one named (NotFound if it is not defined), with per-statement hits.
+  virtual absl::StatusOr<v1::ListPoliciesResponse> ListPolicies(const v1::ListPoliciesRequest& request);
+  // What those two defaults answer (UNIMPLEMENTED), for a daemon without policies.
+  static constexpr const char* kNoPoliciesMessage = "routing policies are not available in this bagd";
 };
 
 class ControlServer {

@@ -49,6 +49,9 @@ absl::StatusOr<control::ControlBackend::RoutesPage> ControlAdapter::ListRoutesPa
   // server writes it out from its own thread and only then asks for the next one, so
   // sessions and other calls run between pages however large the table is.
   return OnIoThread(io_, [this, request, max_routes]() -> absl::StatusOr<control::ControlBackend::RoutesPage> {
+           if (request.view() != control::v1::ListRoutesRequest::VIEW_RIB) {
+             return ServeNeighborRoutesPage(neighbor_ribs_, speaker_.rib(), request, max_routes);
+           }
            return daemon::ListRoutesPage(speaker_.rib(), request, max_routes, &speaker_.groups());
          })
       .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
@@ -65,6 +68,21 @@ absl::StatusOr<control::v1::ListNextHopGroupsResponse> ControlAdapter::ListNextH
 absl::StatusOr<control::v1::RibSummary> ControlAdapter::GetRibSummary() {
   return OnIoThread(io_, [this]() -> absl::StatusOr<control::v1::RibSummary> {
            return daemon::RibSummary(speaker_.rib(), speaker_.attribute_store());
+         })
+      .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
+}
+
+absl::StatusOr<control::v1::TestPolicyResponse> ControlAdapter::TestPolicy(const control::v1::TestPolicyRequest& request) {
+  return OnIoThread(io_, [this, request]() -> absl::StatusOr<control::v1::TestPolicyResponse> {
+           return ServeTestPolicy(neighbor_ribs_, request);
+         })
+      .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
+}
+
+absl::StatusOr<control::v1::ListPoliciesResponse> ControlAdapter::ListPolicies(
+    const control::v1::ListPoliciesRequest& request) {
+  return OnIoThread(io_, [this, request]() -> absl::StatusOr<control::v1::ListPoliciesResponse> {
+           return ServeListPolicies(neighbor_ribs_, request);
          })
       .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
 }

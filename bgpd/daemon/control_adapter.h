@@ -5,13 +5,17 @@
 #include <boost/asio/io_context.hpp>
 
 #include "bgpd/control/control_server.h"
+#include "bgpd/daemon/policy_view.h"
 #include "bgpd/daemon/speaker.h"
 
 namespace bagd::daemon {
 
 class ControlAdapter : public control::ControlBackend {
  public:
-  ControlAdapter(boost::asio::io_context& io, Speaker& speaker) : io_(io), speaker_(speaker) {}
+  // `neighbor_ribs` (policies, received / advertised routes; may be null: then TestPolicy,
+  // ListPolicies and the neighbor route views answer UNIMPLEMENTED) is read on the io thread.
+  ControlAdapter(boost::asio::io_context& io, Speaker& speaker, const NeighborRibs* neighbor_ribs = nullptr)
+      : io_(io), speaker_(speaker), neighbor_ribs_(neighbor_ribs) {}
   std::vector<control::v1::NeighborStatus> ListNeighbors(const std::string& address_filter) override;
   absl::Status ShutdownNeighbor(const std::string& address, const std::string& message) override;
   absl::Status EnableNeighbor(const std::string& address) override;
@@ -22,10 +26,14 @@ class ControlAdapter : public control::ControlBackend {
   absl::StatusOr<control::v1::RibSummary> GetRibSummary() override;
   absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
       const control::v1::ListNextHopGroupsRequest& request) override;
+  absl::StatusOr<control::v1::TestPolicyResponse> TestPolicy(const control::v1::TestPolicyRequest& request) override;
+  absl::StatusOr<control::v1::ListPoliciesResponse> ListPolicies(
+      const control::v1::ListPoliciesRequest& request) override;
 
  private:
   boost::asio::io_context& io_;
   Speaker& speaker_;
+  const NeighborRibs* neighbor_ribs_;
 };
 
 }  // namespace bagd::daemon

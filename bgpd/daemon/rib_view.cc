@@ -17,21 +17,10 @@ std::string ExtCommunityText(const wire::ExtendedCommunity& ec) {
   return absl::StrFormat("0x%016x", ec.raw);
 }
 
-void FillPath(const rib::Rib& rib, const rib::Destination& d, size_t i, RoutePath& out) {
-  const rib::Path& p = d.paths()[i];
-  const rib::PeerInfo& peer = rib.peer(p.peer);
-  const rib::InternedAttributes& x = *p.attrs;
-  out.set_peer(peer.local ? "local" : peer.name);
-  out.set_peer_as(peer.asn);
-  out.set_path_id(p.path_id);
-  out.set_best(static_cast<int>(i) == d.best());
-  out.set_multipath(d.in_multipath(i));
-  if (static_cast<int>(i) != d.best()) {
-    const rib::DecisionStep step = rib.LostAt(d, i);
-    out.set_decision_step(rib::DecisionStepName(step));
-    out.set_lost_reason(rib::DecisionStepReason(step));
-  }
-  if (!peer.local) out.set_next_hop(x.next_hop.ToString());
+}  // namespace
+
+void FillPathAttributes(const rib::InternedAttributes& x, bool with_next_hop, RoutePath& out) {
+  if (with_next_hop) out.set_next_hop(x.next_hop.ToString());
   if (x.link_local_next_hop) out.set_link_local_next_hop(x.link_local_next_hop->ToString());
   out.set_origin(wire::OriginName(static_cast<wire::Origin>(x.origin)));
   if (x.attrs.as_path) out.set_as_path(x.attrs.as_path->ToString());
@@ -50,6 +39,24 @@ void FillPath(const rib::Rib& rib, const rib::Destination& d, size_t i, RoutePat
   for (uint32_t c : x.attrs.cluster_list) out.add_cluster_list(wire::IpAddress::V4(c).ToString());
   out.set_atomic_aggregate(x.attrs.atomic_aggregate);
 }
+
+void FillPath(const rib::Rib& rib, const rib::Destination& d, size_t i, RoutePath& out) {
+  const rib::Path& p = d.paths()[i];
+  const rib::PeerInfo& peer = rib.peer(p.peer);
+  out.set_peer(peer.local ? "local" : peer.name);
+  out.set_peer_as(peer.asn);
+  out.set_path_id(p.path_id);
+  out.set_best(static_cast<int>(i) == d.best());
+  out.set_multipath(d.in_multipath(i));
+  if (static_cast<int>(i) != d.best()) {
+    const rib::DecisionStep step = rib.LostAt(d, i);
+    out.set_decision_step(rib::DecisionStepName(step));
+    out.set_lost_reason(rib::DecisionStepReason(step));
+  }
+  FillPathAttributes(*p.attrs, !peer.local, out);
+}
+
+namespace {
 
 void FillRoute(const rib::Rib& rib, const wire::Prefix& prefix, const rib::Destination& d, control::v1::Route& out) {
   out.set_prefix(prefix.ToString());

@@ -22,6 +22,12 @@ absl::StatusOr<control::ControlBackend::RoutesPage> ListRoutesPage(const rib::Ri
                                                                    const control::v1::ListRoutesRequest& request,
                                                                    size_t max_routes,
                                                                    const rib::NextHopGroupRegistry* groups = nullptr);
+// The attributes of a path as RoutePath shows them (next hop, origin, AS path, LOCAL_PREF,
+// MED, communities, link bandwidth, RFC 4456): what every route view shares. The next hop
+// only `with_next_hop` (a local route has none).
+void FillPathAttributes(const rib::InternedAttributes& attrs, bool with_next_hop, control::v1::RoutePath& out);
+// Paths()[i] of `d`: its peer, path id, best / multipath, why it lost, and its attributes.
+void FillPath(const rib::Rib& rib, const rib::Destination& d, size_t i, control::v1::RoutePath& out);
 // The most specific prefix of the table covering `query` (a prefix: exactly it; an address:
 // longest match); nullopt when there is none or `query` does not parse.
 std::optional<wire::Prefix> FindRoute(const rib::Rib& rib, const std::string& query);

@@ -400,6 +400,7 @@ void Speaker::RefreshRibMetrics() {
     metrics_->RibPaths(wire::FamilyName(fam)).Set(static_cast<double>(paths));
   }
   metrics_->AttributeSets().Set(static_cast<double>(pipeline_->core().store().size()));
+  if (policies_) SyncPolicyMetrics(*policies_, *metrics_, policy_hits_synced_);
   auto& runs = metrics_->DecisionRuns();
   runs.Increment(static_cast<double>(rib.decision_runs()) - runs.Value());
 }
@@ -661,7 +662,9 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
   // New policy or limits: every route is weighed again, at once (an operator's change, not
   // the network's, so no hold-down).
   pipeline_->weights().Reconfigure(*weights, refeed);
-  // Every chain now points into the new set; the old one goes.
+  // Every chain now points into the new set; the old one goes, its last hits counted.
+  if (metrics_ && policies_) SyncPolicyMetrics(*policies_, *metrics_, policy_hits_synced_);
+  policy_hits_synced_.Reloaded();
   policies_ = std::move(policies);
   // The running config is the new one, but for what needs a restart.
   config::v1::Config running = config;

@@ -33,6 +33,7 @@
 #include "rib/stale_paths.h"
 #include "bgpd/daemon/advertiser.h"
 #include "bgpd/daemon/pipeline.h"
+#include "bgpd/daemon/policy_view.h"
 #include "bgpd/daemon/config_translation.h"
 #include "bgpd/daemon/routing_core.h"
 #include "bgpd/daemon/weights_stage.h"
@@ -63,7 +64,7 @@ struct SpeakerOptions {
   uint32_t fib_max_weight = 65535;
 };
 
-class Speaker : public RouteSink {
+class Speaker : public RouteSink, public NeighborRibs {
  public:
   Speaker(boost::asio::io_context& io, SpeakerOptions options = {});
   ~Speaker();
@@ -100,10 +101,10 @@ class Speaker : public RouteSink {
     return options_.fib != nullptr ? options_.fib->ObjectOf(g) : std::nullopt;
   }
   // The explain views (bagctl show routes --neighbor, policy test).
-  const policy::PolicySet* policies() const { return policies_.get(); }
-  std::optional<rib::PeerIndex> RibIndexOf(const std::string& canonical_address) const;
-  const rib::AdjRibIn* ReceivedRoutes(rib::PeerIndex index) const { return pipeline_->core().received(index); }
-  const rib::PrefixMap<rib::AttrRef>* AdvertisedRoutes(rib::PeerIndex index) const {
+  const policy::PolicySet* policies() const override { return policies_.get(); }
+  std::optional<rib::PeerIndex> RibIndexOf(const std::string& canonical_address) const override;
+  const rib::AdjRibIn* ReceivedRoutes(rib::PeerIndex index) const override { return pipeline_->core().received(index); }
+  const rib::PrefixMap<rib::AttrRef>* AdvertisedRoutes(rib::PeerIndex index) const override {
     return pipeline_->advertiser().advertised(index);
   }
 
@@ -167,6 +168,7 @@ class Speaker : public RouteSink {
   std::vector<std::unique_ptr<Listener>> listeners_;
   uint32_t local_as_ = 0;
   std::shared_ptr<const policy::PolicySet> policies_;  // the chains below point into it
+  PolicyHitsSynced policy_hits_synced_;  // what the Prometheus hit counters have of it
   // The routing path's stages (reset first by ~Speaker: they refer to the Outbounds).
   std::unique_ptr<Pipeline> pipeline_;
   std::vector<std::unique_ptr<Peer>> peers_;

@@ -74,7 +74,15 @@ SessionMetrics::SessionMetrics(std::shared_ptr<prometheus::Registry> registry)
       prefix_limit_events_(prometheus::BuildCounter()
                                .Name("bagd_neighbor_prefix_limit_events_total")
                                .Help("Maximum-prefix events: warning (threshold reached), exceeded (limit passed)")
-                               .Register(*registry_)) {}
+                               .Register(*registry_)),
+      policy_hits_(prometheus::BuildCounter()
+                       .Name("bagd_policy_statement_hits_total")
+                       .Help("Routes whose conditions all held at the policy statement (counted on across reloads)")
+                       .Register(*registry_)) {}
+
+prometheus::Counter& SessionMetrics::PolicyHits(const std::string& policy, const std::string& statement) {
+  return policy_hits_.Add({{"policy", policy}, {"statement", statement}});
+}
 
 prometheus::Gauge& SessionMetrics::PrefixLimit(const std::string& n, const std::string& family) {
   return prefix_limit_.Add({{"neighbor", n}, {"family", family}});

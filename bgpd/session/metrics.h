@@ -23,6 +23,9 @@
 //                                                      1 at or above it, 2 above the limit
 //   bagd_neighbor_prefix_limit_events_total{neighbor,family,event}  counter: event "warning"
 //                                                      (threshold reached), "exceeded" (limit)
+//   bagd_policy_statement_hits_total{policy,statement} counter: routes whose conditions held at
+//                                                      the statement, across reloads
+//                                                      (bgpd/daemon/policy_view.h SyncPolicyMetrics)
 #pragma once
 
 #include <array>
@@ -66,6 +69,7 @@ class SessionMetrics {
   prometheus::Gauge& PrefixLimitState(const std::string& neighbor, const std::string& family);
   prometheus::Counter& PrefixLimitEvents(const std::string& neighbor, const std::string& family,
                                          const std::string& event);
+  prometheus::Counter& PolicyHits(const std::string& policy, const std::string& statement);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -91,6 +95,7 @@ class SessionMetrics {
   prometheus::Family<prometheus::Gauge>& prefix_limit_;
   prometheus::Family<prometheus::Gauge>& prefix_limit_state_;
   prometheus::Family<prometheus::Counter>& prefix_limit_events_;
+  prometheus::Family<prometheus::Counter>& policy_hits_;
 };
 
 // "open", "update", "notification", "keepalive", "route_refresh"; "unknown" otherwise.

@@ -400,6 +400,39 @@ absl::StatusOr<v1::ListNextHopGroupsResponse> FakeBackend::ListNextHopGroups(
   return out;
 }
 
+absl::StatusOr<v1::TestPolicyResponse> FakeBackend::TestPolicy(const v1::TestPolicyRequest& request) {
+  std::lock_guard lock(mu_);
+  calls_.push_back({"TestPolicy", request.prefix(), request.neighbor()});
+  policy_requests_.push_back(request);
+  MaybeThrow();
+  v1::TestPolicyResponse out;
+  out.set_policy(request.policy());
+  out.set_prefix(request.prefix());
+  out.set_verdict("accept");
+  return out;
+}
+
+absl::StatusOr<v1::ListPoliciesResponse> FakeBackend::ListPolicies(const v1::ListPoliciesRequest& request) {
+  std::lock_guard lock(mu_);
+  calls_.push_back({"ListPolicies", request.name(), ""});
+  MaybeThrow();
+  v1::ListPoliciesResponse out;
+  for (const auto& p : policies_.policies()) {
+    if (request.name().empty() || p.name() == request.name()) *out.add_policies() = p;
+  }
+  return out;
+}
+
+std::vector<v1::TestPolicyRequest> FakeBackend::policy_requests() {
+  std::lock_guard lock(mu_);
+  return policy_requests_;
+}
+
+void FakeBackend::SetPolicies(v1::ListPoliciesResponse policies) {
+  std::lock_guard lock(mu_);
+  policies_ = std::move(policies);
+}
+
 std::vector<v1::ListNextHopGroupsRequest> FakeBackend::groups_requests() {
   std::lock_guard lock(mu_);
   return groups_requests_;

@@ -70,6 +70,15 @@ class FakeBackend : public ControlBackend {
   // groups_requests().
   absl::StatusOr<v1::ListNextHopGroupsResponse> ListNextHopGroups(const v1::ListNextHopGroupsRequest& request) override;
 
+  // Recorded as Call{"TestPolicy", prefix, neighbor}, the whole request in
+  // policy_requests(); answers the policy and prefix asked for, verdict "accept".
+  absl::StatusOr<v1::TestPolicyResponse> TestPolicy(const v1::TestPolicyRequest& request) override;
+  // SetPolicies' policies (none at first), only the one named when a name is given (an
+  // empty answer for an unknown name). Recorded as Call{"ListPolicies", name, ""}.
+  absl::StatusOr<v1::ListPoliciesResponse> ListPolicies(const v1::ListPoliciesRequest& request) override;
+  std::vector<v1::TestPolicyRequest> policy_requests();
+  void SetPolicies(v1::ListPoliciesResponse policies);
+
   std::vector<Call> calls();
   std::vector<v1::ListRoutesRequest> routes_requests();
   std::vector<v1::ListNextHopGroupsRequest> groups_requests();
@@ -97,14 +106,16 @@ class FakeBackend : public ControlBackend {
   std::function<void(int, v1::ListRoutesResponse&)> before_page_;
   v1::ListNextHopGroupsResponse groups_;
   std::vector<v1::ListNextHopGroupsRequest> groups_requests_;
+  std::vector<v1::TestPolicyRequest> policy_requests_;
+  v1::ListPoliciesResponse policies_;
   bool ignore_limit_ = false;
   absl::Status rib_status_;
   bool throw_next_ = false;
 };
 
 // A backend written before the routing table existed: it implements only the neighbor
-// calls, so ListRoutes, GetRibSummary and ListNextHopGroups are ControlBackend's defaults
-// (UNIMPLEMENTED).
+// calls, so ListRoutes, GetRibSummary, ListNextHopGroups, TestPolicy and ListPolicies are
+// ControlBackend's defaults (UNIMPLEMENTED).
 class NeighborsOnlyBackend : public ControlBackend {
  public:
   std::vector<v1::NeighborStatus> ListNeighbors(const std::string&) override { return {}; }

@@ -15,6 +15,7 @@
 #include "bgpd/control/control_requests.h"
 #include "tools/bagctl/neighbor_render.h"
 #include "tools/bagctl/nexthop_group_render.h"
+#include "tools/bagctl/policy_render.h"
 #include "tools/bagctl/route_render.h"
 
 namespace bagd::bagctl {
@@ -29,7 +30,27 @@ const char* const kControlUsage = R"(  show neighbors [ADDRESS] [--json]
                             path with all its attributes and why it is or is not the best
       --family ipv4|ipv6    only that address family
       --limit N             at most N prefixes (default: all)
+  show routes --neighbor ADDRESS --received|--accepted|--advertised [PREFIX] [--json] [--family ...]
+                            one neighbor's routes: --received as it sent them, before import
+                            policy (needs soft_reconfiguration_inbound on the neighbor),
+                            --accepted its paths in the table after import policy, with the
+                            decision, --advertised what bagd sends it (its Adj-RIB-Out, after
+                            export policy and the next-hop / AS-path rewrite)
   show rib-summary [--json] prefixes and paths per family and per peer, attribute sets, memory
+  show policies [NAME] [--json]
+                            every routing policy (or NAME) with each statement and how many
+                            routes matched it since the policies were loaded
+  policy test NAME PREFIX [--neighbor ADDRESS] [--source ebgp|ibgp|local] [attributes] [--json]
+                            runs policy NAME on a route made up of PREFIX and the attributes,
+                            and says for each statement why it matched or not, the verdict and
+                            the attributes after it; no route and no counter is touched
+      --as-path "65001 65002"  the AS path (default: empty); sets in braces {65003,65004}
+      --community C         repeatable: 65000:100, no-export, 65000:1:2, rt:65000:7, lb:65001:10G
+      --large-community L   repeatable: 65000:1:2
+      --link-bandwidth RATE a link-bandwidth extended community (RFC 10005), e.g. 10G or 65001:10G
+      --origin igp|egp|incomplete   (default igp)
+      --next-hop ADDRESS    (default: the neighbor)
+      --med N, --local-pref N
   show nexthop-groups [ID | PREFIX | ADDRESS] [--json]
                             the weighted next-hop groups: per member the link bandwidth it
                             advertises and the one its weight is computed from (hold-down),
@@ -58,13 +79,29 @@ const char* const kControlUsage = R"(  show neighbors [ADDRESS] [--json]
 
 namespace {
 
+using RouteView = control::v1::ListRoutesRequest::View;
+
 struct ControlArgs {
   std::optional<std::string> socket;
   bool json = false;
   std::optional<std::string> family;  // --family, as given
   std::optional<uint32_t> limit;      // --limit
+  std::optional<std::string> neighbor;  // --neighbor
+  std::optional<RouteView> view;        // --received, --accepted, --advertised
+  std::optional<std::string> source;    // --source
+  control::v1::TestRouteAttributes attributes;  // --as-path, --community, ... (policy test)
+  bool has_attributes = false;
   std::vector<std::string> words;     // the command and its operands
 };
+
+// A number for --med / --local-pref / --limit: digits only, 0..4294967295.
+std::optional<uint32_t> Number(const std::string& text) {
+  uint32_t n = 0;
+  if (text.empty() || !std::all_of(text.begin(), text.end(), absl::ascii_isdigit) || !absl::SimpleAtoi(text, &n)) {
+    return std::nullopt;
+  }
+  return n;
+}
 
 // The value of `--name VALUE` or `--name=VALUE` at args[i] (advancing i past a separate
 // value); nullopt if args[i] is not this flag.
@@ -99,7 +136,48 @@ absl::StatusOr<ControlArgs> ParseControlArgs(const std::vector<std::string>& arg
       parsed.socket = a.substr(9);
     } else if (a == "--json") {
       parsed.json = true;
+    } else if (a == "--received" || a == "--accepted" || a == "--advertised") {
+      const RouteView view = a == "--received"   ? control::v1::ListRoutesRequest::VIEW_RECEIVED
+                             : a == "--accepted" ? control::v1::ListRoutesRequest::VIEW_ACCEPTED
+                                                 : control::v1::ListRoutesRequest::VIEW_ADVERTISED;
+      if (parsed.view && *parsed.view != view) {
+        return absl::InvalidArgumentError("give one of --received, --accepted and --advertised");
+      }
+      parsed.view = view;
     } else {
+      // Flags with a value that are not --family / --limit.
+      bool taken = false;
+      for (const char* name : {"--neighbor", "--source", "--as-path", "--community", "--large-community",
+                               "--link-bandwidth", "--origin", "--next-hop", "--med", "--local-pref"}) {
+        auto value = FlagValue(args, i, name);
+        if (!value.ok()) return value.status();
+        if (!*value) continue;
+        taken = true;
+        const std::string flag = name;
+        const std::string& v = **value;
+        if (flag == "--neighbor") {
+          parsed.neighbor = v;
+        } else if (flag == "--source") {
+          parsed.source = v;
+        } else {
+          parsed.has_attributes = true;
+          control::v1::TestRouteAttributes& t = parsed.attributes;
+          if (flag == "--as-path") t.set_as_path(v);
+          if (flag == "--community") t.add_communities(v);
+          if (flag == "--large-community") t.add_large_communities(v);
+          if (flag == "--link-bandwidth") t.set_link_bandwidth(v);
+          if (flag == "--origin") t.set_origin(v);
+          if (flag == "--next-hop") t.set_next_hop(v);
+          if (flag == "--med" || flag == "--local-pref") {
+            const std::optional<uint32_t> n = Number(v);
+            if (!n) return absl::InvalidArgumentError(absl::StrCat(flag, " needs a number 0..4294967295, not '", Printable(v), "'"));
+            if (flag == "--med") t.set_med(*n);
+            if (flag == "--local-pref") t.set_local_pref(*n);
+          }
+        }
+        break;
+      }
+      if (taken) continue;
       auto family = FlagValue(args, i, "--family");
       if (!family.ok()) return family.status();
       if (*family) {
@@ -174,14 +252,29 @@ int ShowNeighbors(control::ControlClient& client, const std::string& address, bo
 
 // The routing table comes in pages (control.proto: ListRoutes streams); each one is printed
 // as it arrives and then dropped, so a million routes need no more memory here than a page.
+// What a neighbor view shows, for its title: "received from 192.0.2.2 (before import policy)".
+std::string NeighborViewTitle(const control::v1::ListRoutesRequest& request) {
+  switch (request.view()) {
+    case control::v1::ListRoutesRequest::VIEW_RECEIVED:
+      return absl::StrCat("received from ", request.neighbor(), " (before import policy)");
+    case control::v1::ListRoutesRequest::VIEW_ACCEPTED:
+      return absl::StrCat("accepted from ", request.neighbor(), " (after import policy)");
+    case control::v1::ListRoutesRequest::VIEW_ADVERTISED:
+      return absl::StrCat("advertised to ", request.neighbor(), " (after export policy)");
+    default:
+      return "";
+  }
+}
+
 int ShowRoutes(control::ControlClient& client, const control::v1::ListRoutesRequest& request, bool json,
                std::ostream& out, std::ostream& err) {
+  const bool neighbor_view = request.view() != control::v1::ListRoutesRequest::VIEW_RIB;
   if (!request.prefix().empty() && !json) {
     auto response = client.ListRoutes(request);  // one route
     if (!response.ok()) return Failed(err, response.status());
     for (int i = 0; i < response->routes_size(); ++i) {
       if (i > 0) out << '\n';
-      out << RenderRouteDetail(response->routes(i));
+      out << RenderRouteDetail(response->routes(i), request.view());
     }
     return kControlExitOk;
   }
@@ -198,14 +291,24 @@ int ShowRoutes(control::ControlClient& client, const control::v1::ListRoutesRequ
     return kControlExitOk;
   }
   RouteTableWriter writer(out);
+  bool titled = false;
   absl::Status s = client.ListRoutes(request, [&](control::v1::ListRoutesResponse& page) {
     truncated = page.truncated();
+    if (neighbor_view && !titled && !page.routes().empty()) {
+      out << "Routes " << NeighborViewTitle(request) << "\n\n";
+      titled = true;
+    }
     writer.Add(page);
     return absl::OkStatus();
   });
   if (!s.ok()) return Failed(err, s);
   if (writer.prefixes() == 0) {
-    out << (request.family().empty() ? std::string("No routes.\n") : absl::StrCat("No ", request.family(), " routes.\n"));
+    const std::string routes = request.family().empty() ? "routes" : absl::StrCat(request.family(), " routes");
+    if (neighbor_view) {
+      out << "No " << routes << " " << NeighborViewTitle(request) << ".\n";
+    } else {
+      out << "No " << routes << ".\n";
+    }
     return kControlExitOk;
   }
   writer.Finish(truncated);
@@ -218,6 +321,24 @@ int ShowNextHopGroups(control::ControlClient& client, const control::v1::ListNex
   if (!response.ok()) return Failed(err, response.status());
   if (json) return PrintJson(*response, out, err);
   out << RenderNextHopGroups(*response, NowUnixMs());
+  return kControlExitOk;
+}
+
+int TestPolicy(control::ControlClient& client, const control::v1::TestPolicyRequest& request, bool json,
+               std::ostream& out, std::ostream& err) {
+  auto response = client.TestPolicy(request);
+  if (!response.ok()) return Failed(err, response.status());
+  if (json) return PrintJson(*response, out, err);
+  out << RenderPolicyTest(*response);
+  return kControlExitOk;
+}
+
+int ShowPolicies(control::ControlClient& client, const std::string& name, bool json, std::ostream& out,
+                 std::ostream& err) {
+  auto response = client.ListPolicies(name);
+  if (!response.ok()) return Failed(err, response.status());
+  if (json) return PrintJson(*response, out, err);
+  out << RenderPolicyCounters(*response);
   return kControlExitOk;
 }
 
@@ -267,7 +388,8 @@ std::string ResolveControlSocket(const std::optional<std::string>& socket_flag, 
 bool IsControlCommand(const std::vector<std::string>& args) {
   if (args.empty()) return false;
   const std::string& first = args[0];
-  return first == "show" || first == "neighbor" || first == "--socket" || absl::StartsWith(first, "--socket=");
+  return first == "show" || first == "neighbor" || first == "policy" || first == "--socket" ||
+         absl::StartsWith(first, "--socket=");
 }
 
 int RunControlCommand(const std::vector<std::string>& args, const char* env_socket, std::ostream& out,
@@ -277,13 +399,18 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
   const std::vector<std::string>& w = parsed->words;
   if (w.empty()) return UsageError(err, "no command given");
 
-  enum class Command { kShowNeighbors, kShowRoutes, kShowRibSummary, kShowNextHopGroups, kShutdown, kEnable, kClear };
+  enum class Command {
+    kShowNeighbors, kShowRoutes, kShowRibSummary, kShowNextHopGroups, kShowPolicies, kPolicyTest,
+    kShutdown, kEnable, kClear,
+  };
   Command command = Command::kShowNeighbors;
   using ClearMode = control::v1::ClearNeighborRequest;
   ClearMode::Mode clear_mode = ClearMode::MODE_UNSPECIFIED;
   std::string address, message;
   control::v1::ListRoutesRequest routes_request;
   control::v1::ListNextHopGroupsRequest groups_request;
+  control::v1::TestPolicyRequest test_request;
+  std::string policy_name;
   if (w[0] == "show") {
     const std::string what = w.size() < 2 ? "" : w[1];
     if (what == "neighbors" || what == "neighbor") {
@@ -302,6 +429,20 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
         routes_request.set_family(*family);
       }
       if (parsed->limit) routes_request.set_limit(*parsed->limit);
+      if (parsed->view && !parsed->neighbor) {
+        return UsageError(err, "--received, --accepted and --advertised need --neighbor ADDRESS");
+      }
+      if (parsed->neighbor && !parsed->view) {
+        return UsageError(err, "show routes --neighbor ADDRESS needs --received, --accepted or --advertised");
+      }
+      if (parsed->neighbor) {
+        routes_request.set_neighbor(*parsed->neighbor);
+        routes_request.set_view(*parsed->view);
+      }
+    } else if (what == "policies" || what == "policy") {
+      if (w.size() > 3) return UsageError(err, "show policies takes at most one NAME");
+      command = Command::kShowPolicies;
+      if (w.size() == 3) policy_name = w[2];
     } else if (what == "rib-summary") {
       if (w.size() > 2) return UsageError(err, "show rib-summary takes no operands");
       command = Command::kShowRibSummary;
@@ -321,11 +462,39 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
         }
       }
     } else {
-      return UsageError(err, "show what? (neighbors, routes, rib-summary, nexthop-groups)");
+      return UsageError(err, "show what? (neighbors, routes, rib-summary, nexthop-groups, policies)");
     }
     if (command != Command::kShowRoutes && (parsed->family || parsed->limit)) {
       return UsageError(err, "--family and --limit are for show routes");
     }
+    if (command != Command::kShowRoutes && (parsed->neighbor || parsed->view)) {
+      return UsageError(err, "--neighbor, --received, --accepted and --advertised are for show routes and policy test");
+    }
+    if (parsed->source || parsed->has_attributes) {
+      return UsageError(err, "--source and the route attributes (--as-path, --community, ...) are for policy test");
+    }
+  } else if (w[0] == "policy") {
+    if (w.size() < 2 || w[1] != "test") return UsageError(err, "usage: policy test NAME PREFIX [options]");
+    if (w.size() != 4) return UsageError(err, "policy test takes a policy NAME and a PREFIX");
+    command = Command::kPolicyTest;
+    test_request.set_policy(w[2]);
+    test_request.set_prefix(w[3]);
+    if (parsed->neighbor) test_request.set_neighbor(*parsed->neighbor);
+    if (parsed->source) {
+      const std::string& source = *parsed->source;
+      if (source == "ebgp") {
+        test_request.set_source(control::v1::TestPolicyRequest::SOURCE_EBGP);
+      } else if (source == "ibgp") {
+        test_request.set_source(control::v1::TestPolicyRequest::SOURCE_IBGP);
+      } else if (source == "local") {
+        test_request.set_source(control::v1::TestPolicyRequest::SOURCE_LOCAL);
+      } else {
+        return UsageError(err, absl::StrCat("--source is ebgp, ibgp or local, not '", Printable(source), "'"));
+      }
+    }
+    *test_request.mutable_attributes() = parsed->attributes;
+    if (parsed->view) return UsageError(err, "--received, --accepted and --advertised are for show routes");
+    if (parsed->family || parsed->limit) return UsageError(err, "--family and --limit are for show routes");
   } else if (w[0] == "neighbor") {
     if (w.size() < 3) {
       return UsageError(err,
@@ -353,8 +522,11 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
     } else {
       return UsageError(err, absl::StrCat("unknown neighbor action '", Printable(w[2]), "' (shutdown, enable, clear)"));
     }
-    if (parsed->json) return UsageError(err, "--json is for the show commands");
+    if (parsed->json) return UsageError(err, "--json is for the show commands and policy test");
     if (parsed->family || parsed->limit) return UsageError(err, "--family and --limit are for show routes");
+    if (parsed->neighbor || parsed->view || parsed->source || parsed->has_attributes) {
+      return UsageError(err, "neighbor ADDRESS ... takes no --neighbor, view or route attribute flags");
+    }
   } else {
     return UsageError(err, absl::StrCat("unknown command '", w[0], "'"));
   }
@@ -366,6 +538,10 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
   }
   if (command == Command::kShowNextHopGroups) {
     auto canonical = control::CanonicalListNextHopGroupsRequest(groups_request);
+    if (!canonical.ok()) return Failed(err, canonical.status());
+  }
+  if (command == Command::kPolicyTest) {
+    auto canonical = control::CanonicalTestPolicyRequest(test_request);
     if (!canonical.ok()) return Failed(err, canonical.status());
   }
 
@@ -382,6 +558,10 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
       return ShowRibSummary(**client, parsed->json, out, err);
     case Command::kShowNextHopGroups:
       return ShowNextHopGroups(**client, groups_request, parsed->json, out, err);
+    case Command::kShowPolicies:
+      return ShowPolicies(**client, policy_name, parsed->json, out, err);
+    case Command::kPolicyTest:
+      return TestPolicy(**client, test_request, parsed->json, out, err);
     case Command::kShutdown: {
       if (absl::Status s = (*client)->ShutdownNeighbor(address, message); !s.ok()) return Failed(err, s);
       out << "neighbor " << address << ": administratively shut down";

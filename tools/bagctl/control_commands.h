@@ -1,6 +1,7 @@
 // bagctl's commands that talk to a running bagd through the control API
-// (bgpd/control/control.proto): `show neighbors`, `show routes`, `show rib-summary`,
-// `show nexthop-groups`, `neighbor ADDRESS shutdown|enable|clear [soft [in|out]]`.
+// (bgpd/control/control.proto): `show neighbors`, `show routes` (also one neighbor's
+// received / accepted / advertised routes), `show rib-summary`, `show nexthop-groups`,
+// `show policies`, `policy test`, `neighbor ADDRESS shutdown|enable|clear [soft [in|out]]`.
 #pragma once
 
 #include <iosfwd>
@@ -24,7 +25,8 @@ extern const char* const kControlUsage;
 // --socket if given, else $BAGD_SOCKET if set and not empty, else /run/bagd/bagd.sock.
 std::string ResolveControlSocket(const std::optional<std::string>& socket_flag, const char* env_value);
 
-// Whether bagctl's arguments name a control command: `show`, `neighbor`, or a leading --socket.
+// Whether bagctl's arguments name a control command: `show`, `neighbor`, `policy`, or a
+// leading --socket.
 bool IsControlCommand(const std::vector<std::string>& args);
 
 // Runs a control command (`args` are bagctl's arguments, `--socket PATH` anywhere before a

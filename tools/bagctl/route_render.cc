@@ -261,17 +261,53 @@ void RouteJsonWriter::Finish(bool truncated) {
   out_ << " \"truncated\": " << (truncated ? "true" : "false") << "\n}\n";
 }
 
-std::string RenderRouteDetail(const Route& route) {
+std::string RenderPathAttributes(const RoutePath& p, std::string_view indent_view) {
+  const std::string indent(indent_view);  // absl::StrAppend takes no std::string_view here
+  std::string out;
+  absl::StrAppend(&out, indent, "AS path: ", p.as_path().empty() ? "(empty)" : Printable(p.as_path()), ", origin ",
+                  OriginName(p.origin()), "\n");
+  absl::StrAppend(&out, indent, "Next hop: ", p.next_hop().empty() ? "none" : Printable(p.next_hop()));
+  if (!p.link_local_next_hop().empty()) absl::StrAppend(&out, ", link-local ", Printable(p.link_local_next_hop()));
+  out += "\n";
+  absl::StrAppend(&out, indent, "Local pref: ", p.local_pref(), ", MED: ",
+                  p.has_med() ? absl::StrCat(p.med()) : std::string("none"), "\n");
+  if (p.has_link_bandwidth()) {
+    absl::StrAppend(&out, indent, "Link bandwidth: ", wire::FormatBitsPerSecond(p.link_bandwidth_bps()), "\n");
+  }
+  if (!p.communities().empty()) absl::StrAppend(&out, indent, "Communities: ", JoinPrintable(p.communities(), " "), "\n");
+  if (!p.large_communities().empty()) {
+    absl::StrAppend(&out, indent, "Large communities: ", JoinPrintable(p.large_communities(), " "), "\n");
+  }
+  if (!p.extended_communities().empty()) {
+    absl::StrAppend(&out, indent, "Extended communities: ", JoinPrintable(p.extended_communities(), ", "), "\n");
+  }
+  if (!p.originator_id().empty()) absl::StrAppend(&out, indent, "Originator ID: ", Printable(p.originator_id()), "\n");
+  if (!p.cluster_list().empty()) absl::StrAppend(&out, indent, "Cluster list: ", JoinPrintable(p.cluster_list(), " "), "\n");
+  if (p.atomic_aggregate()) absl::StrAppend(&out, indent, "Atomic aggregate\n");
+  return out;
+}
+
+std::string RenderRouteDetail(const Route& route) { return RenderRouteDetail(route, control::v1::ListRoutesRequest::VIEW_RIB); }
+
+std::string RenderRouteDetail(const Route& route, RouteView view) {
+  // Received and advertised paths went through no decision: no best, no reasons.
+  const bool decided = view == control::v1::ListRoutesRequest::VIEW_RIB || view == control::v1::ListRoutesRequest::VIEW_ACCEPTED;
   std::string out = absl::StrCat("BGP routing table entry for ", Printable(route.prefix()), "\n");
+  if (view == control::v1::ListRoutesRequest::VIEW_RECEIVED) out = absl::StrCat("Received (before import policy): ", Printable(route.prefix()), "\n");
+  if (view == control::v1::ListRoutesRequest::VIEW_ADVERTISED) out = absl::StrCat("Advertised: ", Printable(route.prefix()), "\n");
   int best = 0;
   int multipath = 0;
   for (int i = 0; i < route.paths_size(); ++i) {
     if (route.paths(i).best() && best == 0) best = i + 1;
     if (route.paths(i).multipath()) ++multipath;
   }
-  absl::StrAppend(&out, "Paths: ", route.paths_size(), " available, ",
-                  best > 0 ? absl::StrCat("best #", best) : std::string("no best path"));
-  if (multipath > 1) absl::StrAppend(&out, ", ", multipath, " in the multipath set");
+  if (decided) {
+    absl::StrAppend(&out, "Paths: ", route.paths_size(), " available, ",
+                    best > 0 ? absl::StrCat("best #", best) : std::string("no best path"));
+    if (multipath > 1) absl::StrAppend(&out, ", ", multipath, " in the multipath set");
+  } else {
+    absl::StrAppend(&out, "Paths: ", route.paths_size());
+  }
   out += "\n";
   // The weighted next-hop group the route is installed with (bagctl show nexthop-groups ID).
   if (route.nexthop_group() != 0) absl::StrAppend(&out, "Next-hop group ", route.nexthop_group(), "\n");
@@ -281,37 +317,20 @@ std::string RenderRouteDetail(const Route& route) {
     if (p.peer() == kLocal) {
       absl::StrAppend(&out, "  Path #", i + 1, ", local");
     } else {
-      absl::StrAppend(&out, "  Path #", i + 1, " from ", Printable(p.peer()), " (AS ", p.peer_as(), ")");
+      absl::StrAppend(&out, "  Path #", i + 1, view == control::v1::ListRoutesRequest::VIEW_ADVERTISED ? " to " : " from ",
+                      Printable(p.peer()), " (AS ", p.peer_as(), ")");
     }
     if (p.path_id() != 0) absl::StrAppend(&out, ", path id ", p.path_id());
     out += "\n";
 
-    std::vector<std::string> status;
-    if (p.best()) status.push_back("best");
-    if (p.multipath() && multipath > 1) status.push_back("multipath");  // alone, it says nothing
-    if (!p.best()) status.push_back(NotBestText(p));
-    absl::StrAppend(&out, "    ", absl::StrJoin(status, ", "), "\n");
-
-    absl::StrAppend(&out, "    AS path: ", p.as_path().empty() ? "(empty)" : Printable(p.as_path()),
-                    ", origin ", OriginName(p.origin()), "\n");
-    absl::StrAppend(&out, "    Next hop: ", p.next_hop().empty() ? "none" : Printable(p.next_hop()));
-    if (!p.link_local_next_hop().empty()) absl::StrAppend(&out, ", link-local ", Printable(p.link_local_next_hop()));
-    out += "\n";
-    absl::StrAppend(&out, "    Local pref: ", p.local_pref(), ", MED: ",
-                    p.has_med() ? absl::StrCat(p.med()) : std::string("none"), "\n");
-    if (p.has_link_bandwidth()) {
-      absl::StrAppend(&out, "    Link bandwidth: ", wire::FormatBitsPerSecond(p.link_bandwidth_bps()), "\n");
+    if (decided) {
+      std::vector<std::string> status;
+      if (p.best()) status.push_back("best");
+      if (p.multipath() && multipath > 1) status.push_back("multipath");  // alone, it says nothing
+      if (!p.best()) status.push_back(NotBestText(p));
+      absl::StrAppend(&out, "    ", absl::StrJoin(status, ", "), "\n");
     }
-    if (!p.communities().empty()) absl::StrAppend(&out, "    Communities: ", JoinPrintable(p.communities(), " "), "\n");
-    if (!p.large_communities().empty()) {
-      absl::StrAppend(&out, "    Large communities: ", JoinPrintable(p.large_communities(), " "), "\n");
-    }
-    if (!p.extended_communities().empty()) {
-      absl::StrAppend(&out, "    Extended communities: ", JoinPrintable(p.extended_communities(), ", "), "\n");
-    }
-    if (!p.originator_id().empty()) absl::StrAppend(&out, "    Originator ID: ", Printable(p.originator_id()), "\n");
-    if (!p.cluster_list().empty()) absl::StrAppend(&out, "    Cluster list: ", JoinPrintable(p.cluster_list(), " "), "\n");
-    if (p.atomic_aggregate()) out += "    Atomic aggregate\n";
+    out += RenderPathAttributes(p, "    ");
   }
   return out;
 }

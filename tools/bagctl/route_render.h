@@ -56,6 +56,15 @@ std::string RenderRouteTable(const ListRoutesResponse& response);
 // One route with every path and all its attributes, like FRR's `show ip bgp PREFIX`, and
 // the weighted next-hop group it uses ("Next-hop group 7") when it has one.
 std::string RenderRouteDetail(const Route& route);
+// The same for a view of one neighbor's routes (show routes --neighbor ADDR): VIEW_ACCEPTED
+// as VIEW_RIB; VIEW_RECEIVED and VIEW_ADVERTISED paths went through no decision, so they
+// have no best / not-best line, and advertised paths say "to" the neighbor.
+using RouteView = control::v1::ListRoutesRequest::View;
+std::string RenderRouteDetail(const Route& route, RouteView view);
+// The attribute lines of a path (AS path and origin, next hop, local pref and MED, link
+// bandwidth, communities, RFC 4456), each line starting with `indent`: what the route
+// detail and `bagctl policy test` show of a path.
+std::string RenderPathAttributes(const RoutePath& path, std::string_view indent);
 // RenderRouteTable as the pages of a ListRoutes stream arrive, so bagctl holds one page and
 // never the whole table: the legend and the header with the first route, each page's lines
 // as it comes, the counts at the end. Columns are as wide as the first page needs (at
