@@ -235,3 +235,19 @@ TEST_CASE("bagctl render: route refresh both ways", "[control][render][route_ref
                                      "re-sending now: ipv4-unicast\n"));
   CHECK_THAT(detail, Catch::Contains("  ROUTE-REFRESH messages ignored: 1 (see bagd's log)\n"));
 }
+
+namespace bagd::bagctl {
+namespace {
+
+TEST_CASE("bagctl render: RFC 8212 notes and import rejections in the detail", "[control][render]") {
+  control::v1::NeighborStatus n = SampleEstablished();
+  n.add_policy_notes("ipv4-unicast: no import policy and default_import REJECT (RFC 8212): no route from this neighbor is accepted");
+  n.set_prefixes_rejected(3);
+  const std::string detail = RenderNeighborDetail(n, kNowUnixMs);
+  CHECK(detail.find("  Policy: ipv4-unicast: no import policy and default_import REJECT (RFC 8212)") != std::string::npos);
+  CHECK(detail.find("  Rejected by import policy: 3 routes\n") != std::string::npos);
+  CHECK(RenderNeighborDetail(SampleEstablished(), kNowUnixMs).find("Policy:") == std::string::npos);
+}
+
+}  // namespace
+}  // namespace bagd::bagctl

@@ -226,6 +226,10 @@ std::string RenderNeighborDetail(const NeighborStatus& n, int64_t now_unix_ms) {
                     n.established_transitions() == 1 ? " time\n" : " times\n");
   }
 
+  // RFC 8212 and other reasons policy keeps routes from flowing (NeighborStatus.policy_notes).
+  for (const std::string& note : n.policy_notes()) absl::StrAppend(&out, "  Policy: ", Printable(note), "\n");
+  if (n.prefixes_rejected() > 0) absl::StrAppend(&out, "  Rejected by import policy: ", n.prefixes_rejected(), " routes\n");
+
   if (n.gtsm_refused() > 0) {
     absl::StrAppend(&out, "  GTSM: refused ", n.gtsm_refused(), n.gtsm_refused() == 1 ? " connection" : " connections",
                     " with a TTL below the minimum (see the log for the addresses)\n");
