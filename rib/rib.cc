@@ -136,34 +136,42 @@ void Rib::Announce(PeerIndex peer, std::span<const wire::Nlri> nlri, const AttrR
   }
 }
 
-void Rib::ApplyUpdate(PeerIndex peer, const wire::UpdateMessage& u, AttributeStore& store) {
-  Withdraw(peer, u.withdrawn);
+void SplitUpdate(const wire::UpdateMessage& u, AttributeStore& store,
+                 absl::FunctionRef<void(std::span<const wire::Nlri>)> withdraw,
+                 absl::FunctionRef<void(std::span<const wire::Nlri>, const AttrRef&)> announce) {
+  if (!u.withdrawn.empty()) withdraw(u.withdrawn);
   const wire::PathAttributes& a = u.attrs;
-  if (a.mp_unreach) Withdraw(peer, a.mp_unreach->withdrawn);
+  if (a.mp_unreach && !a.mp_unreach->withdrawn.empty()) withdraw(a.mp_unreach->withdrawn);
   const bool field_nlri = !u.nlri.empty();
   const bool mp_nlri = a.mp_reach && !a.mp_reach->nlri.empty();
   if (!field_nlri && !mp_nlri) return;
   if (u.action == wire::ErrorAction::kTreatAsWithdraw) {
-    Withdraw(peer, u.nlri);
-    if (mp_nlri) Withdraw(peer, a.mp_reach->nlri);
+    if (field_nlri) withdraw(u.nlri);
+    if (mp_nlri) withdraw(a.mp_reach->nlri);
     return;
   }
   if (field_nlri && !a.mp_reach) {
-    Announce(peer, u.nlri, store.Intern(a));  // the common case: no copy
+    announce(u.nlri, store.Intern(a));  // the common case: no copy
   } else if (field_nlri) {
     wire::PathAttributes own = a;  // NEXT_HOP's NLRI: MP_REACH_NLRI is not about it
     own.mp_reach.reset();
-    Announce(peer, u.nlri, store.Intern(std::move(own)));
+    announce(u.nlri, store.Intern(std::move(own)));
   }
   if (mp_nlri) {
     if (a.next_hop) {
       wire::PathAttributes own = a;  // MP NLRI: NEXT_HOP is ignored (RFC 4760 §3)
       own.next_hop.reset();
-      Announce(peer, a.mp_reach->nlri, store.Intern(std::move(own)));
+      announce(a.mp_reach->nlri, store.Intern(std::move(own)));
     } else {
-      Announce(peer, a.mp_reach->nlri, store.Intern(a));
+      announce(a.mp_reach->nlri, store.Intern(a));
     }
   }
+}
+
+void Rib::ApplyUpdate(PeerIndex peer, const wire::UpdateMessage& u, AttributeStore& store) {
+  SplitUpdate(
+      u, store, [&](std::span<const wire::Nlri> nlri) { Withdraw(peer, nlri); },
+      [&](std::span<const wire::Nlri> nlri, const AttrRef& attrs) { Announce(peer, nlri, attrs); });
 }
 
 void Rib::Withdraw(PeerIndex peer, std::span<const wire::Nlri> nlri) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 #include "bgpd/wire/message.h"
 #include "rib/attribute_store.h"
 #include "rib/decision.h"
@@ -123,6 +124,17 @@ struct ImportStats {
   uint64_t rejected_path_limit = 0;  // a prefix already had 65535 paths
 };
 
+// One decoded UPDATE as what it withdraws and what it announces, in that order: `withdraw`
+// for each run of withdrawn NLRI, `announce` for each run of announced NLRI of one family
+// with its attributes interned in `store`. The NEXT_HOP attribute is the next hop of the NLRI
+// field only (RFC 4271 §5.1.3) and MP_REACH_NLRI's next hop that of its own NLRI only (RFC
+// 4760 §3, which also says NEXT_HOP is ignored for MP NLRI): an UPDATE carrying both kinds of
+// NLRI is interned as two attribute sets. RFC 7606 treat-as-withdraw withdraws the announced
+// NLRI. Rib::ApplyUpdate and the routing core's import (policy before the RIB) both use it.
+void SplitUpdate(const wire::UpdateMessage& update, AttributeStore& store,
+                 absl::FunctionRef<void(std::span<const wire::Nlri>)> withdraw,
+                 absl::FunctionRef<void(std::span<const wire::Nlri>, const AttrRef&)> announce);
+
 class Rib {
  public:
   Rib(uint32_t local_as, DecisionConfig config) : local_as_(local_as), config_(config) {}
@@ -137,11 +149,7 @@ class Rib {
   // AS_PATH, RFC 4271 §9.1.2) or next-hop validation replace nothing and are counted.
   void Announce(PeerIndex peer, std::span<const wire::Nlri> nlri, const AttrRef& attrs);
   void Withdraw(PeerIndex peer, std::span<const wire::Nlri> nlri);
-  // One decoded UPDATE from `peer`: its withdrawals, then its announcements, interned in
-  // `store`. The NEXT_HOP attribute is the next hop of the NLRI field only (RFC 4271
-  // §5.1.3) and MP_REACH_NLRI's next hop that of its own NLRI only (RFC 4760 §3, which
-  // also says NEXT_HOP is ignored for MP NLRI): an UPDATE carrying both kinds of NLRI is
-  // interned as two attribute sets. RFC 7606 treat-as-withdraw withdraws the announced NLRI.
+  // One decoded UPDATE from `peer` (SplitUpdate): its withdrawals, then its announcements.
   void ApplyUpdate(PeerIndex peer, const wire::UpdateMessage& update, AttributeStore& store);
   // The session went down: every path from the peer goes.
   void PeerDown(PeerIndex peer);

@@ -193,6 +193,20 @@ absl::StatusOr<std::vector<Network>> NetworksOf(const config::v1::Config& config
   return out;
 }
 
+rib::DecisionConfig DecisionConfigOf(const config::v1::Config& config) {
+  rib::DecisionConfig decision;
+  decision.maximum_paths_ebgp = std::max<uint32_t>(1, config.multipath().maximum_paths_ebgp());
+  decision.maximum_paths_ibgp = std::max<uint32_t>(1, config.multipath().maximum_paths_ibgp());
+  decision.as_path_multipath_relax = config.multipath().as_path_relax();
+  return decision;
+}
+
+bool ReweighOnReload(const config::v1::Config& before, const config::v1::Config& after) {
+  return after.link_bandwidth().SerializeAsString() != before.link_bandwidth().SerializeAsString() ||
+         after.fib().max_weight() != before.fib().max_weight() ||
+         after.fib().group_budget() != before.fib().group_budget();
+}
+
 std::string PolicyChain::Describe() const {
   std::string out;
   std::vector<std::string> names;

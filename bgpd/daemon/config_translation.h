@@ -29,6 +29,12 @@ std::array<rib::PrefixLimitConfig, wire::kFamilyCount> PrefixLimitsOf(const conf
 // A neighbor's link-bandwidth export settings.
 absl::StatusOr<rib::LinkBandwidthExport> LinkBandwidthExportOf(const config::v1::NeighborLinkBandwidth& n);
 
+// The decision process's settings (multipath).
+rib::DecisionConfig DecisionConfigOf(const config::v1::Config& config);
+// A reload from `before` to `after` changes how every route is weighed (link-bandwidth
+// policy, FIB limits): the weights stage reweighs them all at once.
+bool ReweighOnReload(const config::v1::Config& before, const config::v1::Config& after);
+
 // A prefix of `networks`: originated by this router.
 struct Network {
   wire::Nlri nlri;

@@ -2,7 +2,7 @@
 
 namespace bagd::daemon {
 
-RoutingCore::RoutingCore(uint32_t local_as, rib::DecisionConfig decision) : rib_(local_as, decision) {}
+RoutingCore::RoutingCore(uint32_t local_as, rib::DecisionConfig decision) : local_as_(local_as), rib_(local_as, decision) {}
 
 rib::PeerIndex RoutingCore::AddPeer(rib::PeerInfo info, std::optional<wire::IpAddress> address,
                                     const NeighborPolicies& policies) {
@@ -36,40 +36,9 @@ const rib::AdjRibIn* RoutingCore::received(rib::PeerIndex peer) const {
 void RoutingCore::Ingest(rib::PeerIndex peer, const wire::UpdateMessage& u) {
   Inbound& in = inbound_[peer];
   if (in.passes_everything) return rib_.ApplyUpdate(peer, u, store_);
-  // The same split as Rib::ApplyUpdate (its comment has the RFC rules): withdrawals first,
-  // then each kind of NLRI with its own next hop.
-  const wire::PathAttributes& a = u.attrs;
-  auto withdraw = [&](std::span<const wire::Nlri> nlri) {
-    if (in.adj_in) {
-      for (const wire::Nlri& n : nlri) in.adj_in->Erase(n);
-    }
-    rib_.Withdraw(peer, nlri);
-  };
-  withdraw(u.withdrawn);
-  if (a.mp_unreach) withdraw(a.mp_unreach->withdrawn);
-  const bool field_nlri = !u.nlri.empty();
-  const bool mp_nlri = a.mp_reach && !a.mp_reach->nlri.empty();
-  if (!field_nlri && !mp_nlri) return;
-  if (u.action == wire::ErrorAction::kTreatAsWithdraw) {
-    withdraw(u.nlri);
-    if (mp_nlri) withdraw(a.mp_reach->nlri);
-    return;
-  }
-  if (field_nlri) {
-    if (!a.mp_reach) {
-      Import(peer, in, u.nlri, store_.Intern(a));
-    } else {
-      wire::PathAttributes own = a;
-      own.mp_reach.reset();
-      Import(peer, in, u.nlri, store_.Intern(std::move(own)));
-    }
-  }
-  if (mp_nlri) {
-    wire::PathAttributes own = a;
-    own.next_hop.reset();
-    // MP_REACH_NLRI's NLRI of one family: the chain of that family.
-    Import(peer, in, a.mp_reach->nlri, a.next_hop ? store_.Intern(std::move(own)) : store_.Intern(a));
-  }
+  rib::SplitUpdate(
+      u, store_, [&](std::span<const wire::Nlri> nlri) { Withdraw(peer, nlri); },
+      [&](std::span<const wire::Nlri> nlri, const rib::AttrRef& attrs) { Import(peer, in, nlri, attrs); });
 }
 
 void RoutingCore::Import(rib::PeerIndex peer, Inbound& in, std::span<const wire::Nlri> nlri, const rib::AttrRef& received) {
@@ -120,8 +89,16 @@ void RoutingCore::Announce(rib::PeerIndex peer, std::span<const wire::Nlri> nlri
   rib_.Announce(peer, nlri, store_.Intern(std::move(attrs)));
 }
 
-void RoutingCore::Originate(rib::PeerIndex local, const wire::Nlri& nlri, const wire::PathAttributes& attrs) {
-  rib_.Announce(local, std::span(&nlri, 1), store_.Intern(attrs));
+void RoutingCore::Originate(rib::PeerIndex local, const wire::Nlri& nlri, std::optional<double> link_bandwidth_bps) {
+  wire::PathAttributes a;
+  a.origin = wire::Origin::kIgp;
+  a.as_path = wire::AsPath{};
+  a.local_pref = 100;
+  if (link_bandwidth_bps) {
+    a.extended_communities.push_back(
+        wire::LinkBandwidth::FromBitsPerSecond(local_as_, *link_bandwidth_bps, true).ToExtendedCommunity());
+  }
+  rib_.Announce(local, std::span(&nlri, 1), store_.Intern(std::move(a)));
 }
 
 void RoutingCore::Withdraw(rib::PeerIndex peer, std::span<const wire::Nlri> nlri) {

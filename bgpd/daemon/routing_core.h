@@ -42,8 +42,10 @@ class RoutingCore {
 
   // One UPDATE from `peer`, End-of-RIB excluded.
   void Ingest(rib::PeerIndex peer, const wire::UpdateMessage& update);
-  // This router's own routes: no import policy (they are the config's).
-  void Originate(rib::PeerIndex local, const wire::Nlri& nlri, const wire::PathAttributes& attrs);
+  // This router's own route (no import policy: it is the config's): ORIGIN IGP, an empty
+  // AS_PATH (the next hop is set per neighbor on export), and the link bandwidth when given
+  // (the neighbors' export settings decide its form).
+  void Originate(rib::PeerIndex local, const wire::Nlri& nlri, std::optional<double> link_bandwidth_bps);
   // Paths the neighbor no longer has (stale after a refresh), its Adj-RIB-In included.
   void Withdraw(rib::PeerIndex peer, std::span<const wire::Nlri> nlri);
   void WithdrawOwn(rib::PeerIndex local, const wire::Nlri& nlri);
@@ -85,6 +87,7 @@ class RoutingCore {
   void Import(rib::PeerIndex peer, Inbound& in, std::span<const wire::Nlri> nlri, const rib::AttrRef& received);
   void Announce(rib::PeerIndex peer, std::span<const wire::Nlri> nlri, wire::PathAttributes attrs);
 
+  uint32_t local_as_;
   rib::AttributeStore store_;  // declared before the RIB, whose paths hold references into it
   rib::Rib rib_;
   std::vector<Inbound> inbound_;  // by rib index

@@ -93,12 +93,10 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
     chains.push_back(*std::move(c));
   }
   local_as_ = config.router().asn();
-  rib::DecisionConfig decision;
-  decision.maximum_paths_ebgp = std::max<uint32_t>(1, config.multipath().maximum_paths_ebgp());
-  decision.maximum_paths_ibgp = std::max<uint32_t>(1, config.multipath().maximum_paths_ibgp());
-  decision.as_path_multipath_relax = config.multipath().as_path_relax();
+  const rib::DecisionConfig decision = DecisionConfigOf(config);
   auto weights = WeightsConfigOf(config, options_.fib_max_weight);
   if (!weights.ok()) return weights.status();
+  metrics_timer_ = clock_->NewTimer();
   pipeline_ = std::make_unique<Pipeline>(local_as_, decision, *weights, *clock_, options_.fib, metrics_);
   config_ = config;
   restart_neighbor_wait_ms_ = int64_t{config.fib().restart_neighbor_wait()} * 1000;
@@ -282,19 +280,12 @@ void Speaker::Start() {
 }
 
 void Speaker::Originate(const Network& n) {
-  wire::PathAttributes a;
-  a.origin = wire::Origin::kIgp;
-  a.as_path = wire::AsPath{};
-  a.local_pref = 100;
   std::optional<double> bps = n.link_bandwidth_bps;
   if (!n.capacity_source.empty()) {
     auto it = originated_bps_.find(n.capacity_source);
     bps = it == originated_bps_.end() ? std::nullopt : std::optional<double>(it->second);
   }
-  if (bps) {
-    a.extended_communities.push_back(wire::LinkBandwidth::FromBitsPerSecond(local_as_, *bps, true).ToExtendedCommunity());
-  }
-  pipeline_->core().Originate(local_index_, n.nlri, a);
+  pipeline_->core().Originate(local_index_, n.nlri, bps);
 }
 
 void Speaker::SetOriginatedBandwidth(const std::string& source, double bps) {
@@ -412,6 +403,8 @@ void Speaker::OnSessionUp(Peer& peer) {
 }
 
 namespace {
+// How long the RIB gauges may lag behind a burst of UPDATEs.
+constexpr auto kMetricsDelay = std::chrono::milliseconds(2);
 // A refresh's stale paths are withdrawn in slices, as a session loss (pipeline.cc).
 constexpr size_t kFlushSlice = 65536;
 // Changes that make a batch worth sending on its own (a packed UPDATE holds ~1000).
@@ -467,7 +460,11 @@ void Speaker::ScheduleRibFlush() {
 void Speaker::FlushRibChanges() {
   rib_flush_posted_ = false;
   pipeline_->advertiser().Flush();
-  RefreshRibMetrics();
+  // The RIB-wide gauges (and the policy hit counters) follow at most every few
+  // milliseconds, as the weights batch does, not with every read of UPDATEs.
+  if (metrics_ != nullptr && !metrics_timer_->running()) {
+    metrics_timer_->Start(kMetricsDelay, [this] { RefreshRibMetrics(); });
+  }
 }
 
 void Speaker::CheckConvergence() {
@@ -655,9 +652,7 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
   }
 
   // Damping, link-bandwidth policy and FIB limits: groups and sessions stay.
-  const bool refeed = config.link_bandwidth().SerializeAsString() != config_.link_bandwidth().SerializeAsString() ||
-                      config.fib().max_weight() != config_.fib().max_weight() ||
-                      config.fib().group_budget() != config_.fib().group_budget();
+  const bool refeed = ReweighOnReload(config_, config);
   FlushRibChanges();
   // New policy or limits: every route is weighed again, at once (an operator's change, not
   // the network's, so no hold-down).
@@ -702,9 +697,7 @@ std::string Speaker::ReapplyImport(Peer& peer, bool had_stored) {
       FlushRibChanges();
       done.push_back(absl::StrCat(wire::FamilyName(family), ": ", evaluated, " stored routes evaluated again"));
     } else if (n->route_refresh) {
-      peer.SendRouteRefresh(wire::RouteRefreshMessage::Make(family));
-      control::v1::RouteRefreshStatus& st = peer.refresh_status();
-      st.set_requests_sent(st.requests_sent() + 1);
+      RequestRefresh(peer, family);
       done.push_back(absl::StrCat(wire::FamilyName(family), ": route refresh requested"));
     } else {
       done.push_back(absl::StrCat(wire::FamilyName(family),
@@ -764,6 +757,12 @@ void Speaker::OnRouteRefresh(Peer& peer, const wire::RouteRefreshMessage& m) {
       st.set_eorr_received(st.eorr_received() + 1);
       return EndStale(peer, a.family, /*timed_out=*/false);
   }
+}
+
+void Speaker::RequestRefresh(Peer& peer, wire::Family family) {
+  peer.SendRouteRefresh(wire::RouteRefreshMessage::Make(family));
+  control::v1::RouteRefreshStatus& st = peer.refresh_status();
+  st.set_requests_sent(st.requests_sent() + 1);
 }
 
 size_t Speaker::ResendAdjRibOut(Peer& to, wire::Family family, bool enhanced) {
@@ -886,9 +885,7 @@ absl::StatusOr<control::v1::ClearNeighborResponse> Speaker::ClearNeighbor(
   for (int f = 0; f < wire::kFamilyCount; ++f) {
     if (!n.families[f] || !in) continue;
     const auto family = static_cast<wire::Family>(f);
-    p->SendRouteRefresh(wire::RouteRefreshMessage::Make(family));
-    control::v1::RouteRefreshStatus& st = p->refresh_status();
-    st.set_requests_sent(st.requests_sent() + 1);
+    RequestRefresh(*p, family);
     r.add_refresh_requested(wire::FamilyName(family));
     log::Info("neighbor %s: soft reset in: route refresh request sent for %s", name, wire::FamilyName(family));
   }

@@ -134,6 +134,8 @@ class Speaker : public RouteSink, public NeighborRibs {
   // Route refresh from the peer's side (RFC 7313): its BoRR makes its paths in `family`
   // stale until announced again; its EoRR (or the stale timeout) removes what is still stale.
   void BeginStale(Peer& peer, wire::Family family);
+  // A ROUTE-REFRESH request to `peer` (RFC 2918), counted in its status.
+  void RequestRefresh(Peer& peer, wire::Family family);
   // Our Adj-RIB-Out for `family` to `to` again (the advertiser), counted in its status.
   size_t ResendAdjRibOut(Peer& to, wire::Family family, bool enhanced);
   void EndStale(Peer& peer, wire::Family family, bool timed_out);
@@ -194,6 +196,7 @@ class Speaker : public RouteSink, public NeighborRibs {
   bool stopping_ = false;                 // Shutdown() was called
   int64_t restart_neighbor_wait_ms_ = 10000;
   std::unique_ptr<Timer> convergence_timer_;
+  std::unique_ptr<Timer> metrics_timer_;  // RefreshRibMetrics after a flush (FlushRibChanges)
   config::v1::Config config_;  // the running config
   // Watched by handlers posted with a raw `this`; declared last, so it expires first.
   Lifetime lifetime_;

@@ -158,11 +158,8 @@ class Replay {
     config_ = Load("config.textproto");
     auto weights = WeightsConfigOf(config_);
     if (!weights.ok()) throw std::runtime_error(weights.status().ToString());
-    rib::DecisionConfig decision;
-    decision.maximum_paths_ebgp = std::max<uint32_t>(1, config_.multipath().maximum_paths_ebgp());
-    decision.maximum_paths_ibgp = std::max<uint32_t>(1, config_.multipath().maximum_paths_ibgp());
-    decision.as_path_multipath_relax = config_.multipath().as_path_relax();
-    pipeline_ = std::make_unique<Pipeline>(config_.router().asn(), decision, *weights, clock_, &fib_, nullptr);
+    pipeline_ = std::make_unique<Pipeline>(config_.router().asn(), DecisionConfigOf(config_), *weights, clock_, &fib_,
+                                           nullptr);
     auto set = policy::PolicySet::Compile(config_);
     if (!set.ok()) throw std::runtime_error(set.status().ToString());
     policies_ = std::make_shared<policy::PolicySet>(*std::move(set));
@@ -184,17 +181,7 @@ class Replay {
     }
     auto networks = NetworksOf(config_);
     if (!networks.ok()) throw std::runtime_error(networks.status().ToString());
-    for (const Network& n : *networks) {
-      wire::PathAttributes a;
-      a.origin = wire::Origin::kIgp;
-      a.as_path = wire::AsPath{};
-      a.local_pref = 100;
-      if (n.link_bandwidth_bps) {
-        a.extended_communities.push_back(
-            wire::LinkBandwidth::FromBitsPerSecond(config_.router().asn(), *n.link_bandwidth_bps, true).ToExtendedCommunity());
-      }
-      pipeline_->core().Originate(pipeline_->local_index(), n.nlri, a);
-    }
+    for (const Network& n : *networks) pipeline_->core().Originate(pipeline_->local_index(), n.nlri, n.link_bandwidth_bps);
     pipeline_->Flush();
   }
 
@@ -243,12 +230,10 @@ class Replay {
   absl::Status Ingest(Neighbor& n, const wire::Bytes& bytes) {
     wire::CodecContext ctx;
     ctx.ebgp = n.ebgp;
-    auto frame = wire::NextFrame(bytes, ctx);
     auto m = wire::DecodeMessage(bytes, ctx);
     if (!m.ok()) return absl::InvalidArgumentError(absl::StrCat("UPDATE does not decode: ", m.error().reason));
     const auto* u = std::get_if<wire::UpdateMessage>(&m.value());
     if (u == nullptr) return absl::InvalidArgumentError("not an UPDATE");
-    (void)frame;
     if (!u->EndOfRib()) pipeline_->Ingest(n.index, *u);
     pipeline_->Flush();
     return absl::OkStatus();
@@ -457,10 +442,7 @@ class Replay {
         (*nb)->session->SendRouteRefresh(wire::RouteRefreshMessage::Make(wire::Family::kIpv4Unicast));
       }
     }
-    const bool reweigh = next.link_bandwidth().SerializeAsString() != config_.link_bandwidth().SerializeAsString() ||
-                         next.fib().max_weight() != config_.fib().max_weight() ||
-                         next.fib().group_budget() != config_.fib().group_budget();
-    pipeline_->weights().Reconfigure(*weights, reweigh);
+    pipeline_->weights().Reconfigure(*weights, ReweighOnReload(config_, next));
     policies_ = std::move(policies);
     config_ = std::move(next);
     return absl::OkStatus();
