@@ -16,6 +16,7 @@
 #include "bgpd/control/control_server.h"
 #include "bgpd/daemon/policy_view.h"
 #include "bgpd/daemon/rib_view.h"
+#include "tests/control/fake_backend.h"
 #include "policy/policy.h"
 #include "rib/adj_rib_in.h"
 #include "rib/prefix_map.h"
@@ -148,14 +149,8 @@ class ExplainRibs : public daemon::NeighborRibs {
 };
 
 // The control API over ExplainRibs, as ControlAdapter answers (one lock for the io thread).
-class ExplainBackend : public ControlBackend {
+class ExplainBackend : public NeighborsOnlyBackend {  // its neighbor calls are stubs
  public:
-  std::vector<v1::NeighborStatus> ListNeighbors(const std::string&) override { return {}; }
-  absl::Status ShutdownNeighbor(const std::string&, const std::string&) override { return absl::OkStatus(); }
-  absl::Status EnableNeighbor(const std::string&) override { return absl::OkStatus(); }
-  absl::StatusOr<v1::ClearNeighborResponse> ClearNeighbor(const std::string&, v1::ClearNeighborRequest::Mode) override {
-    return v1::ClearNeighborResponse();
-  }
   absl::StatusOr<RoutesPage> ListRoutesPage(const v1::ListRoutesRequest& request, size_t max_routes) override {
     std::lock_guard lock(mu_);
     if (request.view() != v1::ListRoutesRequest::VIEW_RIB) {
