@@ -281,7 +281,9 @@ const wire::IpAddress* RouteNextHop(const wire::PathAttributes& a) {
 }
 
 // The first condition of `st` that does not hold, or nullopt when all do.
-std::optional<Condition> FirstFailed(const Statement& st, const RouteContext& route, const wire::PathAttributes& a) {
+// `test_prefix` false: every condition but the prefix set (ConditionMemo).
+std::optional<Condition> FirstFailed(const Statement& st, const RouteContext& route, const wire::PathAttributes& a,
+                                     bool test_prefix = true) {
   if (st.sources != 0 && !(st.sources & (1 << static_cast<int>(route.source)))) return Condition::kSource;
   if (st.neighbor_set.set) {
     const bool in = route.neighbor && st.neighbor_set.set->Contains(*route.neighbor);
@@ -295,7 +297,7 @@ std::optional<Condition> FirstFailed(const Statement& st, const RouteContext& ro
       return Condition::kAsPathLength;
     }
   }
-  if (st.prefix_set.set) {
+  if (test_prefix && st.prefix_set.set) {
     if (st.prefix_set.set->Contains(route.prefix) == (st.prefix_set.match == MatchType::kInvert)) {
       return Condition::kPrefixSet;
     }
@@ -478,7 +480,25 @@ void EvaluateInto(const CompiledPolicy& policy, const RouteContext& route, Polic
                   bool count_hits) {
   for (size_t i = 0; i < policy.statements_.size(); ++i) {
     const Statement& st = policy.statements_[i];
-    const std::optional<Condition> failed = FirstFailed(st, route, result.attributes(route));
+    std::optional<Condition> failed;
+    if (route.memo != nullptr && trace == nullptr && !result.modified) {
+      // The route's own attributes: what does not test the prefix was tested for an earlier
+      // prefix of the run, or is tested now, once.
+      auto& rest = route.memo->rest_;
+      auto it = std::find_if(rest.begin(), rest.end(), [&](const auto& e) { return e.first == &st; });
+      if (it == rest.end()) {
+        rest.emplace_back(&st, !FirstFailed(st, route, *route.attributes, /*test_prefix=*/false));
+        it = rest.end() - 1;
+      }
+      if (!it->second) {
+        failed = Condition::kSource;  // some condition other than the prefix set failed
+      } else if (st.prefix_set.set &&
+                 st.prefix_set.set->Contains(route.prefix) == (st.prefix_set.match == MatchType::kInvert)) {
+        failed = Condition::kPrefixSet;
+      }
+    } else {
+      failed = FirstFailed(st, route, result.attributes(route));
+    }
     StatementTrace* line = nullptr;
     if (trace != nullptr) {
       line = &trace->statements.emplace_back();

@@ -30,12 +30,33 @@ namespace bagd::policy {
 
 enum class RouteSource : uint8_t { kEbgp, kIbgp, kLocal };
 
+namespace internal {
+struct Statement;
+}
+
+// What a run of evaluations of one route but for its prefix has in common (the prefixes of
+// one UPDATE): each statement's conditions other than the prefix set, tested once while the
+// attributes are the route's own (no action of an earlier statement changed them). Clear()
+// it before a route that differs in anything but the prefix.
+class ConditionMemo {
+ public:
+  void Clear() { rest_.clear(); }
+
+ private:
+  friend void EvaluateInto(const class CompiledPolicy&, const struct RouteContext&, struct PolicyResult&,
+                           struct Trace*, bool);
+  std::vector<std::pair<const internal::Statement*, bool>> rest_;  // statement -> the rest held
+};
+
 // The route being evaluated. `attributes` must outlive the evaluation.
 struct RouteContext {
   wire::Prefix prefix;
   const wire::PathAttributes* attributes = nullptr;
   std::optional<wire::IpAddress> neighbor;  // the neighbor it came from; none for local routes
   RouteSource source = RouteSource::kEbgp;
+  // Optional: shared by evaluations that differ only in `prefix` (ConditionMemo). Not used
+  // while tracing, so a trace always shows every condition tested.
+  ConditionMemo* memo = nullptr;
 };
 
 enum class Verdict : uint8_t { kAccept, kReject, kNoDecision };
@@ -121,10 +142,6 @@ class PolicySet {
  private:
   absl::flat_hash_map<std::string, std::shared_ptr<const CompiledPolicy>> policies_;
 };
-
-namespace internal {
-struct Statement;
-}
 
 class CompiledPolicy {
  public:

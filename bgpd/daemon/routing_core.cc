@@ -69,6 +69,10 @@ void RoutingCore::Import(rib::PeerIndex peer, Inbound& in, std::span<const wire:
   }
   accepted_.clear();
   rejected_.clear();
+  // The prefixes share everything but themselves: the chain's other conditions are tested
+  // once for the run (the AS-path regexes, say), the prefix sets per prefix.
+  memo_.Clear();
+  route.memo = &memo_;
   for (const wire::Nlri& n : nlri) {
     route.prefix = n.prefix;
     policy::PolicyResult r = policy::EvaluateChain(chain.policies, route, chain.default_verdict);

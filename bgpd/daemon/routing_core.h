@@ -93,6 +93,7 @@ class RoutingCore {
   std::vector<Inbound> inbound_;  // by rib index
   // Scratch of Import, kept between calls.
   std::vector<wire::Nlri> accepted_, rejected_;
+  policy::ConditionMemo memo_;
 };
 
 }  // namespace bagd::daemon

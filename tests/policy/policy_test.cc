@@ -448,3 +448,44 @@ TEST_CASE("trace: a matched statement lists every condition as written", "[polic
   CHECK(Evaluate(*set.Find("p"), Route("10.0.0.0/8", a), &trace).verdict == Verdict::kNoDecision);
   CHECK(trace.ToString() == "p #1: no match (link-bandwidth 1Gbps..)\n");
 }
+
+// --- ConditionMemo: one UPDATE's prefixes -----------------------------------------------------
+
+TEST_CASE("ConditionMemo: a run of prefixes gets the verdicts, attributes and hits it gets without one",
+          "[policy][memo]") {
+  // Statement 1 changes the attributes (local-pref) and goes on, so statement 2 sees modified
+  // attributes for the prefixes it matched: the memo must not be used there.
+  const PolicySet set = CompilePolicies(std::string(kSets) + R"pb(
+    policies { name: "p"
+      statements { name: "tag" conditions { prefix_set { set: "ten" } }
+                   actions { local_pref: 300 disposition: DISPOSITION_NEXT } }
+      statements { name: "path" conditions { as_path_set { set: "from-65001" } prefix_set { set: "ten" match: SET_MATCH_INVERT } }
+                   actions { disposition: DISPOSITION_REJECT } }
+      statements { name: "lp" conditions { community_set { set: "tag" } } actions { med: 7 disposition: DISPOSITION_ACCEPT } }
+    }
+  )pb");
+  wire::PathAttributes a = Attrs();
+  a.as_path = wire::AsPath{{wire::AsPathSegment{wire::AsSegmentType::kSequence, {65001, 65002}}}};
+  a.communities = {65000u << 16 | 100};
+  const std::vector<std::string> prefixes = {"10.1.0.0/16", "11.0.0.0/8", "10.2.3.0/24", "10.9.9.0/25", "12.0.0.0/8"};
+  const CompiledPolicy& p = *set.Find("p");
+  std::vector<PolicyResult> plain;
+  for (const std::string& prefix : prefixes) plain.push_back(Evaluate(p, Route(prefix, a)));
+  std::vector<uint64_t> hits_plain;
+  for (size_t i = 0; i < p.statement_count(); ++i) hits_plain.push_back(p.hits(i));
+  ConditionMemo memo;
+  for (size_t k = 0; k < prefixes.size(); ++k) {
+    RouteContext route = Route(prefixes[k], a);
+    route.memo = &memo;
+    const PolicyResult r = Evaluate(p, route);
+    CHECK(r.verdict == plain[k].verdict);
+    CHECK(r.statement == plain[k].statement);
+    CHECK(r.attributes(route) == plain[k].attributes(Route(prefixes[k], a)));
+  }
+  // Each statement counted the same routes again: the totals doubled.
+  for (size_t i = 0; i < p.statement_count(); ++i) CHECK(p.hits(i) == 2 * hits_plain[i]);
+  // 11.0.0.0/8 and 12.0.0.0/8 (not in "ten", path from 65001) were rejected.
+  CHECK(plain[1].verdict == Verdict::kReject);
+  CHECK(plain[4].verdict == Verdict::kReject);
+  CHECK(plain[0].verdict == Verdict::kAccept);
+}
