@@ -19,6 +19,8 @@ rib::PeerIndex RoutingCore::AddPeer(rib::PeerInfo info, std::optional<wire::IpAd
 void RoutingCore::SetImport(rib::PeerIndex peer, const NeighborPolicies& policies) {
   Inbound& in = inbound_[peer];
   in.chains = policies.import;
+  in.memo.Clear();  // it was for the old chains
+  in.memo_attrs = {};
   if (policies.soft_reconfiguration_inbound && !in.adj_in) in.adj_in = std::make_unique<rib::AdjRibIn>();
   if (!policies.soft_reconfiguration_inbound) in.adj_in.reset();
   in.passes_everything = !in.adj_in && std::all_of(in.chains.begin(), in.chains.end(),
@@ -70,9 +72,14 @@ void RoutingCore::Import(rib::PeerIndex peer, Inbound& in, std::span<const wire:
   accepted_.clear();
   rejected_.clear();
   // The prefixes share everything but themselves: the chain's other conditions are tested
-  // once for the run (the AS-path regexes, say), the prefix sets per prefix.
-  memo_.Clear();
-  route.memo = &memo_;
+  // once for the run (the AS-path regexes, say), the prefix sets per prefix. The memo goes on
+  // over the neighbor's next UPDATEs while they carry the same interned attribute set (one
+  // prefix per UPDATE is common); the reference it keeps means the pointer cannot be reused.
+  if (in.memo_attrs != received) {
+    in.memo.Clear();
+    in.memo_attrs = received;
+  }
+  route.memo = &in.memo;
   for (const wire::Nlri& n : nlri) {
     route.prefix = n.prefix;
     policy::PolicyResult r = policy::EvaluateChain(chain.policies, route, chain.default_verdict);

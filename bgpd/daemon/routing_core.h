@@ -82,6 +82,9 @@ class RoutingCore {
     std::unique_ptr<rib::AdjRibIn> adj_in;  // soft reconfiguration inbound
     bool passes_everything = true;           // both chains, and no Adj-RIB-In: the fast path
     uint64_t rejected = 0;
+    // Import's ConditionMemo, valid for the attribute set it holds (and this neighbor's chains).
+    policy::ConditionMemo memo;
+    rib::AttrRef memo_attrs;
   };
   // `nlri` (one family) with the same received attributes through the chain into the RIB.
   void Import(rib::PeerIndex peer, Inbound& in, std::span<const wire::Nlri> nlri, const rib::AttrRef& received);
@@ -93,7 +96,6 @@ class RoutingCore {
   std::vector<Inbound> inbound_;  // by rib index
   // Scratch of Import, kept between calls.
   std::vector<wire::Nlri> accepted_, rejected_;
-  policy::ConditionMemo memo_;
 };
 
 }  // namespace bagd::daemon
