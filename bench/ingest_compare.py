@@ -55,6 +55,9 @@ WORKLOADS = {
                 what="W2, every daemon exporting to the other peers"),
 }
 FRR_BGPD = "/usr/lib/frr/bgpd"
+# Link bandwidth per peer (Gbit/s), peers 1..4, unless --no-lb: BAG peers advertise their
+# capacity, and bagd's weights follow it.
+LB_GBPS = [100, 40, 25, 10]
 
 # --policy: the import chain of issue 13's speed goal, evaluated on every route: a 1,000-entry
 # prefix set with ranges (bogons and customer aggregates; no workload prefix is in it, so
@@ -453,6 +456,8 @@ def measure(daemon_name, wl_name, args, run_no):
                 args.blaster, "--local", b4, "--peer", a4, "--asn", str(DAEMON_AS + 1 + i),
                 "--router-id", f"10.255.1.{i + 1}", "--prefixes", str(prefixes), "--offset", "0",
                 "--per-message", wl["mode"], "--next-hop", b4, "--wait-signal"]
+            if args.lb:  # as BAG peers send it: each peer its own capacity
+                cmd += ["--link-bandwidth", str(LB_GBPS[i % len(LB_GBPS)])]
             blasters.append(lab.spawn(f"blaster{i}", bns, cmd, f"blaster{i}.log"))
 
         def all_up():
@@ -604,6 +609,8 @@ def main():
     ap.add_argument("--json", help="write every run and the medians here")
     ap.add_argument("--quiet-wait", type=float, default=120,
                     help="before each run, wait up to this long for the (shared) machine to go idle")
+    ap.add_argument("--no-lb", dest="lb", action="store_false",
+                    help="the blasters send no link bandwidth (by default peer i sends LB_GBPS[i])")
     ap.add_argument("--policy", action="store_true",
                     help="bagd with a realistic import policy (IMPORT_POLICY) instead of none")
     ap.add_argument("-v", "--verbose", action="store_true")

@@ -2,7 +2,7 @@
 // UPDATEs as fast as the peer reads it, for the ingest benchmark (bench/ingest_compare.py).
 //
 //   update_blaster --local ADDR --peer ADDR[:PORT] --asn N --router-id A --prefixes N
-//                  [--offset K] [--per-message 1|packed] [--next-hop ADDR] [--base A.B.C.D]
+//                  [--offset K] [--per-message 1|packed] [--next-hop ADDR] [--link-bandwidth GBPS] [--base A.B.C.D]
 //                  [--hold S] [--wait-signal] [--listen] [--no-eor] [--expect-received N]
 //
 // Before connecting, every UPDATE is encoded into one contiguous buffer with bagd's codec:
@@ -48,6 +48,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "bgpd/fsm/negotiation.h"
 #include "bgpd/wire/message.h"
+#include "bgpd/wire/link_bandwidth.h"
 #include "bgpd/wire/update_packer.h"
 
 namespace {
@@ -81,7 +82,7 @@ double Real() {
 void Usage() {
   std::fprintf(stderr,
                "usage: update_blaster --local ADDR --peer ADDR[:PORT] --asn N --router-id A --prefixes N\n"
-               "       [--offset K] [--per-message 1|packed] [--next-hop ADDR] [--base A.B.C.D] [--hold S]\n"
+               "       [--offset K] [--per-message 1|packed] [--next-hop ADDR] [--link-bandwidth GBPS] [--base A.B.C.D] [--hold S]\n"
                "       [--wait-signal] [--listen] [--no-eor] [--expect-received N]\n");
   std::exit(2);
 }
@@ -96,6 +97,7 @@ struct Options {
   uint64_t offset = 0;
   bool packed = true;
   std::string next_hop;
+  double link_bandwidth_bps = 0;  // > 0: every route carries this link bandwidth (RFC 10005)
   std::string base = "20.0.0.0";
   uint16_t hold = 180;
   bool wait_signal = false;
@@ -157,6 +159,9 @@ Options ParseArgs(int argc, char** argv) {
       }
     } else if (a == "--next-hop") {
       o.next_hop = value();
+    } else if (a == "--link-bandwidth") {
+      // Gbit/s, as BAG peers advertise their capacity ("100" for 100G).
+      o.link_bandwidth_bps = static_cast<double>(ParseUint("--link-bandwidth", value())) * 1e9;
     } else if (a == "--base") {
       o.base = value();
     } else if (a == "--hold") {
@@ -208,6 +213,10 @@ Stream Encode(const Options& o) {
     attrs.origin = Origin::kIgp;
     attrs.as_path = AsPath{{AsPathSegment{AsSegmentType::kSequence, {o.asn}}}};
     attrs.next_hop = IpAddress::V4(ParseV4(o.next_hop, "--next-hop"));
+    if (o.link_bandwidth_bps > 0) {  // transitive, the sender's 2-octet AS (RFC 10005 §3)
+      attrs.extended_communities.push_back(
+          LinkBandwidth::FromBitsPerSecond(o.asn & 0xffff, o.link_bandwidth_bps, true).ToExtendedCommunity());
+    }
     CodecContext ctx;  // 4-octet AS, 4096-octet messages, no ADD-PATH
     auto nlri_at = [&](uint64_t i) {
       const uint32_t v = static_cast<uint32_t>(base + ((o.offset + i) << 8));
