@@ -477,7 +477,7 @@ void ApplyActions(const Statement& st, const RouteContext& route, PolicyResult& 
 // The statements of `policy` on the route as `result` holds it so far (a chain passes the
 // attributes on); sets verdict and statement when one decides.
 void EvaluateInto(const CompiledPolicy& policy, const RouteContext& route, PolicyResult& result, Trace* trace,
-                  bool count_hits) {
+                  uint64_t hit_routes) {
   for (size_t i = 0; i < policy.statements_.size(); ++i) {
     const Statement& st = policy.statements_[i];
     std::optional<Condition> failed;
@@ -511,7 +511,7 @@ void EvaluateInto(const CompiledPolicy& policy, const RouteContext& route, Polic
       }
     }
     if (failed) continue;
-    if (count_hits) ++policy.hits_[i];
+    policy.hits_[i] += hit_routes;
     if (st.disposition == v1::Actions::DISPOSITION_REJECT) {
       // A rejected route's attributes do not matter; nothing is applied.
       result.verdict = Verdict::kReject;
@@ -531,16 +531,16 @@ void EvaluateInto(const CompiledPolicy& policy, const RouteContext& route, Polic
 
 PolicyResult Evaluate(const CompiledPolicy& policy, const RouteContext& route, Trace* trace, EvaluateOptions options) {
   PolicyResult result;
-  EvaluateInto(policy, route, result, trace, options.count_hits);
+  EvaluateInto(policy, route, result, trace, options.count_hits ? options.routes : 0);
   if (result.verdict != Verdict::kNoDecision) result.policy = 0;
   return result;
 }
 
 PolicyResult EvaluateChain(std::span<const CompiledPolicy* const> chain, const RouteContext& route,
-                           Verdict default_verdict, Trace* trace) {
+                           Verdict default_verdict, Trace* trace, EvaluateOptions options) {
   PolicyResult result;
   for (size_t p = 0; p < chain.size(); ++p) {
-    EvaluateInto(*chain[p], route, result, trace, true);
+    EvaluateInto(*chain[p], route, result, trace, options.count_hits ? options.routes : 0);
     if (result.verdict != Verdict::kNoDecision) {
       result.policy = static_cast<int>(p);
       return result;

@@ -44,7 +44,7 @@ class ConditionMemo {
 
  private:
   friend void EvaluateInto(const class CompiledPolicy&, const struct RouteContext&, struct PolicyResult&,
-                           struct Trace*, bool);
+                           struct Trace*, uint64_t);
   std::vector<std::pair<const internal::Statement*, bool>> rest_;  // statement -> the rest held
 };
 
@@ -119,6 +119,9 @@ class CompiledPolicy;
 struct EvaluateOptions {
   // False for an evaluation that is not a real route (bagctl policy test): hits() stay.
   bool count_hits = true;
+  // How many routes this evaluation stands for: the prefixes of an UPDATE whose chain does
+  // not test the prefix are evaluated once, and each statement's hits count them all.
+  uint64_t routes = 1;
 };
 
 // Every policy of one config, compiled, with the sets they share.
@@ -161,7 +164,7 @@ class CompiledPolicy {
  private:
   friend class PolicySet;
   friend PolicyResult Evaluate(const CompiledPolicy&, const RouteContext&, Trace*, EvaluateOptions);
-  friend void EvaluateInto(const CompiledPolicy&, const RouteContext&, PolicyResult&, Trace*, bool);
+  friend void EvaluateInto(const CompiledPolicy&, const RouteContext&, PolicyResult&, Trace*, uint64_t);
   CompiledPolicy() = default;
 
   std::string name_;
@@ -179,6 +182,6 @@ PolicyResult Evaluate(const CompiledPolicy& policy, const RouteContext& route, T
 // the attributes as the previous one left them; the first ACCEPT or REJECT ends the chain;
 // a route no policy decided gets `default_verdict` (RFC 8212 §3: kReject for eBGP).
 PolicyResult EvaluateChain(std::span<const CompiledPolicy* const> chain, const RouteContext& route,
-                           Verdict default_verdict, Trace* trace = nullptr);
+                           Verdict default_verdict, Trace* trace = nullptr, EvaluateOptions options = {});
 
 }  // namespace bagd::policy

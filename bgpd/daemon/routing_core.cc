@@ -61,7 +61,8 @@ void RoutingCore::Import(rib::PeerIndex peer, Inbound& in, std::span<const wire:
   if (!chain.depends_on_prefix) {
     // One evaluation for the whole UPDATE: nothing the chain tests differs between its prefixes.
     route.prefix = nlri.front().prefix;
-    policy::PolicyResult r = policy::EvaluateChain(chain.policies, route, chain.default_verdict);
+    policy::PolicyResult r = policy::EvaluateChain(chain.policies, route, chain.default_verdict, nullptr,
+                                                      policy::EvaluateOptions{.routes = nlri.size()});
     if (r.verdict != policy::Verdict::kAccept) {
       in.rejected += nlri.size();
       return rib_.Withdraw(peer, nlri);

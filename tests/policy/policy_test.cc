@@ -489,3 +489,15 @@ TEST_CASE("ConditionMemo: a run of prefixes gets the verdicts, attributes and hi
   CHECK(plain[4].verdict == Verdict::kReject);
   CHECK(plain[0].verdict == Verdict::kAccept);
 }
+
+TEST_CASE("EvaluateOptions.routes: one evaluation for an UPDATE's prefixes counts each of them", "[policy][counters]") {
+  const PolicySet set = OneCondition("community_set { set: \"tag\" }");
+  wire::PathAttributes a = Attrs();
+  a.communities = {65000u << 16 | 100};
+  const CompiledPolicy* chain[] = {set.Find("p")};
+  const PolicyResult r = EvaluateChain(chain, Route("10.1.0.0/16", a), Verdict::kReject, nullptr, EvaluateOptions{.routes = 3});
+  CHECK(r.verdict == Verdict::kAccept);
+  CHECK(set.Find("p")->hits(0) == 3);
+  (void)EvaluateChain(chain, Route("10.1.0.0/16", a), Verdict::kReject, nullptr, EvaluateOptions{.count_hits = false, .routes = 3});
+  CHECK(set.Find("p")->hits(0) == 3);
+}
