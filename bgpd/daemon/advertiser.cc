@@ -176,6 +176,10 @@ std::optional<wire::PathAttributes> Advertiser::ExportAttributes(rib::PeerIndex 
   // A next hop the policy set explicitly is kept; next-hop-self (eBGP, our own routes, or
   // the policy's `next_hop { self }`) is written below.
   const bool policy_next_hop = result.modified && NextHopOf(*result.modified) != NextHopOf(received);
+  // Likewise a link bandwidth the policy set, drained or removed (compared before the
+  // rewrite, which drops non-transitive communities toward eBGP).
+  const bool policy_set_lb = result.deferred.link_bandwidth == policy::LinkBandwidthExport::kNone && result.modified &&
+                             !(received.SelectedLinkBandwidth().chosen == result.modified->SelectedLinkBandwidth().chosen);
   wire::PathAttributes a = result.modified ? *std::move(result.modified) : received;
   // 3. Wire rewrite.
   a.mp_unreach.reset();
@@ -218,6 +222,7 @@ std::optional<wire::PathAttributes> Advertiser::ExportAttributes(rib::PeerIndex 
   // Link bandwidth: replaced, never appended (RFC 10005 §7.1). A policy's cumulative or
   // num-multipaths action wins over the neighbor's mode; one that set, drained or removed
   // the value is passed as it left it.
+  if (policy_set_lb) return a;
   rib::LinkBandwidthExport lb = state.config.link_bandwidth;
   switch (result.deferred.link_bandwidth) {
     case policy::LinkBandwidthExport::kCumulative:
@@ -233,9 +238,6 @@ std::optional<wire::PathAttributes> Advertiser::ExportAttributes(rib::PeerIndex 
   if (result.deferred.link_bandwidth != policy::LinkBandwidthExport::kNone) {
     lb.transitive = result.deferred.link_bandwidth_transitive;
   }
-  const bool policy_set_lb = result.deferred.link_bandwidth == policy::LinkBandwidthExport::kNone && result.modified &&
-                             !(received.SelectedLinkBandwidth().chosen == a.SelectedLinkBandwidth().chosen);
-  if (policy_set_lb) return a;
   const bool next_hop_unchanged = !to_ebgp && !from.local && !next_hop_self && !policy_next_hop;
   absl::InlinedVector<std::optional<wire::LinkBandwidth>, 8> lbs;  // per prefix and peer: no heap
   for (const rib::Path& p : multipath) lbs.push_back(p.attrs->link_bandwidth.chosen);

@@ -8,7 +8,8 @@
 //   up NEIGHBOR [families ipv4,ipv6] [local ADDR] [id ROUTER_ID]   the session is Established
 //   down NEIGHBOR                                                  the session ended
 //   update NEIGHBOR HEX                                            an UPDATE's bytes, header included
-//   announce NEIGHBOR PREFIX[,PREFIX] [nh ADDR] [path "ASN ..."] [lb RATE] [communities A:B,..] [med N]
+//   announce NEIGHBOR PREFIX[,PREFIX] [nh ADDR] [path "ASN ..."] [lb RATE | lb-non-transitive RATE]
+//            [communities A:B,..] [med N]
 //                                      an UPDATE built from these, encoded, then decoded as bytes
 //   withdraw NEIGHBOR PREFIX[,PREFIX]
 //   tick DURATION                      the clock moves on (timers fire: MRAI, weights batch, hold-down)
@@ -325,13 +326,13 @@ class Replay {
               if (!absl::SimpleAtoi(asn, &x)) return absl::InvalidArgumentError("bad path");
               a.as_path->segments[0].asns.push_back(x);
             }
-          } else if (k == "lb") {
+          } else if (k == "lb" || k == "lb-non-transitive") {
             auto r = conf::ParseRate(v);
             if (!r.ok()) return r.status();
             const uint32_t asn = a.as_path->segments[0].asns.empty() ? config_.router().asn()
                                                                      : a.as_path->segments[0].asns.front();
             a.extended_communities.push_back(
-                wire::LinkBandwidth::FromBitsPerSecond(asn & 0xffff, *r, true).ToExtendedCommunity());
+                wire::LinkBandwidth::FromBitsPerSecond(asn & 0xffff, *r, k == "lb").ToExtendedCommunity());
           } else if (k == "communities") {
             for (absl::string_view c : absl::StrSplit(v, ',')) {
               std::pair<std::string, std::string> hl = absl::StrSplit(c, ':');
