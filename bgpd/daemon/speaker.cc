@@ -197,7 +197,6 @@ std::optional<rib::PeerIndex> Speaker::RibIndexOf(const std::string& canonical_a
 
 void Speaker::ShowPolicies(Peer& peer) {
   // RFC 8212 §3: say it where an operator looks, when it is the reason nothing flows.
-  const auto& n = peer.negotiated();
   std::vector<std::string> notes;
   for (int f = 0; f < wire::kFamilyCount; ++f) {
     if (!peer.config().fsm.local.families[f]) continue;
@@ -213,7 +212,7 @@ void Speaker::ShowPolicies(Peer& peer) {
     }
   }
   peer.set_policy_notes(notes);
-  if (n && peer.established()) {
+  if (peer.established()) {  // at session up (and a reload while up): the log says why
     for (const std::string& note : notes) log::Warning("neighbor %s: %s", peer.config().Name(), note);
   }
 }
