@@ -27,6 +27,9 @@ struct FibCapabilities {
   uint32_t max_weight = 65535;  // 255 on kernels before 6.12
   uint32_t max_members = 256;   // members per group bagd will ask for
   bool resilient_groups = false;
+  // Most next-hop groups the target holds (SONiC: STATE_DB SWITCH_CAPABILITY|switch
+  // MAX_NEXTHOP_GROUP_COUNT); 0 = the backend cannot tell (the kernel).
+  uint32_t max_groups = 0;
 };
 
 struct NexthopOp {
