@@ -107,8 +107,11 @@ void WeightsStage::FlushFib() {
   }
   RefreshMetrics();
   if (auto due = groups_.NextDue()) {
+    // Rounded up to the clock's millisecond: the timer fires at the due time, never before
+    // it (a wait cut down to whole milliseconds would fire early, find nothing due, and
+    // re-arm). A timer that fires early anyway (the wall clock stepped) re-arms the same way.
     const absl::Duration wait = std::max(*due - Now(), absl::ZeroDuration());
-    hold_timer_->Start(absl::ToChronoMilliseconds(wait) + std::chrono::milliseconds(1), [this] {
+    hold_timer_->Start(absl::ToChronoMilliseconds(absl::Ceil(wait, absl::Milliseconds(1))), [this] {
       groups_.Expire(Now());
       FlushFib();
     });

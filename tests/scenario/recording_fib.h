@@ -1,10 +1,12 @@
 // A FIB that records what it is asked to do: the state it would hold (groups and the routes
-// that point at them) and every operation, checked for make-before-break order. Used by the
-// scenario tests; the kernel backend of fib_sync/ gets the same FibUpdates.
+// that point at them) and every operation, checked for make-before-break order. The scenario
+// tests give it to the daemon's Pipeline as its rib::FibSink, where the daemon has the
+// fib_sync/ stage: it gets the same FibUpdates the kernel backend gets.
 #pragma once
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -12,10 +14,14 @@
 
 namespace bagd::test {
 
-class RecordingFib {
+class RecordingFib final : public rib::FibSink {
  public:
+  void Apply(const rib::FibUpdate& u) override { errors_ += Check(u); }
+  // What was wrong with the updates since the last call ("" when nothing).
+  std::string TakeErrors() { return std::exchange(errors_, {}); }
+
   // Applies `u`; returns an empty string, or what was wrong with it.
-  std::string Apply(const rib::FibUpdate& u) {
+  std::string Check(const rib::FibUpdate& u) {
     std::string err;
     for (const rib::FibGroup& g : u.group_upserts) {
       if (g.members.empty()) err += absl::StrCat("group ", g.id, " upserted with no members; ");
@@ -64,6 +70,7 @@ class RecordingFib {
   std::map<wire::Prefix, rib::GroupId> routes_;
   size_t group_ops_ = 0;
   size_t route_ops_ = 0;
+  std::string errors_;
 };
 
 }  // namespace bagd::test

@@ -1,8 +1,11 @@
 // Scenario tests: the routing core (RIB, decision, multipath, weights, next-hop groups,
 // hold-down) driven from files in tests/data/scenario/ on a fake clock, with a recording FIB.
+// What runs is the daemon's own daemon::Pipeline, fed UPDATEs as the Speaker feeds it, its
+// weights batch and hold-down timers on a ManualClock: the timings checked are the daemon's.
 // The language is described in tests/data/scenario/README.md.
 #include <catch2/catch.hpp>
 
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -11,6 +14,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "bgpd/daemon/pipeline.h"
+#include "bgpd/session/clock.h"
+#include "bgpd/session/log.h"
 #include "conf/rate_text.h"
 #include "rib/weights/nexthop_group_registry.h"
 #include "tests/scenario/recording_fib.h"
@@ -64,9 +70,30 @@ std::vector<wire::Nlri> Prefixes(const wire::Prefix& first, uint64_t count) {
   return out;
 }
 
+// A neighbor whose session is never up for export: the scenarios look at the FIB only.
+class SilentNeighbor final : public daemon::Outbound {
+ public:
+  explicit SilentNeighbor(std::string name) : name_(std::move(name)) {}
+  const std::string& name() const override { return name_; }
+  bool established() const override { return false; }
+  bool ebgp() const override { return true; }
+  bool family_negotiated(wire::Family) const override { return false; }
+  wire::CodecContext EncodeContext() const override { return {}; }
+  std::optional<wire::IpAddress> LocalAddress() const override { return std::nullopt; }
+  uint32_t advertisement_interval_s() const override { return 0; }
+  void SendUpdates(std::vector<wire::Bytes>) override { FAIL("a scenario neighbor was sent an UPDATE"); }
+  void SendRouteRefresh(const wire::RouteRefreshMessage&) override {}
+  void Advertised(size_t) override {}
+
+ private:
+  std::string name_;
+};
+
+constexpr int64_t kStartMs = 1'800'000'000'000;
+
 class Scenario {
  public:
-  Scenario() : rib_(65000, Decision()), registry_(rib::WeightsConfig{}) {}
+  Scenario() : clock_(kStartMs), pipeline_(65000, Decision(), rib::WeightsConfig{}, clock_, &fib_, nullptr) {}
 
   void Run(const std::string& path) {
     std::ifstream in(path);
@@ -97,18 +124,19 @@ class Scenario {
     return c;
   }
 
-  // Consecutive announce/withdraw/down lines are one burst: one batch for the weights stage.
+  absl::Time Now() const { return absl::FromUnixMillis(clock_.WallMs()); }
+  const rib::NextHopGroupRegistry& registry() const { return pipeline_.weights().groups(); }
+
+  // Consecutive announce/withdraw/down lines are one burst: one batch for the weights stage,
+  // run at once (the daemon waits 2 ms for it; the scenarios' clock stands still).
   void Flush() {
-    const auto changes = rib_.TakeChanges();
-    if (changes.empty()) return;
-    std::vector<rib::PrefixMembers> batch;
-    for (const auto& c : changes) batch.push_back(rib::MembersOf(rib_, c.prefix));
-    registry_.Update(batch, now_);
-    Install();
+    pipeline_.Flush();
+    pipeline_.weights().RunNow();
+    CheckFib();
   }
 
-  void Install() {
-    const std::string err = fib_.Apply(registry_.TakeFibUpdate());
+  void CheckFib() {
+    const std::string err = fib_.TakeErrors();
     if (!err.empty()) FAIL("FIB update out of order: " << err);
   }
 
@@ -131,7 +159,7 @@ class Scenario {
     if (cmd == "peer") return AddPeer(w);
     if (cmd == "announce") return Announce(w);
     if (cmd == "withdraw") return Withdraw(w);
-    if (cmd == "down") return rib_.PeerDown(PeerNamed(w.at(1)));
+    if (cmd == "down") return pipeline_.SessionDown(PeerNamed(w.at(1)));
     if (cmd == "advance") return Advance(ParseDuration(w.at(1)));
     if (cmd == "damping" || cmd == "limits" || cmd == "missing" || cmd == "mode") return Configure(w);
     if (cmd == "expect") return Expect(w);
@@ -148,7 +176,12 @@ class Scenario {
     info.source.router_id = static_cast<uint32_t>(peers_.size() + 1);
     info.asn = static_cast<uint32_t>(ParseNumber(w.at(3)));
     info.name = w.at(1);
-    peers_[w.at(1)] = rib_.AddPeer(info);
+    const uint32_t router_id = info.source.router_id;
+    neighbors_.emplace_back(w.at(1));
+    const rib::PeerIndex index =
+        pipeline_.AddNeighbor(info, *a, neighbors_.back(), daemon::NeighborPolicies{}, rib::LinkBandwidthExport{});
+    pipeline_.SessionUp(index, router_id);
+    peers_[w.at(1)] = index;
     next_hop_[w.at(1)] = *a;
     asn_[w.at(1)] = info.asn;
   }
@@ -173,33 +206,31 @@ class Scenario {
         throw ScenarioError{absl::StrCat("unknown announce option '", w[i], "'")};
       }
     }
-    const auto nlri = Prefixes(Prefix(w.at(2)), count);
-    rib_.Announce(peer, nlri, store_.Intern(a));
+    wire::UpdateMessage update;
+    update.attrs = std::move(a);
+    update.nlri = Prefixes(Prefix(w.at(2)), count);
+    pipeline_.Ingest(peer, update);
   }
 
   void Withdraw(const std::vector<std::string>& w) {
     // withdraw NAME PREFIX [count N]
     const uint64_t count = w.size() >= 5 && w[3] == "count" ? ParseNumber(w[4]) : 1;
-    rib_.Withdraw(PeerNamed(w.at(1)), Prefixes(Prefix(w.at(2)), count));
+    wire::UpdateMessage update;
+    update.withdrawn = Prefixes(Prefix(w.at(2)), count);
+    pipeline_.Ingest(PeerNamed(w.at(1)), update);
   }
 
   void Advance(absl::Duration d) {
-    // Step through every due time on the way, as the daemon's timer does.
-    const absl::Time end = now_ + d;
-    while (true) {
-      auto due = registry_.NextDue();
-      if (!due || *due > end) break;
-      now_ = std::max(now_, *due);
-      registry_.Expire(now_);
-      Install();
+    // The weights stage's hold-down timer fires at every due time on the way.
+    if (d < absl::ZeroDuration() || d % absl::Milliseconds(1) != absl::ZeroDuration()) {
+      throw ScenarioError{"advance: a whole number of milliseconds, not negative"};
     }
-    now_ = end;
-    registry_.Expire(now_);
-    Install();
+    clock_.Advance(absl::ToInt64Milliseconds(d));
+    CheckFib();
   }
 
   void Configure(const std::vector<std::string>& w) {
-    rib::WeightsConfig c = registry_.config();
+    rib::WeightsConfig c = registry().config();
     const std::string& what = w[0];
     if (what == "mode") {
       for (auto& p : c.policy) p.use_link_bandwidth = w.at(1) != "ignore";
@@ -230,18 +261,14 @@ class Scenario {
         else throw ScenarioError{absl::StrCat("unknown setting '", k, "'")};
       }
     }
-    registry_.Reconfigure(c, now_);
-    if (what != "damping") {
-      // Policies and limits change the target weights: every route is looked at again.
-      std::vector<rib::PrefixMembers> all;
-      rib_.ForEach([&](const wire::Prefix& prefix, const rib::Destination&) { all.push_back(rib::MembersOf(rib_, prefix)); });
-      registry_.Update(all, now_, /*immediate=*/true);
-    }
-    Install();
+    // Policies and limits change the target weights: every route is weighed again, at once
+    // (as a reload does).
+    pipeline_.weights().Reconfigure(c, /*reweigh=*/what != "damping");
+    CheckFib();
   }
 
   const rib::NextHopGroup::Member& MemberOf(const wire::Prefix& p, const std::string& nh) {
-    const rib::NextHopGroup* g = registry_.GroupOf(p);
+    const rib::NextHopGroup* g = registry().GroupOf(p);
     if (!g) throw ScenarioError{absl::StrCat(p.ToString(), " has no group")};
     for (const auto& m : g->members) {
       if (m.next_hop.ToString() == nh) return m;
@@ -273,7 +300,7 @@ class Scenario {
         else throw ScenarioError{absl::StrCat("unknown ops counter '", kv.first, "'")};
       }
     } else if (what == "groups") {
-      CHECK(registry_.group_count() == ParseNumber(w.at(2)));
+      CHECK(registry().group_count() == ParseNumber(w.at(2)));
       CHECK(fib_.group_count() == ParseNumber(w.at(2)));
     } else if (what == "routes") {
       CHECK(fib_.route_count() == ParseNumber(w.at(2)));
@@ -285,7 +312,7 @@ class Scenario {
         // "in 30s" exactly, "in ~85s" within a second
         const bool approx = w[6][0] == '~';
         const absl::Duration want = ParseDuration(approx ? w[6].substr(1) : w[6]);
-        const absl::Duration got = m.hold.due() - now_;
+        const absl::Duration got = m.hold.due() - Now();
         INFO("due in " << absl::FormatDuration(got));
         if (approx) {
           CHECK(absl::AbsDuration(got - want) <= absl::Seconds(1));
@@ -294,7 +321,7 @@ class Scenario {
         }
       }
     } else if (what == "counters") {
-      const rib::WeightCounters& c = registry_.counters();
+      const rib::WeightCounters& c = registry().counters();
       for (size_t i = 2; i < w.size(); ++i) {
         std::pair<std::string, std::string> kv = absl::StrSplit(w[i], absl::MaxSplits('=', 1));
         const uint64_t want = ParseNumber(kv.second);
@@ -305,13 +332,13 @@ class Scenario {
       }
     } else if (what == "same-group") {
       // expect same-group PREFIX PREFIX
-      const auto* a = registry_.GroupOf(Prefix(w.at(2)));
-      const auto* b = registry_.GroupOf(Prefix(w.at(3)));
+      const auto* a = registry().GroupOf(Prefix(w.at(2)));
+      const auto* b = registry().GroupOf(Prefix(w.at(3)));
       REQUIRE(a != nullptr);
       CHECK(a == b);
     } else if (what == "group-id") {
       // expect group-id PREFIX N: ids stay across reweights
-      const auto* g = registry_.GroupOf(Prefix(w.at(2)));
+      const auto* g = registry().GroupOf(Prefix(w.at(2)));
       REQUIRE(g != nullptr);
       CHECK(g->id == ParseNumber(w.at(3)));
     } else {
@@ -319,17 +346,17 @@ class Scenario {
     }
   }
 
-  rib::AttributeStore store_;
-  rib::Rib rib_;
-  rib::NextHopGroupRegistry registry_;
+  session::ManualClock clock_;
   RecordingFib fib_;
-  absl::Time now_ = absl::FromUnixSeconds(1'800'000'000);
+  std::deque<SilentNeighbor> neighbors_;  // outlive the pipeline, which points at them
+  daemon::Pipeline pipeline_;
   std::map<std::string, rib::PeerIndex> peers_;
   std::map<std::string, wire::IpAddress> next_hop_;
   std::map<std::string, uint32_t> asn_;
 };
 
 TEST_CASE("scenarios from tests/data/scenario", "[scenario]") {
+  log::SetLevel(log::Level::kError);  // the pipeline's info lines (sessions up) are noise here
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(BAGD_SCENARIO_DIR)) {
     if (e.path().extension() == ".scenario") files.push_back(e.path());
@@ -342,6 +369,7 @@ TEST_CASE("scenarios from tests/data/scenario", "[scenario]") {
       s.Run(f.string());
     }
   }
+  log::SetLevel(log::Level::kInfo);
 }
 
 }  // namespace
