@@ -1,12 +1,12 @@
 // FIB programming against the real kernel, in a network namespace this program creates and
 // deletes (root). Prints markdown for docs/benchmarks.md:
-//   1. routes/s: 1M IPv4 routes on one nexthop group through bagd's reconciler and netlink
-//      backend, next to the kernel's own batched rate for the same routes (`ip -batch`,
-//      iproute2 sending one request per route on one socket);
-//   2. reweight latency with 100k and 500k routes: from the RIB learning the new link
-//      bandwidth of every prefix (one batch, as bagd gets a peer's re-announcement) through
-//      the weights stage and the reconciler to the kernel's ack of the group replace — the
-//      path an UPDATE takes after decoding, without the daemon's 2 ms batching delay.
+//   1. routes/s: 1M IPv4 routes on one nexthop group through the daemon's FIB stage
+//      (reconciler and netlink backend), next to the kernel's own batched rate for the same
+//      routes (`ip -batch`, iproute2 sending one request per route on one socket);
+//   2. reweight latency with 100k and 500k routes: from a neighbor's UPDATE with the new link
+//      bandwidth of every prefix (decoded) through the daemon's own daemon::Pipeline (routing
+//      core, advertiser, weights stage) and FibStage to the kernel's ack of the group replace,
+//      without the daemon's 2 ms batching delay (the pipeline's clock is a ManualClock).
 // Each figure: median of --runs (default 3).
 //
 //   bench/fib_bench [--runs N] [--routes N]
@@ -19,9 +19,13 @@
 #include <string>
 #include <vector>
 
+#include <boost/asio/io_context.hpp>
+
+#include "bgpd/daemon/fib_stage.h"
+#include "bgpd/daemon/pipeline.h"
+#include "bgpd/session/clock.h"
+#include "bgpd/session/log.h"
 #include "fib_sync/netlink_backend.h"
-#include "fib_sync/reconciler.h"
-#include "rib/weights/nexthop_group_registry.h"
 
 namespace {
 
@@ -57,8 +61,7 @@ double Median(std::vector<double> v) {
 
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-// bagd: one group, `n` routes, installed by the reconciler. Returns seconds.
-double BagdInstall(const Netns& ns, uint32_t n) {
+std::unique_ptr<fib::NetlinkBackend> OpenBackend(const Netns& ns) {
   fib::NetlinkOptions o;
   o.netns = ns.name;
   auto b = fib::NetlinkBackend::Open(o);
@@ -66,18 +69,39 @@ double BagdInstall(const Netns& ns, uint32_t n) {
     std::fprintf(stderr, "%s\n", b.status().ToString().c_str());
     std::exit(1);
   }
-  fib::Reconciler r(**b);
-  if (!r.Start().ok()) std::exit(1);
+  return std::move(*b);
+}
+
+// The daemon's FIB stage on a fresh namespace: nothing to adopt, so nothing is held back.
+std::unique_ptr<daemon::FibStage> StartFibStage(boost::asio::io_context& io, std::unique_ptr<fib::NetlinkBackend> b) {
+  daemon::FibStageOptions o;
+  o.startup_hold = std::chrono::seconds(0);
+  o.sweep_after = std::chrono::seconds(0);
+  auto stage = std::make_unique<daemon::FibStage>(io, std::move(b), o);
+  if (auto st = stage->Start(); !st.ok()) {
+    std::fprintf(stderr, "fib stage: %s\n", st.ToString().c_str());
+    std::exit(1);
+  }
+  return stage;
+}
+
+void FlushNamespace(const Netns& ns) {
+  Sh("ip -n " + ns.name + " route flush proto 186");
+  Sh("ip -n " + ns.name + " nexthop flush");
+}
+
+// bagd: one group, `n` routes, installed by the FIB stage. Returns seconds.
+double BagdInstall(const Netns& ns, uint32_t n) {
+  boost::asio::io_context io;
+  auto stage = StartFibStage(io, OpenBackend(ns));
   rib::FibUpdate u;
   u.group_upserts.push_back({1, {{*wire::IpAddress::Parse("192.0.2.2"), 1}, {*wire::IpAddress::Parse("192.0.2.3"), 3}}});
   for (uint32_t i = 0; i < n; ++i) u.route_upserts.emplace_back(V4(i), 1);
   const auto t0 = Clock::now();
-  r.Update(u);
-  const auto f = r.Flush();
+  stage->Apply(u);
   const auto t1 = Clock::now();
-  if (f.failed) std::fprintf(stderr, "bagd install: %zu failed: %s\n", f.failed, f.errors.front().c_str());
-  Sh("ip -n " + ns.name + " route flush proto 186");
-  Sh("ip -n " + ns.name + " nexthop flush");
+  if (stage->reconciler().dirty()) std::fprintf(stderr, "bagd install: some operations failed\n");
+  FlushNamespace(ns);
   return Seconds(t0, t1);
 }
 
@@ -94,75 +118,88 @@ double IpBatchInstall(const Netns& ns, uint32_t n) {
   Sh("ip -n " + ns.name + " -batch " + file);
   const auto t1 = Clock::now();
   std::remove(file.c_str());
-  Sh("ip -n " + ns.name + " route flush proto 186");
-  Sh("ip -n " + ns.name + " nexthop flush");
+  FlushNamespace(ns);
   return Seconds(t0, t1);
 }
 
-// Reweight latency with `n` routes on one group: milliseconds from the RIB taking the new
-// bandwidth of every prefix to the kernel's ack of the group replace; and the FIB messages.
+// A neighbor the bench only receives from (nothing is exported to it).
+class QuietNeighbor final : public daemon::Outbound {
+ public:
+  explicit QuietNeighbor(std::string name) : name_(std::move(name)) {}
+  const std::string& name() const override { return name_; }
+  bool established() const override { return false; }
+  bool ebgp() const override { return true; }
+  bool family_negotiated(wire::Family) const override { return false; }
+  wire::CodecContext EncodeContext() const override { return {}; }
+  std::optional<wire::IpAddress> LocalAddress() const override { return std::nullopt; }
+  uint32_t advertisement_interval_s() const override { return 0; }
+  void SendUpdates(std::vector<wire::Bytes>) override {}
+  void SendRouteRefresh(const wire::RouteRefreshMessage&) override {}
+  void Advertised(size_t) override {}
+
+ private:
+  std::string name_;
+};
+
+// Reweight latency with `n` routes on one group: milliseconds from the neighbor's UPDATE
+// with the new bandwidth of every prefix to the kernel's ack of the group replace; and the
+// netlink messages it took.
 std::pair<double, size_t> Reweight(const Netns& ns, uint32_t n) {
-  fib::NetlinkOptions o;
-  o.netns = ns.name;
-  auto b = fib::NetlinkBackend::Open(o);
-  fib::Reconciler r(**b);
-  if (!r.Start().ok()) std::exit(1);
-  rib::AttributeStore store;
-  rib::Rib rib(65000, rib::DecisionConfig{false, 8, 8, true});
-  rib::NextHopGroupRegistry groups(rib::WeightsConfig{});
+  boost::asio::io_context io;
+  auto backend = OpenBackend(ns);
+  const fib::NetlinkBackend* kernel = backend.get();
+  auto stage = StartFibStage(io, std::move(backend));
+  session::ManualClock clock;
+  QuietNeighbor out0("a"), out1("b");
+  daemon::Pipeline pipeline(65000, rib::DecisionConfig{false, 8, 8, true}, rib::WeightsConfig{}, clock, stage.get(),
+                            nullptr);
   std::vector<rib::PeerIndex> peers;
   for (int p = 0; p < 2; ++p) {
     rib::PeerInfo info;
+    info.name = p == 0 ? "a" : "b";
     info.source.address = *wire::IpAddress::Parse(p == 0 ? "192.0.2.2" : "192.0.2.3");
-    info.source.router_id = p + 1;
+    info.source.ebgp = true;
     info.asn = 65001 + p;
-    peers.push_back(rib.AddPeer(info));
+    peers.push_back(pipeline.AddNeighbor(info, info.source.address, p == 0 ? out0 : out1, daemon::NeighborPolicies{},
+                                         rib::LinkBandwidthExport{}));
+    pipeline.SessionUp(peers.back(), p + 1);
   }
-  std::vector<wire::Nlri> nlri;
-  for (uint32_t i = 0; i < n; ++i) nlri.push_back(wire::Nlri{V4(i), 0});
-  auto attrs = [&](int p, double gbps) {
-    wire::PathAttributes a;
-    a.origin = wire::Origin::kIgp;
-    a.as_path = wire::AsPath{{{wire::AsSegmentType::kSequence, {65001u + p}}}};
-    a.next_hop = rib.peer(peers[p]).source.address;
-    a.extended_communities.push_back(wire::LinkBandwidth::FromBitsPerSecond(65001 + p, gbps * 1e9, true).ToExtendedCommunity());
-    return store.Intern(a);
+  auto update = [&](int p, double gbps) {
+    wire::UpdateMessage u;
+    u.attrs.origin = wire::Origin::kIgp;
+    u.attrs.as_path = wire::AsPath{{{wire::AsSegmentType::kSequence, {65001u + p}}}};
+    u.attrs.next_hop = *wire::IpAddress::Parse(p == 0 ? "192.0.2.2" : "192.0.2.3");
+    u.attrs.extended_communities.push_back(
+        wire::LinkBandwidth::FromBitsPerSecond(65001 + p, gbps * 1e9, true).ToExtendedCommunity());
+    for (uint32_t i = 0; i < n; ++i) u.nlri.push_back(wire::Nlri{V4(i), 0});
+    return u;
   };
-  // Where the time goes, per stage (stderr), for the last run.
-  double t_changes = 0, t_members = 0, t_groups = 0, t_fib = 0;
-  auto run = [&](absl::Time now) {
-    const auto a = Clock::now();
-    const auto changes = rib.TakeChanges();
-    const auto b1 = Clock::now();
-    std::vector<rib::PrefixMembers> batch;
-    batch.reserve(changes.size());
-    for (const auto& c : changes) batch.push_back(rib::MembersOf(rib, c.prefix));
-    const auto c1 = Clock::now();
-    groups.Update(batch, now);
-    const auto d = Clock::now();
-    r.Update(groups.TakeFibUpdate());
-    auto f = r.Flush();
-    const auto e = Clock::now();
-    t_changes = Seconds(a, b1) * 1e3, t_members = Seconds(b1, c1) * 1e3, t_groups = Seconds(c1, d) * 1e3,
-    t_fib = Seconds(d, e) * 1e3;
-    return f;
-  };
-  rib.Announce(peers[0], nlri, attrs(0, 100));
-  rib.Announce(peers[1], nlri, attrs(1, 100));
-  run(absl::Now());
-  const uint64_t before = (*b)->counters().messages;
+  pipeline.Ingest(peers[0], update(0, 100));
+  pipeline.Ingest(peers[1], update(1, 100));
+  pipeline.Flush();
+  pipeline.weights().RunNow();
+  const uint64_t messages_before = kernel->counters().messages;
+  const rib::WeightCounters before = pipeline.weights().groups().counters();
   // Peer 0's LAG loses half its members: every prefix is re-announced with 50G.
+  const wire::UpdateMessage degraded = update(0, 50);
   const auto t0 = Clock::now();
-  rib.Announce(peers[0], nlri, attrs(0, 50));
+  pipeline.Ingest(peers[0], degraded);
   const auto ta = Clock::now();
-  const auto f = run(absl::Now());
+  pipeline.Flush();  // the change set to the neighbors and the weights batch
+  const auto tb = Clock::now();
+  pipeline.weights().RunNow();  // groups, then the FIB stage and the kernel's ack
   const auto t1 = Clock::now();
-  std::fprintf(stderr, "reweight %u routes: rib %.1f ms, change set %.1f, members %.1f, weights %.1f, fib %.1f\n", n,
-               Seconds(t0, ta) * 1e3, t_changes, t_members, t_groups, t_fib);
-  const size_t messages = (*b)->counters().messages - before;
-  if (f.failed || f.group_ops != 1 || f.route_ops != 0) std::fprintf(stderr, "reweight: unexpected ops\n");
-  Sh("ip -n " + ns.name + " route flush proto 186");
-  Sh("ip -n " + ns.name + " nexthop flush");
+  std::fprintf(stderr, "reweight %u routes: routing core %.1f ms, advertiser %.1f, weights + fib %.1f\n", n,
+               Seconds(t0, ta) * 1e3, Seconds(ta, tb) * 1e3, Seconds(tb, t1) * 1e3);
+  const rib::WeightCounters& after = pipeline.weights().groups().counters();
+  if (after.group_updates - before.group_updates != 1 || after.route_updates != before.route_updates ||
+      stage->reconciler().dirty()) {
+    std::fprintf(stderr, "reweight: unexpected ops (%lu group, %lu route)\n",
+                 static_cast<unsigned long>(after.group_updates - before.group_updates),
+                 static_cast<unsigned long>(after.route_updates - before.route_updates));
+  }
+  const size_t messages = kernel->counters().messages - messages_before;
+  FlushNamespace(ns);
   return {Seconds(t0, t1) * 1e3, messages};
 }
 
@@ -179,6 +216,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fib_bench needs root (it creates a network namespace)\n");
     return 1;
   }
+  log::SetLevel(log::Level::kWarning);
   Netns ns;
   std::vector<double> bagd, ip;
   for (int i = 0; i < runs; ++i) {
@@ -188,10 +226,10 @@ int main(int argc, char** argv) {
   const double b = Median(bagd), k = Median(ip);
   std::printf("| install %u IPv4 routes on one group | seconds (median of %d) | routes/s |\n|---|---|---|\n", routes,
               runs);
-  std::printf("| bagd (reconciler + netlink backend) | %.2f | %.0f |\n", b, routes / b);
+  std::printf("| bagd (FibStage: reconciler + netlink backend) | %.2f | %.0f |\n", b, routes / b);
   std::printf("| kernel via `ip -batch` | %.2f | %.0f |\n", k, routes / k);
   std::printf("| ratio bagd / ip -batch (rate) | | %.2f |\n\n", k / b);
-  std::printf("| routes on the group | reweight: RIB -> kernel ack, ms (median of %d) | netlink messages |\n|---|---|---|\n",
+  std::printf("| routes on the group | reweight: UPDATE in -> kernel ack, ms (median of %d) | netlink messages |\n|---|---|---|\n",
               runs);
   for (uint32_t n : {100000u, 500000u}) {
     std::vector<double> ms;
