@@ -12,6 +12,7 @@ BUILD       ?= build
 ASAN_BUILD  ?= build-asan
 BENCH_BUILD ?= build-bench
 FUZZ_BUILD  ?= build-fuzz
+DEB_BUILD   ?= build-deb
 FUZZ_SECONDS ?= 60
 CMAKE_GEN   := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
@@ -20,9 +21,10 @@ DEPS := cmake g++ make ninja-build ccache pkg-config \
         libboost-dev libabsl-dev libprotobuf-dev protobuf-compiler prometheus-cpp-dev \
         catch2 libbenchmark-dev nlohmann-json3-dev clang libclang-rt-14-dev \
         libgrpc++-dev protobuf-compiler-grpc libboost-dev libre2-dev \
-        iproute2 python3 frr gobgpd
+        iproute2 python3 frr gobgpd \
+        go-md2man dpkg-dev mmdebstrap
 
-.PHONY: all deps build test test-asan bench fuzz demo clean
+.PHONY: all deps build test test-asan bench fuzz demo deb clean
 
 all: build
 
@@ -36,8 +38,9 @@ deps:
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	else echo "deps: all present"; fi
 
+# /usr: the install rules and the Debian package use system paths (/usr/sbin, /etc/bagd).
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr
 
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
@@ -69,5 +72,12 @@ demo: deps
 	$(MAKE) build
 	python3 tools/demo/demo.py
 
+# The Debian package (CPack DEB, from the install rules; docs/operations.md), Release, stripped.
+deb: deps
+	cmake -S . -B $(DEB_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr -DBUILD_TESTING=OFF
+	cmake --build $(DEB_BUILD) -j $(JOBS)
+	cd $(DEB_BUILD) && cpack -G DEB
+	@ls -l $(DEB_BUILD)/bagd_*.deb
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(BENCH_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(BENCH_BUILD) $(FUZZ_BUILD) $(DEB_BUILD)

@@ -1,6 +1,7 @@
 // bagd: the BGP daemon.
 //
 //   bagd --config FILE [--check] [--dry-run] [--socket PATH] [--metrics-listen [ADDR:]PORT] [--log-level LEVEL]
+//   bagd --version | --help
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -17,7 +18,10 @@
 #include "bgpd/daemon/capacity_stage.h"
 #include "bgpd/daemon/control_adapter.h"
 #include "bgpd/daemon/fib_stage.h"
+#include "bgpd/daemon/service_notify.h"
+#include "bgpd/session/clock.h"
 #include "bgpd/session/log.h"
+#include "bgpd/version.h"
 #include "bgpd/session/metrics.h"
 #include "bgpd/daemon/speaker.h"
 #include "conf/config_defaults.h"
@@ -53,10 +57,16 @@ constexpr const char* kUsage = R"(usage: bagd --config FILE [options]
                            a bare port binds 127.0.0.1 only, e.g. 0.0.0.0:9180 or [::]:9180
                            serves every address
   --log-level LEVEL        error, warning, info (default), debug
-  --help
+  --version                the version and the git commit it was built from
+  --help                   this text
+
+Under systemd (Type=notify) bagd reports READY=1 once its listeners and control socket are
+up, RELOADING=1 around a SIGHUP, and sends WATCHDOG=1 when WatchdogSec is set (bagd(8)).
 )";
 
 struct Options {
+  enum class Exit { kNo, kHelp, kVersion };
+  Exit exit = Exit::kNo;  // print something and exit 0
   std::string config;
   bool check = false;
   bool dry_run = false;
@@ -86,7 +96,15 @@ std::optional<Options> ParseArgs(int argc, char** argv) {
     if (a == "--socket" && value(o.socket)) continue;
     if (a == "--metrics-listen" && value(o.metrics_listen)) continue;
     if (a == "--log-level" && value(o.log_level)) continue;
-    std::cerr << (a == "--help" || a == "-h" ? "" : "bagd: bad argument '" + a + "'\n") << kUsage;
+    if (a == "--help" || a == "-h") {
+      o.exit = Options::Exit::kHelp;
+      return o;
+    }
+    if (a == "--version") {
+      o.exit = Options::Exit::kVersion;
+      return o;
+    }
+    std::cerr << "bagd: bad argument '" << a << "'\n" << kUsage;
     return std::nullopt;
   }
   if (o.config.empty()) {
@@ -150,6 +168,14 @@ absl::StatusOr<std::unique_ptr<bagd::fib::FibBackend>> MakeFibBackend(const bagd
 int main(int argc, char** argv) {
   auto opts = ParseArgs(argc, argv);
   if (!opts) return 2;
+  if (opts->exit == Options::Exit::kHelp) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (opts->exit == Options::Exit::kVersion) {
+    std::cout << bagd::VersionLine("bagd") << "\n";
+    return 0;
+  }
   if (opts->check) return bagd::conf::CheckConfig(opts->config, std::cout);
 
   boost::asio::io_context io;
@@ -167,6 +193,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   bagd::log::SetLevel(LevelFrom(opts->log_level, loaded.config.router().log_level()));
+  bagd::log::Info("%s", bagd::VersionLine("bagd"));
+  // systemd's notify protocol ($NOTIFY_SOCKET), when bagd runs as a Type=notify service.
+  bagd::session::AsioClock service_clock(io);
+  auto notifier = bagd::daemon::ServiceNotifier::FromEnvironment();
+  if (!notifier.ok()) {
+    bagd::log::Error("systemd: %s", notifier.status().message());
+    return 1;
+  }
 
   auto registry = std::make_shared<prometheus::Registry>();
   bagd::session::SessionMetrics metrics(registry);
@@ -255,6 +289,9 @@ int main(int argc, char** argv) {
                   loaded.config.router().asn(), loaded.config.router().router_id(), speaker.neighbor_count(),
                   opts->socket);
   speaker.Start();
+  // Listeners accept and the control socket serves: the service is up.
+  (*notifier)->Ready(absl::StrCat("AS ", loaded.config.router().asn(), ", ", speaker.neighbor_count(), " neighbors"));
+  (*notifier)->StartWatchdog(service_clock);
 
   // SIGHUP: a worker thread reads, parses and validates the file (conf/config_reload.h); the
   // event thread, which keeps every session's timers, only applies the result. A config with
@@ -270,10 +307,13 @@ int main(int argc, char** argv) {
           bagd::log::Error("SIGHUP: %s has %d %s; keeping the running configuration", opts->config,
                            reloaded.errors.size(), reloaded.errors.size() == 1 ? "error" : "errors");
           for (const auto& e : reloaded.errors) bagd::log::Error("SIGHUP: %s", e.ToString());
+          (*notifier)->Ready("the last reload was rejected (see the log); running the previous configuration");
         } else if (auto st = speaker.Reload(reloaded.config); !st.ok()) {
           bagd::log::Error("SIGHUP: %s; keeping the running configuration", st.message());
+          (*notifier)->Ready("the last reload was rejected (see the log); running the previous configuration");
         } else {
           bagd::log::Info("SIGHUP: %s reloaded", opts->config);
+          (*notifier)->Ready(absl::StrCat("reloaded; ", speaker.neighbor_count(), " neighbors"));
         }
       });
 
@@ -286,6 +326,7 @@ int main(int argc, char** argv) {
       } else {
         bagd::log::Info("SIGHUP: reading %s%s", opts->config,
                         started ? "" : " (the signal arrived during start-up)");
+        (*notifier)->Reloading();
         reloader.Request();
       }
       signals.async_wait(on_signal);
@@ -293,6 +334,7 @@ int main(int argc, char** argv) {
     }
     if (stopping) return;
     stopping = true;
+    (*notifier)->Stopping();
     bagd::log::Info("%s: sending Cease to every neighbor and exiting", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     speaker.Shutdown("bagd is shutting down", std::chrono::milliseconds(1000), [&] {
       if (fib && loaded.config.fib().has_retain_on_exit() && !loaded.config.fib().retain_on_exit()) {

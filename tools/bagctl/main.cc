@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "bgpd/version.h"
 #include "tools/bagctl/decode_command.h"
 #ifdef BAGD_HAVE_CONTROL
 #include "tools/bagctl/control_commands.h"
@@ -23,6 +24,8 @@ commands:
       --extended-message    allow messages up to 65535 octets (RFC 8654)
       --ebgp                apply eBGP rules (LOCAL_PREF etc. discarded, no confed segments)
     exit status: 0 all accepted, 1 a message is malformed (verdict printed), 2 usage/input error
+  --version                 the version and the git commit it was built from
+  --help                    this text (on stdout)
 )";
 
 void PrintUsage(std::ostream& out) {
@@ -36,9 +39,17 @@ void PrintUsage(std::ostream& out) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+  if (args.empty()) {
+    PrintUsage(std::cerr);
+    return 2;
+  }
+  if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     PrintUsage(std::cout);
-    return args.empty() ? 2 : 0;
+    return 0;
+  }
+  if (args[0] == "--version" || args[0] == "version") {
+    std::cout << bagd::VersionLine("bagctl") << "\n";
+    return 0;
   }
 #ifdef BAGD_HAVE_CONTROL
   if (bagd::bagctl::IsControlCommand(args)) {
