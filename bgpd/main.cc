@@ -5,6 +5,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -23,6 +24,7 @@
 #include "bgpd/session/log.h"
 #include "bgpd/version.h"
 #include "bgpd/session/metrics.h"
+#include "bgpd/session/process_metrics.h"
 #include "bgpd/daemon/speaker.h"
 #include "conf/config_defaults.h"
 #include "conf/config_loader.h"
@@ -57,6 +59,9 @@ constexpr const char* kUsage = R"(usage: bagd --config FILE [options]
                            a bare port binds 127.0.0.1 only, e.g. 0.0.0.0:9180 or [::]:9180
                            serves every address
   --log-level LEVEL        error, warning, info (default), debug
+  --log-format FORMAT      text (time, level, message), journal (<priority>message, for
+                           journald), json (one object per line with fields), auto (default:
+                           journal when stderr is systemd's journal stream, else text)
   --version                the version and the git commit it was built from
   --help                   this text
 
@@ -73,6 +78,7 @@ struct Options {
   std::string socket = "/run/bagd/bagd.sock";
   std::string metrics_listen;
   std::string log_level;
+  std::string log_format = "auto";
 };
 
 std::optional<Options> ParseArgs(int argc, char** argv) {
@@ -96,6 +102,13 @@ std::optional<Options> ParseArgs(int argc, char** argv) {
     if (a == "--socket" && value(o.socket)) continue;
     if (a == "--metrics-listen" && value(o.metrics_listen)) continue;
     if (a == "--log-level" && value(o.log_level)) continue;
+    if (a == "--log-format" && value(o.log_format)) {
+      if (!bagd::log::ParseFormat(o.log_format, nullptr)) {
+        std::cerr << "bagd: --log-format: '" << o.log_format << "' is not text, journal, json or auto\n";
+        return std::nullopt;
+      }
+      continue;
+    }
     if (a == "--help" || a == "-h") {
       o.exit = Options::Exit::kHelp;
       return o;
@@ -177,6 +190,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (opts->check) return bagd::conf::CheckConfig(opts->config, std::cout);
+  bagd::log::SetFormat(*bagd::log::ParseFormat(opts->log_format, std::getenv("JOURNAL_STREAM")));
 
   boost::asio::io_context io;
   // The signal handlers first, before any work that can take long (reading the FIB of a
@@ -204,6 +218,8 @@ int main(int argc, char** argv) {
 
   auto registry = std::make_shared<prometheus::Registry>();
   bagd::session::SessionMetrics metrics(registry);
+  metrics.SetBuildInfo(bagd::kVersion, bagd::kGitDescribe);
+  auto process_metrics = std::make_shared<bagd::session::ProcessCollector>();
   std::unique_ptr<prometheus::Exposer> exposer;
   if (!opts->metrics_listen.empty()) {
     // civetweb binds every address for a bare port: bagd binds what is written, and a bare
@@ -222,6 +238,7 @@ int main(int argc, char** argv) {
     try {
       exposer = std::make_unique<prometheus::Exposer>(listen->HostPort());
       exposer->RegisterCollectable(registry);
+      exposer->RegisterCollectable(process_metrics);
       if (listen->port_only) {
         bagd::log::Info("metrics on http://%s/metrics (loopback only: --metrics-listen %s is a bare port; write "
                         "0.0.0.0:%d or [::]:%d to serve other hosts)",
@@ -251,6 +268,7 @@ int main(int argc, char** argv) {
       auto* kernel = dynamic_cast<bagd::fib::NetlinkBackend*>(backend->get());
       bagd::daemon::FibStageOptions fib_options;
       fib_options.startup_hold = std::chrono::seconds(loaded.config.fib().restart_hold_time());
+      fib_options.metrics = &metrics;
       fib = std::make_unique<bagd::daemon::FibStage>(io, std::move(*backend), fib_options);
       if (kernel) fib->WatchEvents(kernel->event_fd(), [kernel] { kernel->ReadEvents(); });
       if (auto st = fib->Start(); !st.ok()) {

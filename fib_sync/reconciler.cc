@@ -450,6 +450,11 @@ bool Reconciler::dirty() const {
          !delete_nexthops_.empty();
 }
 
+size_t Reconciler::pending() const {
+  return dirty_nexthops_.size() + dirty_groups_.size() + dirty_routes_.size() + delete_groups_.size() +
+         delete_nexthops_.size();
+}
+
 std::optional<ObjectId> Reconciler::GroupObject(rib::GroupId group) const {
   auto it = groups_.find(group);
   if (it == groups_.end() || !confirmed_.groups.contains(it->second.id)) return std::nullopt;

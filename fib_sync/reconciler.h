@@ -70,6 +70,7 @@ class Reconciler {
   bool OnEvent(const FibEvent& e);
 
   bool dirty() const;
+  size_t pending() const;  // operations not yet confirmed: dirty objects and deletes to do
   bool resync_wanted() const { return resync_wanted_; }
   size_t stale_count() const { return stale_nexthops_.size() + stale_groups_.size() + stale_routes_.size(); }
   std::optional<ObjectId> GroupObject(rib::GroupId group) const;

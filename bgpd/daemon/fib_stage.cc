@@ -104,7 +104,15 @@ void FibStage::RemoveAll() {
 
 void FibStage::Flush() {
   if (holding_) return;
+  const auto t0 = std::chrono::steady_clock::now();
   const fib::FlushResult r = reconciler_.Flush();
+  if (session::SessionMetrics* m = options_.metrics) {
+    if (r.applied > 0 || r.failed > 0) {
+      m->FibApplySeconds().Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    if (r.failed > 0) m->FibFailures().Increment(static_cast<double>(r.failed));
+    m->FibPending().Set(static_cast<double>(reconciler_.pending()));
+  }
   if (r.applied > 0 || r.failed > 0) {
     log::Debug("fib: %d operations applied (%d next hop, %d group, %d route), %d failed", r.applied, r.nexthop_ops,
                r.group_ops, r.route_ops, r.failed);
@@ -118,6 +126,7 @@ void FibStage::Flush() {
     resync_timer_.async_wait([this](const boost::system::error_code& ec) {
       resync_armed_ = false;
       if (ec) return;
+      if (options_.metrics) options_.metrics->FibResyncs().Increment();
       if (auto st = reconciler_.Resync(); !st.ok()) {
         log::Warning("fib: resync failed: %s", st.ToString());
       }
@@ -134,7 +143,9 @@ void FibStage::ScheduleRetry() {
   retry_delay_ = std::min(retry_delay_ * 2, options_.retry_max);
   retry_timer_.async_wait([this](const boost::system::error_code& ec) {
     retry_armed_ = false;
-    if (!ec) Flush();
+    if (ec) return;
+    if (options_.metrics) options_.metrics->FibRetries().Increment();
+    Flush();
   });
 }
 

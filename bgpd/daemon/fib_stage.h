@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 
+#include "bgpd/session/metrics.h"
 #include "fib_sync/reconciler.h"
 #include "rib/fib_update.h"
 
@@ -26,6 +27,8 @@ struct FibStageOptions {
   std::chrono::milliseconds retry_first{200};
   std::chrono::milliseconds retry_max{10000};
   fib::ReconcilerOptions reconciler;
+  // bagd_fib_* failures, retries, resyncs, pending operations, apply latency; may be null.
+  session::SessionMetrics* metrics = nullptr;
 };
 
 class FibStage final : public rib::FibSink {

@@ -1,5 +1,6 @@
 #include "bgpd/daemon/speaker.h"
 
+#include <chrono>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -393,6 +394,7 @@ void Speaker::RefreshRibMetrics() {
   if (policies_) SyncPolicyMetrics(*policies_, *metrics_, policy_hits_synced_);
   auto& runs = metrics_->DecisionRuns();
   runs.Increment(static_cast<double>(rib.decision_runs()) - runs.Value());
+  update_seconds_.PublishTo(metrics_->UpdateSeconds());
 }
 
 void Speaker::OnSessionUp(Peer& peer) {
@@ -425,20 +427,31 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
   if (auto eor = u.EndOfRib()) {
     // RFC 4724: the peer's initial table is complete.
     const int64_t now = clock_->WallMs();
-    log::Info("neighbor %s: End-of-RIB %s: %d paths, %.3fs after Established", peer.config().Name(),
-              wire::FamilyName(*eor), pipeline_->core().rib().paths_of(idx, *eor), (now - peer.established_since_ms()) / 1000.0);
+    const double after_s = static_cast<double>(now - peer.established_since_ms()) / 1000.0;
+    log::Event(log::Level::kInfo,
+               {{"neighbor", peer.config().Name()}, {"event", "end-of-rib"}, {"family", wire::FamilyName(*eor)}},
+               "neighbor %s: End-of-RIB %s: %d paths, %.3fs after Established", peer.config().Name(),
+               wire::FamilyName(*eor), pipeline_->core().rib().paths_of(idx, *eor), after_s);
+    if (metrics_) metrics_->EndOfRibSeconds().Observe(after_s);
     end_of_rib_.insert({idx, static_cast<int>(*eor)});
     FlushRibChanges();  // the table so far, before convergence releases the FIB
     CheckConvergence();
     return;
   }
   NoteRefreshed(peer, u);
-  pipeline_->core().Ingest(idx, u);
+  if (metrics_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    pipeline_->core().Ingest(idx, u);
+    update_seconds_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  } else {
+    pipeline_->core().Ingest(idx, u);
+  }
   RefreshCounts(peer);
   // A packed UPDATE's changes go out at once, in the order they came (no sort needed);
   // small UPDATEs (one prefix each, or a few) are coalesced over what was already read.
   if (pipeline_->core().rib().pending_changes() >= kFlushChanges) {
     pipeline_->advertiser().Flush();
+    ScheduleMetrics();
   } else {
     ScheduleRibFlush();
   }
@@ -459,8 +472,12 @@ void Speaker::ScheduleRibFlush() {
 void Speaker::FlushRibChanges() {
   rib_flush_posted_ = false;
   pipeline_->advertiser().Flush();
-  // The RIB-wide gauges (and the policy hit counters) follow at most every few
-  // milliseconds, as the weights batch does, not with every read of UPDATEs.
+  ScheduleMetrics();
+}
+
+void Speaker::ScheduleMetrics() {
+  // The RIB-wide gauges (and the policy hit counters, the UPDATE histogram) follow at most
+  // every few milliseconds, as the weights batch does, not with every read of UPDATEs.
   if (metrics_ != nullptr && !metrics_timer_->running()) {
     metrics_timer_->Start(kMetricsDelay, [this] { RefreshRibMetrics(); });
   }

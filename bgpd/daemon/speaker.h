@@ -128,6 +128,7 @@ class Speaker : public RouteSink, public NeighborRibs {
   class PeerOutbound;
   // The RIB's changes so far to the peers and the weights stage: at once, or posted to run
   // after the UPDATEs already read (several peers' announcements of a prefix coalesce).
+  void ScheduleMetrics();  // RefreshRibMetrics within kMetricsDelay
   void FlushRibChanges();
   void ScheduleRibFlush();
   void RefreshCounts(Peer& p);
@@ -197,6 +198,8 @@ class Speaker : public RouteSink, public NeighborRibs {
   int64_t restart_neighbor_wait_ms_ = 10000;
   std::unique_ptr<Timer> convergence_timer_;
   std::unique_ptr<Timer> metrics_timer_;  // RefreshRibMetrics after a flush (FlushRibChanges)
+  // bagd_update_processing_seconds, counted here and published with the RIB gauges.
+  session::LocalHistogram update_seconds_{session::UpdateSecondsBuckets()};
   config::v1::Config config_;  // the running config
   // Watched by handlers posted with a raw `this`; declared last, so it expires first.
   Lifetime lifetime_;

@@ -1,5 +1,7 @@
 #include "bgpd/session/metrics.h"
 
+#include <algorithm>
+
 namespace bagd::session {
 
 SessionMetrics::SessionMetrics(std::shared_ptr<prometheus::Registry> registry)
@@ -55,7 +57,7 @@ SessionMetrics::SessionMetrics(std::shared_ptr<prometheus::Registry> registry)
                           .Help("Next-hop-group member bandwidth changes by hold-down outcome")
                           .Register(*registry_)),
       quantization_error_(prometheus::BuildGauge()
-                              .Name("bagd_weight_quantization_max_error")
+                              .Name("bagd_weight_quantization_max_error_ratio")
                               .Help("Largest relative share error of any group's installed weights")
                               .Register(*registry_)),
       fib_operations_(prometheus::BuildCounter()
@@ -78,7 +80,84 @@ SessionMetrics::SessionMetrics(std::shared_ptr<prometheus::Registry> registry)
       policy_hits_(prometheus::BuildCounter()
                        .Name("bagd_policy_statement_hits_total")
                        .Help("Routes whose conditions all held at the policy statement (counted on across reloads)")
-                       .Register(*registry_)) {}
+                       .Register(*registry_)),
+      fib_failures_(prometheus::BuildCounter()
+                        .Name("bagd_fib_failures_total")
+                        .Help("FIB backend operations that failed (they are retried)")
+                        .Register(*registry_)),
+      fib_retries_(prometheus::BuildCounter()
+                       .Name("bagd_fib_retries_total")
+                       .Help("Retry passes over FIB operations that failed")
+                       .Register(*registry_)),
+      fib_resyncs_(prometheus::BuildCounter()
+                       .Name("bagd_fib_resyncs_total")
+                       .Help("Full comparisons of bagd's FIB state with the backend (notifications were lost)")
+                       .Register(*registry_)),
+      fib_pending_(prometheus::BuildGauge()
+                       .Name("bagd_fib_pending_operations")
+                       .Help("FIB operations not yet confirmed by the backend")
+                       .Register(*registry_)),
+      fib_apply_(prometheus::BuildHistogram()
+                     .Name("bagd_fib_apply_seconds")
+                     .Help("Time of one write of pending operations to the FIB backend")
+                     .Register(*registry_)),
+      update_seconds_(prometheus::BuildHistogram()
+                          .Name("bagd_update_processing_seconds")
+                          .Help("Time from a decoded UPDATE to its paths in the RIB (import policy included)")
+                          .Register(*registry_)),
+      end_of_rib_(prometheus::BuildHistogram()
+                      .Name("bagd_end_of_rib_seconds")
+                      .Help("Time from Established to the neighbor's End-of-RIB, per family")
+                      .Register(*registry_)),
+      build_info_(prometheus::BuildGauge()
+                      .Name("bagd_build_info")
+                      .Help("1, with the version and the git commit of the build as labels")
+                      .Register(*registry_)) {
+  // Present from start, at 0 (a rate() over a series that appears late misses its start).
+  for (const char* f : {"ipv4-unicast", "ipv6-unicast"}) {
+    RibPrefixes(f);
+    RibPaths(f);
+  }
+  AttributeSets();
+  DecisionRuns();
+  NextHopGroups();
+  QuantizationMaxError();
+  for (const char* o : {"applied", "held", "suppressed"}) WeightChanges(o);
+  for (const char* k : {"group", "route"}) FibOperations(k);
+  FibFailures();
+  FibRetries();
+  FibResyncs();
+  FibPending();
+  FibApplySeconds();
+  UpdateSeconds();
+  EndOfRibSeconds();
+}
+
+prometheus::Histogram& SessionMetrics::FibApplySeconds() {
+  static const prometheus::Histogram::BucketBoundaries kBuckets{0.0001, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10};
+  return fib_apply_.Add({}, kBuckets);
+}
+prometheus::Histogram& SessionMetrics::UpdateSeconds() { return update_seconds_.Add({}, UpdateSecondsBuckets()); }
+prometheus::Histogram& SessionMetrics::EndOfRibSeconds() {
+  static const prometheus::Histogram::BucketBoundaries kBuckets{0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300};
+  return end_of_rib_.Add({}, kBuckets);
+}
+void SessionMetrics::SetBuildInfo(const std::string& version, const std::string& git) {
+  build_info_.Add({{"version", version}, {"git", git}}).Set(1);
+}
+
+const std::vector<double>& UpdateSecondsBuckets() {
+  static const std::vector<double> kBuckets{1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 1e-3, 1e-2, 1e-1};
+  return kBuckets;
+}
+
+void LocalHistogram::PublishTo(prometheus::Histogram& h) {
+  if (!any_) return;
+  h.ObserveMultiple(counts_, sum_);
+  std::fill(counts_.begin(), counts_.end(), 0.0);
+  sum_ = 0;
+  any_ = false;
+}
 
 prometheus::Counter& SessionMetrics::PolicyHits(const std::string& policy, const std::string& statement) {
   return policy_hits_.Add({{"policy", policy}, {"statement", statement}});
@@ -139,6 +218,21 @@ const char* MessageTypeLabel(uint8_t type) {
     case 5: return "route_refresh";
   }
   return "unknown";
+}
+
+void NeighborSeries::Declare(const std::array<bool, wire::kFamilyCount>& families) {
+  if (!m_) return;
+  for (uint8_t type = 1; type <= 5; ++type) {
+    if (!received_[type]) received_[type] = &m_->Received(neighbor_, MessageTypeLabel(type));
+    if (!sent_[type]) sent_[type] = &m_->Sent(neighbor_, MessageTypeLabel(type));
+  }
+  if (!bytes_in_) bytes_in_ = &m_->BytesIn(neighbor_);
+  if (!bytes_out_) bytes_out_ = &m_->BytesOut(neighbor_);
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    if (families[f] && !prefixes_[f]) prefixes_[f] = &m_->Prefixes(neighbor_, wire::FamilyName(static_cast<wire::Family>(f)));
+  }
+  if (!prefixes_sent_) prefixes_sent_ = &m_->PrefixesSent(neighbor_);
+  if (!updates_packed_) updates_packed_ = &m_->UpdatesPacked(neighbor_);
 }
 
 void NeighborSeries::Received(uint8_t type, size_t bytes) {

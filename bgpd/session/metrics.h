@@ -15,9 +15,22 @@
 //   bagd_nexthop_groups                                gauge: weighted next-hop groups in use
 //   bagd_weight_changes_total{outcome}                 counter: member bandwidth changes, by what
 //                                                      the hold-down did: applied, held, suppressed
-//   bagd_weight_quantization_max_error                 gauge: largest relative share error of any
+//   bagd_weight_quantization_max_error_ratio           gauge: largest relative share error of any
 //                                                      group's installed weights (0.01 = 1 %)
 //   bagd_fib_operations_total{kind}                    counter: group / route operations handed to the FIB
+//   bagd_fib_failures_total                            counter: backend operations that failed (retried)
+//   bagd_fib_retries_total                             counter: retry passes over what failed
+//   bagd_fib_resyncs_total                             counter: full comparisons with the backend
+//                                                      (lost notifications)
+//   bagd_fib_pending_operations                        gauge: operations not yet confirmed by the backend
+//   bagd_fib_apply_seconds                             histogram: one write to the backend (a flush)
+//   bagd_update_processing_seconds                     histogram: one received UPDATE, decoded, into
+//                                                      the RIB (import policy included)
+//   bagd_end_of_rib_seconds                            histogram: Established to the neighbor's End-of-RIB
+//   bagd_build_info{version,git}                       gauge: 1
+// Every series that does not depend on a neighbor or a policy exists from start, at 0; a
+// configured neighbor's exist from its creation (NeighborSeries::Declare). process_* series
+// (CPU, memory, descriptors) come from ProcessCollector (process_metrics.h).
 //   bagd_neighbor_prefix_limit{neighbor,family}        gauge: the configured maximum prefixes
 //   bagd_neighbor_prefix_limit_state{neighbor,family}  gauge: 0 below the warning threshold,
 //                                                      1 at or above it, 2 above the limit
@@ -35,7 +48,9 @@
 
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+#include <vector>
 
 #include "bgpd/wire/ip_prefix.h"
 
@@ -70,6 +85,14 @@ class SessionMetrics {
   prometheus::Counter& PrefixLimitEvents(const std::string& neighbor, const std::string& family,
                                          const std::string& event);
   prometheus::Counter& PolicyHits(const std::string& policy, const std::string& statement);
+  prometheus::Counter& FibFailures() { return fib_failures_.Add({}); }
+  prometheus::Counter& FibRetries() { return fib_retries_.Add({}); }
+  prometheus::Counter& FibResyncs() { return fib_resyncs_.Add({}); }
+  prometheus::Gauge& FibPending() { return fib_pending_.Add({}); }
+  prometheus::Histogram& FibApplySeconds();
+  prometheus::Histogram& UpdateSeconds();
+  prometheus::Histogram& EndOfRibSeconds();
+  void SetBuildInfo(const std::string& version, const std::string& git);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -96,7 +119,39 @@ class SessionMetrics {
   prometheus::Family<prometheus::Gauge>& prefix_limit_state_;
   prometheus::Family<prometheus::Counter>& prefix_limit_events_;
   prometheus::Family<prometheus::Counter>& policy_hits_;
+  prometheus::Family<prometheus::Counter>& fib_failures_;
+  prometheus::Family<prometheus::Counter>& fib_retries_;
+  prometheus::Family<prometheus::Counter>& fib_resyncs_;
+  prometheus::Family<prometheus::Gauge>& fib_pending_;
+  prometheus::Family<prometheus::Histogram>& fib_apply_;
+  prometheus::Family<prometheus::Histogram>& update_seconds_;
+  prometheus::Family<prometheus::Histogram>& end_of_rib_;
+  prometheus::Family<prometheus::Gauge>& build_info_;
 };
+
+// Observations counted on the event thread without a lock (an UPDATE costs about a
+// microsecond: a prometheus::Histogram's mutex per UPDATE would be a measurable share), then
+// handed to the Histogram in one ObserveMultiple when the RIB gauges are refreshed.
+class LocalHistogram {
+ public:
+  explicit LocalHistogram(std::vector<double> bounds) : bounds_(std::move(bounds)), counts_(bounds_.size() + 1) {}
+  void Observe(double v) {
+    size_t i = 0;
+    while (i < bounds_.size() && v > bounds_[i]) ++i;
+    counts_[i] += 1;
+    sum_ += v;
+    any_ = true;
+  }
+  void PublishTo(prometheus::Histogram& h);
+
+ private:
+  std::vector<double> bounds_;
+  std::vector<double> counts_;  // per bucket (not cumulative), the last one past every bound
+  double sum_ = 0;
+  bool any_ = false;
+};
+// The buckets of bagd_update_processing_seconds (1 µs .. 100 ms).
+const std::vector<double>& UpdateSecondsBuckets();
 
 // "open", "update", "notification", "keepalive", "route_refresh"; "unknown" otherwise.
 const char* MessageTypeLabel(uint8_t type);
@@ -108,6 +163,9 @@ const char* MessageTypeLabel(uint8_t type);
 class NeighborSeries {
  public:
   NeighborSeries(SessionMetrics* metrics, std::string neighbor) : m_(metrics), neighbor_(std::move(neighbor)) {}
+  // Every series of the neighbor, at 0, for the families it is configured with: a dashboard
+  // sees a neighbor that never came up as 0, not as missing.
+  void Declare(const std::array<bool, wire::kFamilyCount>& families);
   void Received(uint8_t type, size_t bytes);
   void Sent(uint8_t type, size_t bytes);
   void SetPrefixes(wire::Family family, size_t paths);

@@ -76,6 +76,7 @@ Peer::Peer(boost::asio::io_context& io, Clock& clock, PeerConfig config, Session
   admin_down_message_ = config_.shutdown_message;
   state_since_ms_ = clock_.WallMs();
   if (metrics_) metrics_->State(config_.Name()).Set(0);
+  series_.Declare(config_.fsm.local.families);
   for (int f = 0; f < wire::kFamilyCount; ++f) {
     prefix_limits_[f] = rib::PrefixLimit(config_.max_prefixes[f]);
     if (metrics_ && prefix_limits_[f].enabled()) {
@@ -179,8 +180,11 @@ void Peer::Dispatch(Slot& slot, fsm::Event event) {
   slot.fsm = std::move(r.next);
   const bool is_primary = &slot == primary_.get();
   if (r.state_changed) {
-    log::Info("neighbor %s%s: %s -> %s: %s", config_.Name(), is_primary ? "" : " (inbound collision candidate)",
-              fsm::StateName(before), fsm::StateName(slot.fsm.state), r.reason);
+    log::Event(log::Level::kInfo,
+               {{"neighbor", config_.Name()}, {"event", "state"}, {"from", fsm::StateName(before)},
+                {"to", fsm::StateName(slot.fsm.state)}},
+               "neighbor %s%s: %s -> %s: %s", config_.Name(), is_primary ? "" : " (inbound collision candidate)",
+               fsm::StateName(before), fsm::StateName(slot.fsm.state), r.reason);
     if (is_primary) {
       state_since_ms_ = clock_.WallMs();
       if (metrics_) {

@@ -5,6 +5,8 @@
   WATCHDOG_USEC; RELOADING=1 then READY=1 around a SIGHUP (a rejected file says so in
   STATUS); STOPPING=1 at SIGTERM and exit 0; no watchdog when WATCHDOG_PID names another
   process;
+- metrics present at start (a neighbor that never came up at 0, process_*, build info);
+  --log-format json lines with fields;
 - --version and --help of both programs on stdout with exit 0, a bad argument exit 2;
 - the unit file the build generates passes `systemd-analyze verify` (when it is installed)."""
 import os
@@ -116,6 +118,34 @@ class ServiceTest(unittest.TestCase):
         self.proc.send_signal(signal.SIGTERM)
         self.notify.wait_for("STOPPING=1")
         self.assertEqual(self.proc.wait(10), 0, self.read_log())
+
+    def test_metrics_present_at_start(self):
+        import urllib.request
+        mport = free_port()
+        self.log = open(os.path.join(self.dir, "bagd.log"), "w")
+        self.proc = subprocess.Popen([BAGD, "--config", self.conf, "--socket", self.ctl, "--metrics-listen",
+                                      f"127.0.0.1:{mport}", "--log-format", "json"],
+                                     env=dict(os.environ, NOTIFY_SOCKET=self.notify.path), stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+        self.notify.wait_for("READY=1")
+        text = urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5).read().decode()
+        # Before any session came up: the neighbor's series at 0, the FIB and UPDATE
+        # families, build info and the process series.
+        for series in ('bagd_neighbor_state{neighbor="127.0.0.2"}', 'bagd_messages_received_total{neighbor="127.0.0.2",type="update"} 0',
+                       'bagd_prefixes_received{family="ipv4-unicast",neighbor="127.0.0.2"} 0',
+                       "bagd_fib_failures_total 0", "bagd_update_processing_seconds_count 0",
+                       "bagd_end_of_rib_seconds_count 0", 'bagd_build_info{git="', "process_cpu_seconds_total ",
+                       "process_resident_memory_bytes ", "process_open_fds ", "process_start_time_seconds "):
+            self.assertIn(series, text)
+        # --log-format json: one object per line, the first one names the build.
+        self.proc.terminate()
+        self.assertEqual(self.proc.wait(10), 0)
+        import json
+        lines = [json.loads(line) for line in self.read_log().splitlines() if line.strip()]
+        self.assertTrue(lines[0]["msg"].startswith("bagd 0."), lines[0])
+        self.assertEqual({"ts", "level", "msg"} - set(lines[0]), set())
+        states = [l for l in lines if l.get("event") == "state"]
+        self.assertTrue(states and states[0]["neighbor"] == "127.0.0.2", lines)
 
     def test_watchdog_of_another_process_is_not_ours(self):
         self.start(WATCHDOG_USEC="200000", WATCHDOG_PID="1")
