@@ -297,7 +297,14 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  bagd::daemon::ControlAdapter adapter(io, speaker, &speaker);
+  bagd::daemon::ControlAdapter::Options adapter_options;
+  adapter_options.neighbor_ribs = &speaker;
+  adapter_options.config_path = opts->config;
+  adapter_options.on_reloaded = [&](const bagd::control::v1::ReloadConfigResponse& r) {
+    (*notifier)->Ready(r.applied() ? absl::StrCat("reloaded (control API); ", speaker.neighbor_count(), " neighbors")
+                                   : "the last reload was rejected (see the log); running the previous configuration");
+  };
+  bagd::daemon::ControlAdapter adapter(io, speaker, std::move(adapter_options));
   auto control = bagd::control::ControlServer::Start(opts->socket, &adapter);
   if (!control.ok()) {
     bagd::log::Error("control API: %s", control.status().ToString());

@@ -112,6 +112,29 @@ absl::Status ControlClient::EnableNeighbor(const std::string& address) {
   return CallStatus(stub_->EnableNeighbor(context.get(), request, &response));
 }
 
+absl::StatusOr<v1::ReloadConfigResponse> ControlClient::ReloadConfig() {
+  v1::ReloadConfigRequest request;
+  v1::ReloadConfigResponse response;
+  auto context = NewContext();
+  if (absl::Status s = CallStatus(stub_->ReloadConfig(context.get(), request, &response)); !s.ok()) return s;
+  return response;
+}
+
+absl::StatusOr<v1::AddNetworkResponse> ControlClient::AddNetwork(const v1::AddNetworkRequest& request) {
+  v1::AddNetworkResponse response;
+  auto context = NewContext();
+  if (absl::Status s = CallStatus(stub_->AddNetwork(context.get(), request, &response)); !s.ok()) return s;
+  return response;
+}
+
+absl::Status ControlClient::DeleteNetwork(const std::string& prefix) {
+  v1::DeleteNetworkRequest request;
+  request.set_prefix(prefix);
+  v1::DeleteNetworkResponse response;
+  auto context = NewContext();
+  return CallStatus(stub_->DeleteNetwork(context.get(), request, &response));
+}
+
 absl::StatusOr<v1::ClearNeighborResponse> ControlClient::ClearNeighbor(const std::string& address,
                                                                        v1::ClearNeighborRequest::Mode mode) {
   if (absl::Status s = CheckClearMode(mode); !s.ok()) return s;

@@ -51,6 +51,10 @@ class ControlClient {
   // small table (tests); bagctl streams.
   absl::StatusOr<v1::ListRoutesResponse> ListRoutes(const v1::ListRoutesRequest& request);
   absl::StatusOr<v1::RibSummary> GetRibSummary();
+  // Writes (control.proto): reload the configuration file; originate / withdraw a prefix.
+  absl::StatusOr<v1::ReloadConfigResponse> ReloadConfig();
+  absl::StatusOr<v1::AddNetworkResponse> AddNetwork(const v1::AddNetworkRequest& request);
+  absl::Status DeleteNetwork(const std::string& prefix);
   // Checked as the server does (CanonicalListNextHopGroupsRequest: `id` and `prefix` are
   // exclusive) before it is sent. NotFound for an id or prefix without a group.
   absl::StatusOr<v1::ListNextHopGroupsResponse> ListNextHopGroups(const v1::ListNextHopGroupsRequest& request);

@@ -210,6 +210,39 @@ class ControlService final : public v1::Control::Service {
     });
   }
 
+  grpc::Status ReloadConfig(grpc::ServerContext*, const v1::ReloadConfigRequest*,
+                            v1::ReloadConfigResponse* response) override {
+    return Guarded("ReloadConfig", [&] {
+      auto r = backend_->ReloadConfig();
+      if (!r.ok()) return ToGrpcStatus(r.status());
+      *response = *std::move(r);
+      ScrubInvalidUtf8(*response);
+      return grpc::Status::OK;
+    });
+  }
+
+  grpc::Status AddNetwork(grpc::ServerContext*, const v1::AddNetworkRequest* request,
+                          v1::AddNetworkResponse* response) override {
+    return Guarded("AddNetwork", [&] {
+      v1::AddNetworkRequest r = *request;
+      r.set_prefix(ToValidUtf8(r.prefix()));
+      r.set_link_bandwidth(ToValidUtf8(r.link_bandwidth()));
+      auto added = backend_->AddNetwork(r);
+      if (!added.ok()) return ToGrpcStatus(added.status());
+      *response = *std::move(added);
+      return grpc::Status::OK;
+    });
+  }
+
+  grpc::Status DeleteNetwork(grpc::ServerContext*, const v1::DeleteNetworkRequest* request,
+                             v1::DeleteNetworkResponse*) override {
+    return Guarded("DeleteNetwork", [&] {
+      v1::DeleteNetworkRequest r = *request;
+      r.set_prefix(ToValidUtf8(r.prefix()));
+      return ToGrpcStatus(backend_->DeleteNetwork(r));
+    });
+  }
+
  private:
   ControlBackend* backend_;
 };
@@ -278,6 +311,16 @@ absl::StatusOr<v1::ListNextHopGroupsResponse> ControlBackend::ListNextHopGroups(
 
 absl::StatusOr<v1::TestPolicyResponse> ControlBackend::TestPolicy(const v1::TestPolicyRequest&) {
   return absl::UnimplementedError(kNoPoliciesMessage);
+}
+
+absl::StatusOr<v1::ReloadConfigResponse> ControlBackend::ReloadConfig() {
+  return absl::UnimplementedError(kNoWritesMessage);
+}
+absl::StatusOr<v1::AddNetworkResponse> ControlBackend::AddNetwork(const v1::AddNetworkRequest&) {
+  return absl::UnimplementedError(kNoWritesMessage);
+}
+absl::Status ControlBackend::DeleteNetwork(const v1::DeleteNetworkRequest&) {
+  return absl::UnimplementedError(kNoWritesMessage);
 }
 
 absl::StatusOr<v1::ListPoliciesResponse> ControlBackend::ListPolicies(const v1::ListPoliciesRequest&) {

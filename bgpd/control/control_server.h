@@ -88,6 +88,14 @@ class ControlBackend {
   virtual absl::StatusOr<v1::ListPoliciesResponse> ListPolicies(const v1::ListPoliciesRequest& request);
   // What those two defaults answer (UNIMPLEMENTED), for a daemon without policies.
   static constexpr const char* kNoPoliciesMessage = "routing policies are not available in this bagd";
+
+  // Writes (control.proto). The defaults answer UNIMPLEMENTED.
+  virtual absl::StatusOr<v1::ReloadConfigResponse> ReloadConfig();
+  // The request's text as it came (valid UTF-8): the backend parses the prefix and the rate
+  // as the configuration does, with the same messages (InvalidArgument).
+  virtual absl::StatusOr<v1::AddNetworkResponse> AddNetwork(const v1::AddNetworkRequest& request);
+  virtual absl::Status DeleteNetwork(const v1::DeleteNetworkRequest& request);
+  static constexpr const char* kNoWritesMessage = "this bagd takes no changes over the control API";
 };
 
 class ControlServer {

@@ -1,10 +1,15 @@
 #include "bgpd/daemon/control_adapter.h"
 
 #include "bgpd/daemon/rib_view.h"
+#include "conf/config_loader.h"
+#include "conf/policy_text.h"
+#include "conf/rate_text.h"
 
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <future>
+
+#include "bgpd/session/log.h"
 
 namespace bagd::daemon {
 namespace {
@@ -84,6 +89,86 @@ absl::StatusOr<control::v1::ListPoliciesResponse> ControlAdapter::ListPolicies(
   return OnIoThread(io_, [this, request]() -> absl::StatusOr<control::v1::ListPoliciesResponse> {
            return ServeListPolicies(neighbor_ribs_, request);
          })
+      .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
+}
+
+absl::StatusOr<control::v1::ReloadConfigResponse> ControlAdapter::ReloadConfig() {
+  if (options_.config_path.empty()) return absl::UnimplementedError("this bagd was started without a configuration file");
+  std::lock_guard<std::mutex> lock(reload_mu_);
+  control::v1::ReloadConfigResponse out;
+  out.set_path(options_.config_path);
+  // The file is read here, on the gRPC thread, as a SIGHUP's is on a worker: the io thread
+  // only applies it.
+  conf::LoadedConfig loaded = conf::LoadConfigFile(options_.config_path);
+  if (!loaded.ok()) {
+    for (const auto& e : loaded.errors) out.add_errors(e.ToString());
+    log::Error("control API reload: %s has %d %s; keeping the running configuration", options_.config_path,
+               loaded.errors.size(), loaded.errors.size() == 1 ? "error" : "errors");
+    for (const auto& e : loaded.errors) log::Error("control API reload: %s", e.ToString());
+  } else {
+    auto applied = OnIoThread(io_, [this, config = std::move(loaded.config), &out]() {
+      std::vector<std::string> restart;
+      absl::Status st = speaker_.Reload(config, &restart);
+      if (st.ok()) {
+        log::Info("control API: %s reloaded", options_.config_path);
+        for (auto& r : restart) out.add_needs_restart(r);
+      } else {
+        log::Error("control API reload: %s; keeping the running configuration", st.message());
+      }
+      return st;
+    }, std::chrono::seconds(30));
+    if (!applied) return absl::DeadlineExceededError("bagd did not apply the configuration within 30 s");
+    if (applied->ok()) {
+      out.set_applied(true);
+    } else {
+      out.add_errors(std::string(applied->message()));
+    }
+  }
+  if (options_.on_reloaded) {
+    OnIoThread(io_, [this, out] {
+      options_.on_reloaded(out);
+      return true;
+    });
+  }
+  return out;
+}
+
+absl::StatusOr<control::v1::AddNetworkResponse> ControlAdapter::AddNetwork(const control::v1::AddNetworkRequest& request) {
+  // The same words as the configuration's checks (conf/config_validator.cc).
+  const auto text = conf::ParsePrefixText(request.prefix());
+  if (!text) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("network \"", request.prefix(), "\" is not a prefix such as 10.100.0.0/24 or 2001:db8::/48"));
+  }
+  if (text->HasHostBits()) {
+    return absl::InvalidArgumentError(absl::StrCat("network ", request.prefix(), " has host bits set: write the prefix itself"));
+  }
+  auto prefix = wire::Prefix::Parse(request.prefix());
+  if (!prefix.ok()) return absl::InvalidArgumentError(prefix.status().message());
+  Network n;
+  n.nlri = wire::Nlri{*prefix, 0};
+  if (!request.link_bandwidth().empty()) {
+    auto bps = conf::ParseRate(request.link_bandwidth());
+    if (!bps.ok()) return absl::InvalidArgumentError(absl::StrCat("link_bandwidth: ", bps.status().message()));
+    n.link_bandwidth_bps = *bps;
+  }
+  return OnIoThread(io_, [this, n]() -> absl::StatusOr<control::v1::AddNetworkResponse> {
+           auto replaced = speaker_.AddNetwork(n);
+           if (!replaced.ok()) return replaced.status();
+           control::v1::AddNetworkResponse r;
+           r.set_replaced(*replaced);
+           return r;
+         })
+      .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
+}
+
+absl::Status ControlAdapter::DeleteNetwork(const control::v1::DeleteNetworkRequest& request) {
+  auto prefix = wire::Prefix::Parse(request.prefix());
+  if (!prefix.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("network \"", request.prefix(), "\" is not a prefix such as 10.100.0.0/24 or 2001:db8::/48"));
+  }
+  return OnIoThread(io_, [this, p = *prefix] { return speaker_.DeleteNetwork(p); })
       .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
 }
 

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <functional>
+#include <mutex>
+#include <string>
 
 #include "bgpd/control/control_server.h"
 #include "bgpd/daemon/policy_view.h"
@@ -14,8 +17,18 @@ class ControlAdapter : public control::ControlBackend {
  public:
   // `neighbor_ribs` (policies, received / advertised routes; may be null: then TestPolicy,
   // ListPolicies and the neighbor route views answer UNIMPLEMENTED) is read on the io thread.
+  // `config_path`: the file ReloadConfig reads (the one bagd was started with; empty: no
+  // ReloadConfig). `on_reloaded` (may be empty) runs on the io thread after each reload, as
+  // after a SIGHUP's (the service manager's status).
+  struct Options {
+    const NeighborRibs* neighbor_ribs = nullptr;
+    std::string config_path;
+    std::function<void(const control::v1::ReloadConfigResponse&)> on_reloaded;
+  };
+  ControlAdapter(boost::asio::io_context& io, Speaker& speaker, Options options)
+      : io_(io), speaker_(speaker), neighbor_ribs_(options.neighbor_ribs), options_(std::move(options)) {}
   ControlAdapter(boost::asio::io_context& io, Speaker& speaker, const NeighborRibs* neighbor_ribs = nullptr)
-      : io_(io), speaker_(speaker), neighbor_ribs_(neighbor_ribs) {}
+      : ControlAdapter(io, speaker, Options{neighbor_ribs, {}, {}}) {}
   std::vector<control::v1::NeighborStatus> ListNeighbors(const std::string& address_filter) override;
   absl::Status ShutdownNeighbor(const std::string& address, const std::string& message) override;
   absl::Status EnableNeighbor(const std::string& address) override;
@@ -29,11 +42,17 @@ class ControlAdapter : public control::ControlBackend {
   absl::StatusOr<control::v1::TestPolicyResponse> TestPolicy(const control::v1::TestPolicyRequest& request) override;
   absl::StatusOr<control::v1::ListPoliciesResponse> ListPolicies(
       const control::v1::ListPoliciesRequest& request) override;
+  // Reads and validates the file on the calling (gRPC) thread, applies it on the io thread.
+  absl::StatusOr<control::v1::ReloadConfigResponse> ReloadConfig() override;
+  absl::StatusOr<control::v1::AddNetworkResponse> AddNetwork(const control::v1::AddNetworkRequest& request) override;
+  absl::Status DeleteNetwork(const control::v1::DeleteNetworkRequest& request) override;
 
  private:
   boost::asio::io_context& io_;
   Speaker& speaker_;
   const NeighborRibs* neighbor_ribs_;
+  Options options_;
+  std::mutex reload_mu_;  // one ReloadConfig at a time
 };
 
 }  // namespace bagd::daemon

@@ -257,11 +257,12 @@ absl::Status Speaker::ApplyGtsmToListeners() {
 }
 
 void Speaker::Start() {
-  if (!networks_.empty()) {
+  if (!networks_.empty() || !api_networks_.empty()) {
     // Our own routes: ORIGIN IGP, empty AS_PATH; the next hop is set per peer on export.
     // A configured link bandwidth rides along as the community our neighbors see (their
     // export settings decide its form).
     for (const Network& n : networks_) Originate(n);
+    for (const Network& n : api_networks_) Originate(n);
     // Nobody is Established yet: the initial dumps carry them; the weights stage gets them.
     pipeline_->advertiser().Flush();
     log::Info("originating %d prefixes", networks_.size());
@@ -540,7 +541,7 @@ std::vector<std::string> ChangedFields(const google::protobuf::Message& a, const
 
 }  // namespace
 
-absl::Status Speaker::Reload(const config::v1::Config& config) {
+absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::string>* needs_restart) {
   // Everything is checked before anything changes: an error keeps the running config whole.
   auto weights = WeightsConfigOf(config, options_.fib_max_weight);
   if (!weights.ok()) return weights.status();
@@ -660,6 +661,14 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
   {
     absl::flat_hash_set<wire::Prefix> keep;
     for (const Network& n : *networks) keep.insert(n.nlri.prefix);
+    // A prefix the file now has is the file's: the control API's entry for it goes.
+    std::erase_if(api_networks_, [&](const Network& n) {
+      if (!keep.contains(n.nlri.prefix)) return false;
+      log::Info("config reload: network %s is in the file now; the one added over the control API is replaced",
+                n.nlri.prefix.ToString());
+      return true;
+    });
+    for (const Network& n : api_networks_) keep.insert(n.nlri.prefix);
     for (const Network& n : networks_) {
       if (!keep.contains(n.nlri.prefix)) pipeline_->core().WithdrawOwn(local_index_, n.nlri);
     }
@@ -696,6 +705,56 @@ absl::Status Speaker::Reload(const config::v1::Config& config) {
             "damping, link bandwidth, networks, maximum prefixes and FIB limits applied",
             added.size(), removed.size(), reset.size(), updated.size());
   for (const std::string& r : restart) log::Warning("config reload: %s changed: needs a restart of bagd; not applied", r);
+  if (needs_restart != nullptr) *needs_restart = restart;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Speaker::AddNetwork(const Network& network) {
+  const wire::Prefix& prefix = network.nlri.prefix;
+  for (const Network& n : networks_) {
+    if (n.nlri.prefix == prefix) {
+      return absl::AlreadyExistsError(absl::StrCat(prefix.ToString(),
+                                                   " is in the configuration's networks: change it there (and reload)"));
+    }
+  }
+  auto it = std::find_if(api_networks_.begin(), api_networks_.end(),
+                         [&](const Network& n) { return n.nlri.prefix == prefix; });
+  const bool replaced = it != api_networks_.end();
+  if (replaced) {
+    *it = network;
+  } else {
+    api_networks_.push_back(network);
+  }
+  log::Info("control API: originating %s%s%s", prefix.ToString(),
+            network.link_bandwidth_bps ? absl::StrCat(" with link bandwidth ", *network.link_bandwidth_bps / 1e9, " Gbit/s")
+                                       : std::string(),
+            replaced ? " (replacing the one added before)" : "");
+  if (started_) {
+    Originate(network);
+    FlushRibChanges();
+  }
+  return replaced;
+}
+
+absl::Status Speaker::DeleteNetwork(const wire::Prefix& prefix) {
+  auto it = std::find_if(api_networks_.begin(), api_networks_.end(),
+                         [&](const Network& n) { return n.nlri.prefix == prefix; });
+  if (it == api_networks_.end()) {
+    for (const Network& n : networks_) {
+      if (n.nlri.prefix == prefix) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            prefix.ToString(), " is in the configuration's networks: remove it from the file (and reload)"));
+      }
+    }
+    return absl::NotFoundError(absl::StrCat("no network ", prefix.ToString(), " was added over the control API"));
+  }
+  const wire::Nlri nlri = it->nlri;
+  api_networks_.erase(it);
+  log::Info("control API: withdrawing %s", prefix.ToString());
+  if (started_) {
+    pipeline_->core().WithdrawOwn(local_index_, nlri);
+    FlushRibChanges();
+  }
   return absl::OkStatus();
 }
 

@@ -76,7 +76,13 @@ class Speaker : public RouteSink, public NeighborRibs {
   // SIGHUP: applies what can change without touching a session (policies, damping, link
   // bandwidth policy and export, FIB limits, networks, neighbors added and removed) and
   // says what else changed and needs a restart. An error leaves the running config as it was.
-  absl::Status Reload(const config::v1::Config& config);
+  // `needs_restart` (may be null) receives what changed but waits for a restart.
+  absl::Status Reload(const config::v1::Config& config, std::vector<std::string>* needs_restart = nullptr);
+  // The control API's networks (AddNetwork / DeleteNetwork): originated like `networks`,
+  // kept across reloads until deleted. AlreadyExists for a prefix of the configuration's
+  // networks; adding one again replaces its link bandwidth (returns true then).
+  absl::StatusOr<bool> AddNetwork(const Network& network);
+  absl::Status DeleteNetwork(const wire::Prefix& prefix);
   // Live capacity: the link bandwidth of the networks originated for `source` (bits/s; 0:
   // the source has no capacity up). Before Start it is the starting value.
   void SetOriginatedBandwidth(const std::string& source, double bps);
@@ -189,7 +195,8 @@ class Speaker : public RouteSink, public NeighborRibs {
   rib::PeerIndex local_index_ = 0;  // this router's own routes (config networks)
   std::map<std::string, double> originated_bps_;  // by capacity source
   bool started_ = false;
-  std::vector<Network> networks_;
+  std::vector<Network> networks_;      // the configuration's
+  std::vector<Network> api_networks_;  // added over the control API
   bool rib_flush_posted_ = false;
   bool converged_ = false;
   absl::flat_hash_set<std::pair<rib::PeerIndex, int>> end_of_rib_;  // (peer, family) seen

@@ -7,6 +7,8 @@
   process;
 - metrics present at start (a neighbor that never came up at 0, process_*, build info);
   --log-format json lines with fields;
+- the write API through bagctl: reload (applied, needs-restart list, a rejected file with
+  file:line:col), network add / delete (a run-time origination kept across a reload);
 - --version and --help of both programs on stdout with exit 0, a bad argument exit 2;
 - the unit file the build generates passes `systemd-analyze verify` (when it is installed)."""
 import os
@@ -72,6 +74,8 @@ class ServiceTest(unittest.TestCase):
             self.proc.kill()
             self.proc.wait()
         self.notify.close()
+        if getattr(self, "log", None):
+            self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def start(self, **env):
@@ -146,6 +150,65 @@ class ServiceTest(unittest.TestCase):
         self.assertEqual({"ts", "level", "msg"} - set(lines[0]), set())
         states = [l for l in lines if l.get("event") == "state"]
         self.assertTrue(states and states[0]["neighbor"] == "127.0.0.2", lines)
+
+    def test_write_api_reload_and_networks(self):
+        self.start()
+        self.notify.wait_for("READY=1")
+
+        def ctl(*args):
+            return subprocess.run([BAGCTL, "--socket", self.ctl, *args], capture_output=True, text=True)
+
+        # A prefix originated at run time, its link bandwidth replaced, then withdrawn.
+        r = ctl("network", "add", "203.0.113.0/24", "--link-bandwidth", "40G")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("originated", r.stdout)
+        shown = ctl("show", "routes", "203.0.113.0/24", "--json")
+        self.assertEqual(shown.returncode, 0, shown.stderr)
+        self.assertIn("203.0.113.0/24", shown.stdout)
+        r = ctl("network", "add", "203.0.113.0/24", "--link-bandwidth", "10G")
+        self.assertIn("replaced", r.stdout)
+        bad = ctl("network", "add", "203.0.113.1/24")
+        self.assertEqual(bad.returncode, 1)
+        self.assertIn("host bits", bad.stderr)
+        bad = ctl("network", "add", "198.51.100.0/24", "--link-bandwidth", "fast")
+        self.assertEqual(bad.returncode, 1)
+        self.assertIn("link_bandwidth", bad.stderr)
+
+        # A reload keeps it; the file's new neighbor is there after it.
+        with open(self.conf, "a") as f:
+            f.write('neighbors { address: "127.0.0.3" remote_as: 65003 }\n')
+        r = ctl("reload")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("reloaded", r.stdout)
+        self.assertIn("STATUS=reloaded (control API)", self.notify.wait_for("READY=1"))
+        self.assertIn("127.0.0.3", ctl("show", "neighbors").stdout)
+        self.assertEqual(ctl("show", "routes", "203.0.113.0/24").returncode, 0)
+
+        # What needs a restart is named.
+        with open(self.conf) as f:
+            text = f.read()
+        with open(self.conf, "w") as f:
+            f.write(text.replace("router {", "router { log_level: LOG_LEVEL_DEBUG", 1))
+        r = ctl("reload")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("needs a restart of bagd: router.log_level", r.stdout)
+
+        # A broken file: exit 1, the error with its place, and the running config stays.
+        with open(self.conf, "a") as f:
+            f.write("neighbors { address: \"not an address\" remote_as: 1 }\n")
+        r = ctl("reload")
+        self.assertEqual(r.returncode, 1)
+        self.assertRegex(r.stderr, r"bagd\.textproto:\d+:\d+: ")
+        self.assertIn("127.0.0.3", ctl("show", "neighbors").stdout)
+
+        r = ctl("network", "delete", "203.0.113.0/24")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(ctl("show", "routes", "203.0.113.0/24").returncode, 1)
+        r = ctl("network", "delete", "203.0.113.0/24")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no network 203.0.113.0/24", r.stderr)
+        self.proc.terminate()
+        self.assertEqual(self.proc.wait(10), 0)
 
     def test_watchdog_of_another_process_is_not_ours(self):
         self.start(WATCHDOG_USEC="200000", WATCHDOG_PID="1")

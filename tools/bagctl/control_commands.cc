@@ -72,6 +72,13 @@ const char* const kControlUsage = R"(  show neighbors [ADDRESS] [--json]
                             `out` re-sends bagd's Adj-RIB-Out to it (within BoRR/EoRR with
                             enhanced route refresh, RFC 7313), neither means both; for every
                             family of the session. The session must be Established.
+  reload                    re-reads bagd's configuration file and applies it, as SIGHUP does;
+                            prints the errors of a file that is rejected (the running
+                            configuration stays; exit 1) and what changed but needs a restart
+  network add PREFIX [--link-bandwidth RATE]
+                            originates PREFIX (as a `networks` entry) with an optional link
+                            bandwidth (10G); kept until `network delete` or a restart of bagd
+  network delete PREFIX     withdraws a prefix added with `network add`
       --socket PATH         bagd's control socket (before or after the command; default
                             $BAGD_SOCKET, else /run/bagd/bagd.sock)
     exit status: 0 done, 1 bagd unreachable or the request refused (reason printed), 2 usage error
@@ -388,7 +395,8 @@ std::string ResolveControlSocket(const std::optional<std::string>& socket_flag, 
 bool IsControlCommand(const std::vector<std::string>& args) {
   if (args.empty()) return false;
   const std::string& first = args[0];
-  return first == "show" || first == "neighbor" || first == "policy" || first == "--socket" ||
+  return first == "show" || first == "neighbor" || first == "policy" || first == "reload" || first == "network" ||
+         first == "--socket" ||
          absl::StartsWith(first, "--socket=");
 }
 
@@ -401,7 +409,7 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
 
   enum class Command {
     kShowNeighbors, kShowRoutes, kShowRibSummary, kShowNextHopGroups, kShowPolicies, kPolicyTest,
-    kShutdown, kEnable, kClear,
+    kShutdown, kEnable, kClear, kReload, kNetworkAdd, kNetworkDelete,
   };
   Command command = Command::kShowNeighbors;
   using ClearMode = control::v1::ClearNeighborRequest;
@@ -527,8 +535,30 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
     if (parsed->neighbor || parsed->view || parsed->source || parsed->has_attributes) {
       return UsageError(err, "neighbor ADDRESS ... takes no --neighbor, view or route attribute flags");
     }
+  } else if (w[0] == "reload") {
+    if (w.size() != 1) return UsageError(err, "reload takes nothing more");
+    command = Command::kReload;
+  } else if (w[0] == "network") {
+    if (w.size() != 3 || (w[1] != "add" && w[1] != "delete")) {
+      return UsageError(err, "usage: network add PREFIX [--link-bandwidth RATE] | network delete PREFIX");
+    }
+    command = w[1] == "add" ? Command::kNetworkAdd : Command::kNetworkDelete;
+    address = w[2];  // the prefix
+    if (command == Command::kNetworkDelete && !parsed->attributes.link_bandwidth().empty()) {
+      return UsageError(err, "network delete takes no --link-bandwidth");
+    }
   } else {
     return UsageError(err, absl::StrCat("unknown command '", w[0], "'"));
+  }
+  if (command == Command::kReload || command == Command::kNetworkAdd || command == Command::kNetworkDelete) {
+    if (parsed->family || parsed->limit || parsed->neighbor || parsed->view || parsed->source || parsed->json) {
+      return UsageError(err, absl::StrCat(w[0], " takes no --json, --family, --limit, --neighbor, view or --source"));
+    }
+    control::v1::TestRouteAttributes only_lb;
+    only_lb.set_link_bandwidth(parsed->attributes.link_bandwidth());
+    if (parsed->attributes.SerializeAsString() != only_lb.SerializeAsString()) {
+      return UsageError(err, absl::StrCat(w[0], " takes no route attributes but --link-bandwidth (network add)"));
+    }
   }
 
   // A prefix the server would refuse is refused here, without needing a running bagd.
@@ -576,6 +606,32 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
     }
     case Command::kClear:
       return ClearNeighbor(**client, address, clear_mode, out, err);
+    case Command::kReload: {
+      auto r = (*client)->ReloadConfig();
+      if (!r.ok()) return Failed(err, r.status());
+      if (!r->applied()) {
+        err << "bagctl: " << Printable(r->path()) << " was not applied; bagd runs the previous configuration:\n";
+        for (const std::string& e : r->errors()) err << "  " << Printable(e) << "\n";
+        return kControlExitFailed;
+      }
+      out << Printable(r->path()) << " reloaded\n";
+      for (const std::string& n : r->needs_restart()) out << "  changed, needs a restart of bagd: " << Printable(n) << "\n";
+      return kControlExitOk;
+    }
+    case Command::kNetworkAdd: {
+      control::v1::AddNetworkRequest request;
+      request.set_prefix(address);
+      request.set_link_bandwidth(parsed->attributes.link_bandwidth());
+      auto r = (*client)->AddNetwork(request);
+      if (!r.ok()) return Failed(err, r.status());
+      out << "network " << Printable(address) << (r->replaced() ? ": link bandwidth replaced\n" : ": originated\n");
+      return kControlExitOk;
+    }
+    case Command::kNetworkDelete: {
+      if (absl::Status s = (*client)->DeleteNetwork(address); !s.ok()) return Failed(err, s);
+      out << "network " << Printable(address) << ": withdrawn\n";
+      return kControlExitOk;
+    }
   }
   return kControlExitFailed;  // unreachable
 }
