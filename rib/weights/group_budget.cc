@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 
@@ -61,6 +62,16 @@ const char* MergeScopeName(MergeScope s) {
 }
 
 uint32_t GroupBudget::ClassOf(const std::vector<FibGroupMember>& members) {
+  // Neighbouring groups of a batch mostly have the same next hops.
+  if (last_class_ < classes_.size()) {
+    const auto& nh = classes_[last_class_].next_hops;
+    if (nh.size() == members.size() &&
+        std::equal(nh.begin(), nh.end(), members.begin(), [](const wire::IpAddress& a, const FibGroupMember& m) {
+          return a == m.next_hop;
+        })) {
+      return last_class_;
+    }
+  }
   std::string key;
   for (const auto& m : members) {
     key.push_back(static_cast<char>(m.next_hop.size()));
@@ -72,6 +83,7 @@ uint32_t GroupBudget::ClassOf(const std::vector<FibGroupMember>& members) {
     for (const auto& m : members) c.next_hops.push_back(m.next_hop);
     classes_.push_back(std::move(c));
   }
+  last_class_ = it->second;
   return it->second;
 }
 
@@ -177,7 +189,7 @@ void GroupBudget::Assign(GroupId wid, Wanted& w, GroupId slot, double error, abs
     }
     maybe_empty_.insert(old.id);
   }
-  moved_.insert(wid);
+  if (w.installed_routes > 0) moved_.insert(wid);  // its routes in the FIB must follow
   unrouted_.erase(wid);
   w.slot = slot;
   w.since = now;
@@ -193,7 +205,7 @@ void GroupBudget::Unassign(GroupId wid, Wanted& w) {
     slot_lost_template_.insert(old.id);
   }
   maybe_empty_.insert(old.id);
-  moved_.insert(wid);
+  if (w.installed_routes > 0) moved_.insert(wid);
   w.slot = 0;
   w.fallback = false;
 }
@@ -237,126 +249,294 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
   std::sort(unplaced.begin(), unplaced.end());
   unplaced.erase(std::unique(unplaced.begin(), unplaced.end()), unplaced.end());
   // Wanted groups with the same weights are one point.
-  std::vector<Point> pts;
-  absl::flat_hash_map<std::string, size_t> by_key;
-  for (const GroupId wid : unplaced) {
-    auto it = wanted_.find(wid);
-    if (it == wanted_.end() || it->second.prefixes == 0 || it->second.slot != 0) continue;
-    Wanted& w = it->second;
-    const std::string key = ContentKey(w.nh_class, w.members);
-    if (auto s = by_content_.find(key); s != by_content_.end()) {
-      Assign(wid, w, s->second, 0, now);  // the very weights are installed already
-      continue;
+  struct Raw {
+    uint32_t cls;
+    GroupId first;  // the wanted group whose shares stand for the point
+    double traffic;
+    std::vector<GroupId> groups;
+  };
+  std::vector<Raw> raw;
+  {
+    absl::flat_hash_map<std::string, size_t> by_key;
+    for (const GroupId wid : unplaced) {
+      auto it = wanted_.find(wid);
+      if (it == wanted_.end() || it->second.prefixes == 0 || it->second.slot != 0) continue;
+      Wanted& w = it->second;
+      std::string key = ContentKey(w.nh_class, w.members);
+      if (auto s = by_content_.find(key); s != by_content_.end()) {
+        Assign(wid, w, s->second, 0, now);  // the very weights are installed already
+        continue;
+      }
+      auto [p, fresh] = by_key.try_emplace(std::move(key), raw.size());
+      if (fresh) raw.push_back(Raw{w.nh_class, wid, 0, {}});
+      raw[p->second].groups.push_back(wid);
+      raw[p->second].traffic += Traffic(w);
     }
-    auto [p, fresh] = by_key.try_emplace(key, pts.size());
-    if (fresh) pts.push_back(Point{{}, 0, kInf, 0});
-    pts[p->second].groups.push_back(wid);
-    pts[p->second].traffic += Traffic(w);
   }
-  if (pts.empty()) return;
-  // Points by class; the classes a slot of each class may serve.
-  absl::flat_hash_map<uint32_t, std::vector<size_t>> of_class;
-  for (size_t i = 0; i < pts.size(); ++i) of_class[wanted_.at(pts[i].groups[0]).nh_class].push_back(i);
+  if (raw.empty()) return;
+  // The points of a class side by side, their shares (and inverses) in one array: the
+  // loops below must not chase a hash map per point. Farthest first, lazily: a point's error
+  // is brought up to date against the slots added since it was last looked at only when it
+  // comes to the top of its class's heap (errors only go down, so a stale entry is an upper
+  // bound and the point on top once up to date is the worst served: the same choice as
+  // updating every point for every slot, at a fraction of the work).
+  struct Range {
+    uint32_t cls;
+    size_t begin, end;
+    size_t n;    // next hops
+    size_t dim;  // the next hop whose shares spread most (the final search's window)
+    std::vector<GroupId> centers;       // slots of this class, in the order they came
+    std::vector<double> center_shares;  // n per center
+  };
+  const size_t count = raw.size();
+  std::vector<const std::vector<double>*> share_of(count);
+  for (size_t x = 0; x < count; ++x) share_of[x] = &wanted_.at(raw[x].first).share;
+  std::vector<size_t> order(count);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return raw[x].cls < raw[y].cls; });
+  std::vector<Range> ranges;
+  for (size_t i = 0; i < count;) {
+    size_t j = i;
+    while (j < count && raw[order[j]].cls == raw[order[i]].cls) ++j;
+    Range r;
+    r.cls = raw[order[i]].cls;
+    r.begin = i;
+    r.end = j;
+    r.n = classes_[r.cls].next_hops.size();
+    r.dim = 0;
+    double spread = -1;
+    for (size_t k = 0; k < r.n; ++k) {
+      double lo = kInf, hi = 0;
+      for (size_t x = i; x < j; ++x) {
+        lo = std::min(lo, (*share_of[order[x]])[k]);
+        hi = std::max(hi, (*share_of[order[x]])[k]);
+      }
+      if (hi / lo > spread) {
+        spread = hi / lo;
+        r.dim = k;
+      }
+    }
+    for (const GroupId sid : classes_[r.cls].slots) {
+      r.centers.push_back(sid);
+      const Slot& sl = slots_.at(sid);
+      r.center_shares.insert(r.center_shares.end(), sl.share.begin(), sl.share.end());
+    }
+    ranges.push_back(std::move(r));
+    i = j;
+  }
+  std::vector<size_t> off(count);
+  std::vector<double> shares, inv, err(count, kInf), traffic(count);
+  std::vector<GroupId> best(count, 0);
+  std::vector<uint32_t> seen(count, 0);  // centers of its class it was compared with
+  shares.reserve(count * 8);
+  inv.reserve(count * 8);
+  for (size_t i = 0; i < count; ++i) {
+    const std::vector<double>& sh = *share_of[order[i]];
+    off[i] = shares.size();
+    shares.insert(shares.end(), sh.begin(), sh.end());
+    for (const double v : sh) inv.push_back(1 / v);
+    traffic[i] = raw[order[i]].traffic;
+  }
+  // The error of point i against center c of range r; infinity if it is `limit` or more.
+  auto error_to = [&](const Range& r, size_t i, size_t c, double limit) {
+    const double* want = shares.data() + off[i];
+    const double* iv = inv.data() + off[i];
+    const double* got = r.center_shares.data() + c * r.n;
+    double e = 0;
+    for (size_t k = 0; k < r.n; ++k) {
+      e = std::max(e, std::abs(got[k] - want[k]) * iv[k]);
+      if (e >= limit) return kInf;
+    }
+    return e;
+  };
+  auto refresh = [&](Range& r, size_t i) {
+    for (size_t c = seen[i]; c < r.centers.size(); ++c) {
+      const double e = error_to(r, i, c, err[i]);
+      if (e < err[i]) {
+        err[i] = e;
+        best[i] = r.centers[c];
+      }
+    }
+    seen[i] = static_cast<uint32_t>(r.centers.size());
+  };
+  struct Entry {
+    double error;
+    double traffic;
+    size_t i;
+  };
+  auto less = [](const Entry& a, const Entry& b) {
+    if (a.error != b.error) return a.error < b.error;
+    if (a.traffic != b.traffic) return a.traffic < b.traffic;
+    return a.i > b.i;
+  };
+  std::vector<std::vector<Entry>> heaps(ranges.size());
+  // A big batch (a restart, a reload) first picks slots among a sample of its points, then
+  // brings every point up to date at once (catch_up, cheap: a windowed search), and picks
+  // the last quarter of the slots among all points, so no outlier the sample missed is left
+  // far off. `stride` 1: every point from the start.
+  constexpr size_t kSample = 4096;
+  const size_t stride = count > 2 * kSample ? count / kSample : 1;
+  auto build_heaps = [&](size_t step) {
+    for (size_t ri = 0; ri < ranges.size(); ++ri) {
+      auto& h = heaps[ri];
+      h.clear();
+      for (size_t i = ranges[ri].begin; i < ranges[ri].end; ++i) {
+        if ((i - ranges[ri].begin) % step == 0 && err[i] > 0) h.push_back(Entry{err[i], traffic[i], i});
+      }
+      std::make_heap(h.begin(), h.end(), less);
+    }
+  };
+  build_heaps(stride);
+  // The worst-served point of range ri, up to date; nullptr if every point is served exactly.
+  auto top = [&](size_t ri) -> const Entry* {
+    auto& h = heaps[ri];
+    while (!h.empty()) {
+      const Entry e = h.front();
+      if (seen[e.i] == ranges[ri].centers.size() && e.error == err[e.i]) return err[e.i] > 0 ? &h.front() : nullptr;
+      std::pop_heap(h.begin(), h.end(), less);
+      h.pop_back();
+      refresh(ranges[ri], e.i);
+      if (err[e.i] > 0) {
+        h.push_back(Entry{err[e.i], traffic[e.i], e.i});
+        std::push_heap(h.begin(), h.end(), less);
+      }
+    }
+    return nullptr;
+  };
   const bool cross = config_.scope != MergeScope::kSameNextHops;
-  auto offer = [&](size_t i, const Slot& s) {
-    Point& p = pts[i];
-    if (p.error == 0) return;
-    if (auto e = ErrorOf(wanted_.at(p.groups[0]), s, p.error); e && *e < p.error) {
-      p.error = *e;
-      p.best = s.id;
+  // Slots of other classes that may serve a range (subset/superset scopes): offered at once.
+  auto offer_cross = [&](const Slot& s) {
+    for (Range& r : ranges) {
+      if (s.nh_class == r.cls || !Compatible(r.cls, s.nh_class, false)) continue;
+      for (size_t i = r.begin; i < r.end; ++i) {
+        if (err[i] == 0) continue;
+        if (auto e = ErrorOf(wanted_.at(raw[order[i]].first), s, err[i]); e && *e < err[i]) {
+          err[i] = *e;
+          best[i] = s.id;
+        }
+      }
     }
   };
-  auto offer_all = [&](const Slot& s) {
-    if (!cross) {
-      if (auto c = of_class.find(s.nh_class); c != of_class.end()) {
-        for (const size_t i : c->second) offer(i, s);
-      }
-      return;
-    }
-    for (size_t i = 0; i < pts.size(); ++i) offer(i, s);
-  };
-  // What is installed already.
-  for (auto& [cls, idx] : of_class) {
-    std::vector<uint32_t> classes{cls};
-    if (cross) {
-      classes.clear();
-      for (uint32_t c = 0; c < classes_.size(); ++c) {
-        if (Compatible(cls, c, false)) classes.push_back(c);
-      }
-    }
-    for (const uint32_t c : classes) {
-      for (const GroupId sid : classes_[c].slots) {
-        const Slot& s = slots_.at(sid);
-        for (const size_t i : idx) offer(i, s);
-      }
-    }
+  if (cross) {
+    for (const auto& [sid, sl] : slots_) offer_cross(sl);
   }
-  auto create = [&](size_t i) {
-    const GroupId sid = NewSlot(pts[i].groups[0]);
-    offer_all(slots_.at(sid));
+  auto create = [&](size_t ri, size_t i) {
+    const GroupId sid = NewSlot(raw[order[i]].first);
+    const Slot& sl = slots_.at(sid);
+    Range& r = ranges[ri];
+    r.centers.push_back(sid);
+    r.center_shares.insert(r.center_shares.end(), sl.share.begin(), sl.share.end());
+    if (cross) offer_cross(sl);
   };
   // 1. Every point needs a server: the classes nothing installed serves get one slot each,
   //    the biggest first, from the reserve if need be (for the point carrying most traffic).
   {
-    std::vector<std::pair<double, uint32_t>> uncovered;  // (traffic, class)
-    for (const auto& [cls, idx] : of_class) {
+    std::vector<std::pair<double, size_t>> uncovered;  // (traffic, range)
+    for (size_t ri = 0; ri < ranges.size(); ++ri) {
+      if (!ranges[ri].centers.empty()) continue;
       double t = 0;
       bool any = false;
-      for (const size_t i : idx) {
-        if (pts[i].error == kInf) {
+      for (size_t i = ranges[ri].begin; i < ranges[ri].end; ++i) {
+        if (err[i] == kInf) {
           any = true;
-          t += pts[i].traffic;
+          t += traffic[i];
         }
       }
-      if (any) uncovered.emplace_back(t, cls);
+      if (any) uncovered.emplace_back(t, ri);
     }
-    std::sort(uncovered.begin(), uncovered.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    std::sort(uncovered.begin(), uncovered.end(), [&](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : ranges[a.second].cls < ranges[b.second].cls;
     });
-    for (const auto& [t, cls] : uncovered) {
+    for (const auto& [t, ri] : uncovered) {
       if (HardRoom() == 0) break;
       size_t pick = SIZE_MAX;
-      for (const size_t i : of_class[cls]) {
-        if (pts[i].error == kInf && (pick == SIZE_MAX || pts[i].traffic > pts[pick].traffic)) pick = i;
+      for (size_t i = ranges[ri].begin; i < ranges[ri].end; ++i) {
+        if (err[i] == kInf && (pick == SIZE_MAX || traffic[i] > traffic[pick])) pick = i;
       }
-      if (pick != SIZE_MAX) create(pick);  // nothing left uncovered in it otherwise (a superset served it)
+      if (pick != SIZE_MAX) create(ri, pick);  // else a superset slot made for another class serves it
     }
   }
   // 2. Farthest first: the worst-served point gets the next slot, while the steady state
   //    has room (the reserve stays free).
-  while (VoluntaryRoom() > 0) {
-    size_t pick = SIZE_MAX;
-    for (size_t i = 0; i < pts.size(); ++i) {
-      const Point& p = pts[i];
-      if (p.error <= 0) continue;
-      if (pick == SIZE_MAX || p.error > pts[pick].error ||
-          (p.error == pts[pick].error && p.traffic > pts[pick].traffic)) {
-        pick = i;
+  // Every point against the centers it has not seen: the centers sorted by the share of the
+  // widest-spread next hop, searched outward from the point's own share, stopping where that
+  // next hop alone is off by more than the best error found.
+  // `from`: per range, the first center some point has not seen (the older ones every point has).
+  std::vector<size_t> from(ranges.size(), 0);
+  auto catch_up = [&] {
+    for (size_t ri = 0; ri < ranges.size(); ++ri) {
+      Range& r = ranges[ri];
+      const size_t nc = r.centers.size();
+      if (nc <= from[ri]) continue;
+      std::vector<std::pair<double, uint32_t>> by_dim;  // (share of dim, center)
+      by_dim.reserve(nc - from[ri]);
+      for (size_t c = from[ri]; c < nc; ++c) by_dim.emplace_back(r.center_shares[c * r.n + r.dim], static_cast<uint32_t>(c));
+      std::sort(by_dim.begin(), by_dim.end());
+      from[ri] = nc;
+      for (size_t i = r.begin; i < r.end; ++i) {
+        if (seen[i] == nc || err[i] == 0) continue;
+        const double w = shares[off[i] + r.dim];
+        const double iw = inv[off[i] + r.dim];
+        const auto mid = std::lower_bound(by_dim.begin(), by_dim.end(), std::make_pair(w, uint32_t{0}));
+        const uint32_t first_unseen = seen[i];
+        auto consider = [&](uint32_t c) {
+          if (c < first_unseen) return;
+          const double e = error_to(r, i, c, err[i]);
+          if (e < err[i]) {
+            err[i] = e;
+            best[i] = r.centers[c];
+          }
+        };
+        for (auto it = mid; it != by_dim.end() && std::abs(it->first - w) * iw < err[i]; ++it) consider(it->second);
+        for (auto it = mid; it != by_dim.begin();) {
+          --it;
+          if (std::abs(it->first - w) * iw >= err[i]) break;
+          consider(it->second);
+        }
+        seen[i] = static_cast<uint32_t>(nc);
       }
     }
-    if (pick == SIZE_MAX) break;
-    create(pick);
+  };
+  const size_t sampled_slots = stride > 1 ? VoluntaryRoom() * 3 / 4 : 0;
+  for (size_t picked = 0; VoluntaryRoom() > 0; ++picked) {
+    if (stride > 1 && picked == sampled_slots) {
+      catch_up();
+      build_heaps(1);
+    }
+    const Entry* pick = nullptr;
+    size_t pick_range = 0;
+    for (size_t ri = 0; ri < ranges.size(); ++ri) {
+      const Entry* t = top(ri);
+      if (t != nullptr && (pick == nullptr || less(*pick, *t))) {
+        pick = t;
+        pick_range = ri;
+      }
+    }
+    if (pick == nullptr) break;
+    create(pick_range, pick->i);
   }
+  catch_up();
   // 3. Assign. A point nothing serves: the closest installed subset of its next hops, even
   //    if the scope does not allow it (its traffic stays on its own next hops; a missing
   //    route would be worse), else unrouted.
-  for (Point& p : pts) {
+  for (size_t i = 0; i < count; ++i) {
+    const Raw& p = raw[order[i]];
     bool fallback = false;
-    if (p.best == 0) {
-      const Wanted& w0 = wanted_.at(p.groups[0]);
-      double best = kInf;
+    if (best[i] == 0) {
+      const Wanted& w0 = wanted_.at(p.first);
+      double e = kInf;
       for (const auto& [sid, s] : slots_) {
-        if (auto e = ErrorOf(w0, s, best, /*any_subset=*/true); e && (*e < best || (*e == best && sid < p.best))) {
-          best = *e;
-          p.best = sid;
+        if (auto x = ErrorOf(w0, s, e, /*any_subset=*/true); x && (*x < e || (*x == e && sid < best[i]))) {
+          e = *x;
+          best[i] = sid;
         }
       }
-      p.error = best;
-      fallback = p.best != 0;
+      err[i] = e;
+      fallback = best[i] != 0;
     }
     for (const GroupId wid : p.groups) {
       Wanted& w = wanted_.at(wid);
-      if (p.best == 0) {
+      if (best[i] == 0) {
         if (!unrouted_.insert(wid).second) continue;
         notices_.push_back(absl::StrCat("next-hop group budget: ", w.prefixes,
                                         " routes are not installed: the FIB holds ", config_.max_groups,
@@ -364,7 +544,7 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
         continue;
       }
       w.fallback = fallback;
-      Assign(wid, w, p.best, p.error, now);
+      Assign(wid, w, best[i], err[i], now);
     }
   }
 }
@@ -567,18 +747,29 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
   // 2. Routes.
   std::vector<wire::Prefix> touched;
   touched.reserve(wanted.route_upserts.size() + wanted.route_deletes.size());
+  routes_.reserve(routes_.size() + wanted.route_upserts.size());
   for (const wire::Prefix& p : wanted.route_deletes) {
     auto it = routes_.find(p);
     if (it == routes_.end()) continue;
-    if (it->second.wanted != 0) --wanted_.at(it->second.wanted).prefixes;
+    if (it->second.wanted != 0) {
+      Wanted& w = wanted_.at(it->second.wanted);
+      --w.prefixes;
+      if (it->second.installed != 0) --w.installed_routes;
+    }
     it->second.wanted = 0;
     touched.push_back(p);
   }
   for (const auto& [p, gid] : wanted.route_upserts) {
     Route& r = routes_[p];
-    if (r.wanted != 0) --wanted_.at(r.wanted).prefixes;
+    if (r.wanted != 0) {
+      Wanted& w = wanted_.at(r.wanted);
+      --w.prefixes;
+      if (r.installed != 0) --w.installed_routes;
+    }
     r.wanted = gid;
-    ++wanted_.at(gid).prefixes;
+    Wanted& w = wanted_.at(gid);
+    ++w.prefixes;
+    if (r.installed != 0) ++w.installed_routes;
     touched.push_back(p);
   }
   // 3. Groups no route wants.
@@ -637,13 +828,15 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
   }
   peak_ = before_ + creates;
   assert(peak_ <= config_.max_groups);
+  // The update's own prefixes (each once: the registry has a prefix as an upsert or a
+  // delete), then those of the groups that moved, sorted.
   if (!moved_.empty()) {
+    const size_t own = touched.size();
     for (const auto& [p, r] : routes_) {
       if (r.wanted != 0 && moved_.contains(r.wanted)) touched.push_back(p);
     }
+    std::sort(touched.begin() + static_cast<ptrdiff_t>(own), touched.end());
   }
-  std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
   for (const wire::Prefix& p : touched) {
     auto it = routes_.find(p);
     if (it == routes_.end()) continue;
@@ -655,6 +848,11 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
         out.route_upserts.emplace_back(p, want);
       } else {
         out.route_deletes.push_back(p);
+      }
+      if (r.wanted != 0) {
+        Wanted& w = wanted_.at(r.wanted);
+        if (r.installed == 0) ++w.installed_routes;
+        if (want == 0) --w.installed_routes;
       }
       r.installed = want;
     }

@@ -126,6 +126,7 @@ class GroupBudget {
     std::vector<double> share;  // weight share, parallel to members
     uint32_t nh_class = 0;
     uint32_t prefixes = 0;
+    uint32_t installed_routes = 0;  // its prefixes whose route is in the FIB
     double bw = 1;               // per prefix
     GroupId slot = 0;
     double error = 0;
@@ -149,13 +150,6 @@ class GroupBudget {
   struct NhClass {
     std::vector<wire::IpAddress> next_hops;  // sorted
     std::vector<GroupId> slots;
-  };
-  // One wanted group (or several with the same weights) the placement looks at.
-  struct Point {
-    std::vector<GroupId> groups;
-    double traffic = 0;
-    double error = 0;  // to `best`; infinity: nothing compatible yet
-    GroupId best = 0;
   };
 
   uint32_t ClassOf(const std::vector<FibGroupMember>& members);
@@ -188,6 +182,7 @@ class GroupBudget {
   absl::flat_hash_map<std::string, GroupId> by_content_;
   std::vector<NhClass> classes_;
   absl::flat_hash_map<std::string, uint32_t> class_index_;
+  uint32_t last_class_ = UINT32_MAX;  // ClassOf's previous answer
   absl::flat_hash_map<wire::Prefix, Route> routes_;
   mutable absl::flat_hash_map<uint64_t, uint8_t> relation_;  // (wanted class, slot class) -> Relation
   // This update.
