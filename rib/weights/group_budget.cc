@@ -526,7 +526,7 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
       const Wanted& w0 = wanted_.at(p.first);
       double e = kInf;
       for (const auto& [sid, s] : slots_) {
-        if (auto x = ErrorOf(w0, s, e, /*any_subset=*/true); x && (*x < e || (*x == e && sid < best[i]))) {
+        if (auto x = ErrorOf(w0, s, kInf, /*any_subset=*/true); x && (*x < e || (*x == e && sid < best[i]))) {
           e = *x;
           best[i] = sid;
         }
@@ -584,7 +584,7 @@ void GroupBudget::Shrink(absl::Time now) {
         double best = kInf;
         for (const auto& [sid, s] : slots_) {
           if (sid == cand) continue;
-          if (auto e = ErrorOf(w, s, best); e && (*e < best || (*e == best && sid < to))) {
+          if (auto e = ErrorOf(w, s, kInf); e && (*e < best || (*e == best && sid < to))) {
             best = *e;
             to = sid;
           }

@@ -119,6 +119,11 @@ class GroupBudget {
   std::vector<std::string> TakeNotices() { return std::exchange(notices_, {}); }
   // The slots as installed (id, members), by id: for tests.
   std::vector<FibGroup> Slots() const;
+  // The members of one installed group; null if there is no such slot.
+  const std::vector<FibGroupMember>* SlotMembers(GroupId slot) const {
+    auto it = slots_.find(slot);
+    return it == slots_.end() ? nullptr : &it->second.members;
+  }
 
  private:
   struct Wanted {

@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "conf/rate_text.h"
 #include "rib/weights/nexthop_group_registry.h"
 #include "tests/scenario/recording_fib.h"
@@ -134,6 +135,7 @@ class Scenario {
     if (cmd == "down") return rib_.PeerDown(PeerNamed(w.at(1)));
     if (cmd == "advance") return Advance(ParseDuration(w.at(1)));
     if (cmd == "damping" || cmd == "limits" || cmd == "missing" || cmd == "mode") return Configure(w);
+    if (cmd == "budget") return Budget(w);
     if (cmd == "expect") return Expect(w);
     throw ScenarioError{absl::StrCat("unknown command '", cmd, "'")};
   }
@@ -240,6 +242,38 @@ class Scenario {
     Install();
   }
 
+  void Budget(const std::vector<std::string>& w) {
+    // budget max_groups=N [reserve=N] [merge=same-next-hops|subset|superset] [weight=prefixes|bandwidth]
+    // Before any route: turning a limit on takes a restart in the daemon too.
+    if (registry_.route_count() != 0) throw ScenarioError{"budget must come before the first route"};
+    rib::WeightsConfig c = registry_.config();
+    c.budget.improve_after = c.damping.increase_hold_down;
+    c.budget.min_gain = c.damping.min_change_percent / 100;
+    for (size_t i = 1; i < w.size(); ++i) {
+      std::pair<std::string, std::string> kv = absl::StrSplit(w[i], absl::MaxSplits('=', 1));
+      const auto& [k, v] = kv;
+      if (k == "max_groups") c.budget.max_groups = static_cast<uint32_t>(ParseNumber(v));
+      else if (k == "reserve") c.budget.reserve = static_cast<uint32_t>(ParseNumber(v));
+      else if (k == "merge" && v == "same-next-hops") c.budget.scope = rib::MergeScope::kSameNextHops;
+      else if (k == "merge" && v == "subset") c.budget.scope = rib::MergeScope::kSubset;
+      else if (k == "merge" && v == "superset") c.budget.scope = rib::MergeScope::kSuperset;
+      else if (k == "weight" && v == "prefixes") c.budget.weight_by = rib::MergeWeight::kPrefixes;
+      else if (k == "weight" && v == "bandwidth") c.budget.weight_by = rib::MergeWeight::kBandwidth;
+      else throw ScenarioError{absl::StrCat("unknown budget setting '", w[i], "'")};
+    }
+    registry_ = rib::NextHopGroupRegistry(c);
+    fib_.set_limit(c.budget.max_groups);
+  }
+
+  const rib::GroupServing& ServingOf(const wire::Prefix& p) {
+    const rib::NextHopGroup* g = registry_.GroupOf(p);
+    if (!g) throw ScenarioError{absl::StrCat(p.ToString(), " has no group")};
+    if (!registry_.budget()) throw ScenarioError{"no group budget (budget max_groups=N first)"};
+    serving_ = registry_.budget()->Serving(g->id);
+    if (!serving_) throw ScenarioError{absl::StrCat(p.ToString(), ": its group is not in the budget")};
+    return *serving_;
+  }
+
   const rib::NextHopGroup::Member& MemberOf(const wire::Prefix& p, const std::string& nh) {
     const rib::NextHopGroup* g = registry_.GroupOf(p);
     if (!g) throw ScenarioError{absl::StrCat(p.ToString(), " has no group")};
@@ -260,6 +294,33 @@ class Scenario {
       for (const auto& m : *members) absl::StrAppend(&got, got.empty() ? "" : " ", m.next_hop.ToString(), "=", m.weight);
       for (size_t i = 3; i < w.size(); ++i) absl::StrAppend(&want, want.empty() ? "" : " ", w[i]);
       CHECK(got == want);
+    } else if (what == "merged" || what == "own") {
+      // expect merged PREFIX [error PERCENT] | expect own PREFIX (served by its own weights)
+      const rib::GroupServing& sv = ServingOf(Prefix(w.at(2)));
+      CHECK(sv.slot != 0);
+      CHECK(sv.merged == (what == "merged"));
+      if (w.size() >= 5 && w[3] == "error") {
+        double pct = 0;
+        if (!absl::SimpleAtod(absl::StripSuffix(w[4], "%"), &pct)) throw ScenarioError{"error PERCENT, e.g. 12.5%"};
+        CHECK(sv.error * 100 == Approx(pct).margin(0.01));
+      }
+    } else if (what == "installed") {
+      // expect installed N: groups in the FIB (with a budget: its slots)
+      CHECK(fib_.group_count() == ParseNumber(w.at(2)));
+      if (registry_.budget()) CHECK(registry_.budget()->installed() == ParseNumber(w.at(2)));
+    } else if (what == "budget") {
+      // expect budget wanted=N merged=N unrouted=N
+      if (!registry_.budget()) throw ScenarioError{"no group budget"};
+      const rib::GroupBudgetTotals t = registry_.budget()->Totals();
+      for (size_t i = 2; i < w.size(); ++i) {
+        std::pair<std::string, std::string> kv = absl::StrSplit(w[i], absl::MaxSplits('=', 1));
+        const size_t want = ParseNumber(kv.second);
+        if (kv.first == "wanted") CHECK(t.wanted == want);
+        else if (kv.first == "merged") CHECK(t.merged == want);
+        else if (kv.first == "unrouted") CHECK(t.unrouted_prefixes == want);
+        else if (kv.first == "promotions") CHECK(t.promotions == want);
+        else throw ScenarioError{absl::StrCat("unknown budget total '", kv.first, "'")};
+      }
     } else if (what == "no-route") {
       CHECK(fib_.GroupOfRoute(Prefix(w.at(2))) == nullptr);
     } else if (what == "ops") {
@@ -273,8 +334,9 @@ class Scenario {
         else throw ScenarioError{absl::StrCat("unknown ops counter '", kv.first, "'")};
       }
     } else if (what == "groups") {
+      // Without a budget the FIB has every group the routes want; with one, see `installed`.
       CHECK(registry_.group_count() == ParseNumber(w.at(2)));
-      CHECK(fib_.group_count() == ParseNumber(w.at(2)));
+      if (!registry_.budget()) CHECK(fib_.group_count() == ParseNumber(w.at(2)));
     } else if (what == "routes") {
       CHECK(fib_.route_count() == ParseNumber(w.at(2)));
     } else if (what == "state") {
@@ -323,6 +385,7 @@ class Scenario {
   rib::Rib rib_;
   rib::NextHopGroupRegistry registry_;
   RecordingFib fib_;
+  std::optional<rib::GroupServing> serving_;
   absl::Time now_ = absl::FromUnixSeconds(1'800'000'000);
   std::map<std::string, rib::PeerIndex> peers_;
   std::map<std::string, wire::IpAddress> next_hop_;
