@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "rib/weights/group_budget.h"
 #include "rib/weights/group_budget_baselines.h"
+#include "rib/weights/nexthop_group_registry.h"
 
 namespace bagd::rib {
 namespace {
@@ -453,6 +454,85 @@ TEST_CASE("group budget: a lower limit merges down with deletes only", "[weights
   REQUIRE(h.fib.Apply(u).empty());
   h.Check();
   CHECK(h.budget.Totals().installed == 8);
+}
+
+}  // namespace
+}  // namespace bagd::rib
+
+namespace bagd::rib {
+namespace {
+
+MemberInput Lb(int nh, double gbps) {
+  return MemberInput{Nh(nh), wire::LinkBandwidth::FromBitsPerSecond(65000 + nh, gbps * 1e9, true)};
+}
+
+TEST_CASE("group budget through the registry: random bandwidths, hold-down and revisits", "[weights][budget]") {
+  for (const uint32_t seed : {21u, 22u, 23u}) {
+    DYNAMIC_SECTION("seed " << seed) {
+      std::mt19937 rng(seed);
+      WeightsConfig c;
+      c.budget.max_groups = 12;
+      c.budget.reserve = 2;
+      c.budget.improve_after = c.damping.increase_hold_down;
+      NextHopGroupRegistry registry(c);
+      FibModel fib(c.budget.max_groups);
+      std::map<wire::Prefix, std::vector<MemberInput>> table;
+      absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+      for (int round = 0; round < 80; ++round) {
+        std::map<wire::Prefix, PrefixMembers> changed;  // each prefix once, the last change wins
+        const int n = round == 0 ? 300 : 1 + static_cast<int>(rng() % 30);
+        for (int k = 0; k < n; ++k) {
+          const wire::Prefix p = P(static_cast<int>(rng() % 300));
+          PrefixMembers pm{p, {}};
+          if (rng() % 8 != 0) {
+            const int width = 2 + static_cast<int>(rng() % 3);  // next hops 1..width
+            for (int nh = 1; nh <= width; ++nh) pm.members.push_back(Lb(nh, static_cast<double>(1 + rng() % 8)));
+          }
+          table[p] = std::vector<MemberInput>(pm.members.begin(), pm.members.end());
+          changed[p] = std::move(pm);
+        }
+        std::vector<PrefixMembers> batch;
+        for (auto& [p, pm] : changed) batch.push_back(std::move(pm));
+        registry.Update(batch, now);
+        auto step = [&] {
+          const std::string err = fib.Apply(registry.TakeFibUpdate());
+          INFO(err);
+          REQUIRE(err.empty());
+        };
+        step();
+        // Time passes through every due time (hold-downs and merge revisits), as the stage's timer does.
+        const absl::Time end = now + absl::Seconds(static_cast<int>(rng() % 50));
+        while (auto due = registry.NextDue()) {
+          if (*due > end) break;
+          now = std::max(now, *due);
+          registry.Expire(now);
+          step();
+        }
+        now = end;
+        const GroupBudgetTotals t = registry.budget()->Totals();
+        CHECK(fib.peak() <= c.budget.max_groups);
+        CHECK(t.installed <= c.budget.max_groups);
+        // Every route that has next hops is routed, over its own next hops only (3 sets, 12 slots).
+        for (const auto& [p, members] : table) {
+          const Members* got = fib.Of(p);
+          if (members.empty()) {
+            CHECK(got == nullptr);
+            continue;
+          }
+          REQUIRE(got != nullptr);
+          CHECK(got->size() == members.size());
+          const NextHopGroup* g = registry.GroupOf(p);
+          REQUIRE(g != nullptr);
+          const auto s = registry.budget()->Serving(g->id);
+          REQUIRE(s.has_value());
+          std::vector<FibGroupMember> own;
+          for (const auto& m : g->members) own.push_back(FibGroupMember{m.next_hop, m.weight});
+          CHECK(s->error == Approx(ShareError(own, *got)).margin(1e-12));
+        }
+      }
+      CHECK(registry.budget()->Totals().merged > 0);
+    }
+  }
 }
 
 }  // namespace
