@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 
 namespace bagd::rib {
@@ -189,8 +190,10 @@ void GroupBudget::Assign(GroupId wid, Wanted& w, GroupId slot, double error, abs
     }
     maybe_empty_.insert(old.id);
   }
-  if (w.installed_routes > 0) moved_.insert(wid);  // its routes in the FIB must follow
-  unrouted_.erase(wid);
+  // Its routes in the FIB must follow; those of a group that was unrouted get installed now
+  // (they are not in this update unless they changed).
+  const bool was_unrouted = unrouted_.erase(wid) > 0;
+  if (w.installed_routes > 0 || was_unrouted) moved_.insert(wid);
   w.slot = slot;
   w.since = now;
   if (slot != 0) slots_.at(slot).users.insert(wid);
@@ -253,11 +256,13 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
     uint32_t cls;
     GroupId first;  // the wanted group whose shares stand for the point
     double traffic;
-    std::vector<GroupId> groups;
+    absl::InlinedVector<GroupId, 1> groups;  // usually one: no allocation
   };
   std::vector<Raw> raw;
+  raw.reserve(unplaced.size());
   {
     absl::flat_hash_map<std::string, size_t> by_key;
+    by_key.reserve(unplaced.size());
     for (const GroupId wid : unplaced) {
       auto it = wanted_.find(wid);
       if (it == wanted_.end() || it->second.prefixes == 0 || it->second.slot != 0) continue;
@@ -689,9 +694,10 @@ void GroupBudget::Revisit(absl::Time now) {
 
 std::optional<absl::Time> GroupBudget::NextDue(absl::Time now) const {
   if (config_.max_groups == 0) return std::nullopt;
+  // A route nothing serves may use the reserve: as soon as there is any room.
+  if (!unrouted_.empty() && slots_.size() < config_.max_groups) return now;
   const uint32_t reserve = std::min(config_.reserve, config_.max_groups - 1);
   if (slots_.size() + reserve >= config_.max_groups) return std::nullopt;  // no room to improve
-  if (!unrouted_.empty()) return now;
   std::optional<absl::Time> due;
   for (const auto& [wid, w] : wanted_) {
     if (w.prefixes == 0 || w.slot == 0 || w.error < config_.min_gain) continue;
@@ -714,6 +720,8 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
   std::vector<GroupId> touched_slots;
   std::vector<GroupId> touched_wanted;
   // 1. Groups: new ones wait for a slot; a template's slot follows its weights in place.
+  wanted_.reserve(wanted_.size() + wanted.group_upserts.size());
+  unplaced.reserve(wanted.group_upserts.size());
   for (const FibGroup& g : wanted.group_upserts) {
     auto [it, fresh] = wanted_.try_emplace(g.id);
     Wanted& w = it->second;

@@ -150,8 +150,9 @@ class NextHopGroupRegistry {
   const WeightCounters& counters() const { return counters_; }
   const WeightsConfig& config() const { return config_; }
   // The group budget, when the FIB has a limit (and is tracked): how each wanted group is
-  // served (merged or not, with its error) and the totals. Null without a limit.
-  const GroupBudget* budget() const { return budget_ ? &*budget_ : nullptr; }
+  // served (merged or not, with its error) and the totals. Null without a limit, and
+  // without a FIB (set_fib_tracking(false): nothing is installed, nothing to fit).
+  const GroupBudget* budget() const { return budget_ && track_fib_ ? &*budget_ : nullptr; }
 
  private:
   struct Target {

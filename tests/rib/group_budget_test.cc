@@ -408,6 +408,34 @@ TEST_CASE("group budget: more next-hop sets than slots, subset scope", "[weights
   CHECK(h.fib.peak() <= 2);
 }
 
+TEST_CASE("group budget: a route with nothing to serve it waits for a slot, then is installed", "[weights][budget]") {
+  GroupBudgetConfig c;
+  c.max_groups = 3;
+  c.reserve = 1;
+  Harness h(c);
+  const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  h.wanted.Set(P(1), Group({{1, 1}, {2, 1}}));
+  h.wanted.Set(P(2), Group({{3, 1}, {4, 1}}));
+  h.wanted.Set(P(3), Group({{5, 1}, {6, 1}}));
+  h.Step(now);
+  CHECK(h.budget.Totals().installed == 3);  // three next-hop sets: one slot each, the reserve too
+  CHECK(h.budget.Totals().unrouted_prefixes == 0);
+  h.wanted.Set(P(4), Group({{7, 1}, {8, 1}}));  // a fourth: the table is full, no subset of 7, 8
+  h.Step(now + absl::Seconds(1));
+  CHECK(h.budget.Totals().unrouted_prefixes == 1);
+  CHECK(h.fib.Of(P(4)) == nullptr);
+  CHECK_FALSE(h.budget.TakeNotices().empty());
+  h.wanted.Withdraw(P(2));  // frees a slot, deleted at the end of this update
+  h.Step(now + absl::Seconds(2));
+  INFO("installed " << h.budget.Totals().installed << " unrouted " << h.budget.Totals().unrouted_prefixes);
+  REQUIRE(h.budget.NextDue(now + absl::Seconds(2)).has_value());  // due at once
+  h.Step(now + absl::Seconds(2));
+  CHECK(h.budget.Totals().unrouted_prefixes == 0);
+  REQUIRE(h.fib.Of(P(4)) != nullptr);
+  CHECK(Key(*h.fib.Of(P(4))) == Key(Group({{7, 1}, {8, 1}})));
+  CHECK(h.fib.peak() <= 3);
+}
+
 TEST_CASE("group budget: worst error no worse than first-fit on the same input", "[weights][budget]") {
   for (const uint32_t seed : {11u, 12u, 13u, 14u, 15u, 16u}) {
     for (const uint32_t limit : {8u, 24u, 64u}) {
