@@ -835,7 +835,9 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
     out.group_upserts.push_back(FibGroup{id, it->second.members});
   }
   peak_ = before_ + creates;
-  assert(peak_ <= config_.max_groups);
+  // Nothing is created beyond the limit (the FIB may hold more only after a lower limit, and
+  // then this update only deletes).
+  assert(creates == 0 || peak_ <= config_.max_groups);
   // The update's own prefixes (each once: the registry has a prefix as an upsert or a
   // delete), then those of the groups that moved, sorted.
   if (!moved_.empty()) {
