@@ -57,9 +57,10 @@ test-asan: deps
 
 bench: deps
 	cmake -S . -B $(BENCH_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DBAGD_BENCH=ON -DBUILD_TESTING=OFF
-	cmake --build $(BENCH_BUILD) -j $(JOBS) --target wire_decode_bench update_blaster wcmp_quality fib_bench
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target wire_decode_bench update_blaster wcmp_quality fib_bench group_budget_bench
 	$(BENCH_BUILD)/bench/wire_decode_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 	$(BENCH_BUILD)/bench/wcmp_quality
+	$(BENCH_BUILD)/bench/group_budget_bench
 	$(BENCH_BUILD)/bench/fib_bench --runs 3
 	@echo "ingest comparison (root, ~35 min for 3 runs): python3 bench/ingest_compare.py --runs 3; see docs/benchmarks.md"
 

@@ -265,6 +265,7 @@ int main(int argc, char** argv) {
     }
     if (*backend) {
       speaker_options.fib_max_weight = (*backend)->Capabilities().max_weight;
+      speaker_options.fib_max_groups = (*backend)->Capabilities().max_groups;
       auto* kernel = dynamic_cast<bagd::fib::NetlinkBackend*>(backend->get());
       bagd::daemon::FibStageOptions fib_options;
       fib_options.startup_hold = std::chrono::seconds(loaded.config.fib().restart_hold_time());

@@ -133,6 +133,12 @@ void ApplyDefaults(v1::Config& config) {
   if (!fib.has_restart_neighbor_wait()) {
     fib.set_restart_neighbor_wait(std::min(kDefaultRestartNeighborWait, fib.restart_hold_time()));
   }
+  // The group budget's knobs (max_groups stays 0: the backend's limit, or none).
+  if (!fib.has_group_reserve()) fib.set_group_reserve(kDefaultFibGroupReserve);
+  if (fib.group_merge() == v1::Fib::GROUP_MERGE_UNSPECIFIED) fib.set_group_merge(v1::Fib::GROUP_MERGE_SAME_NEXT_HOPS);
+  if (fib.group_merge_weight() == v1::Fib::GROUP_MERGE_WEIGHT_UNSPECIFIED) {
+    fib.set_group_merge_weight(v1::Fib::GROUP_MERGE_WEIGHT_PREFIXES);
+  }
 }
 
 }  // namespace bagd::conf

@@ -47,6 +47,10 @@ inline constexpr uint32_t kDefaultPrefixWarningPercent = 75;
 // Next-hop-group weights (Fib; docs/weights.md). 0 in the config: backend's limit / no limit.
 inline constexpr uint32_t kMaxFibWeight = 65535;       // 16-bit nexthop weights
 inline constexpr uint32_t kMaxFibGroupBudget = 65536;
+// fib.max_groups: the most next-hop groups the FIB may hold (0: the backend's, or none).
+inline constexpr uint32_t kMaxFibMaxGroups = 1u << 20;
+// fib.group_reserve: groups kept free for make-before-break moves.
+inline constexpr uint32_t kDefaultFibGroupReserve = 2;
 
 // The timers a neighbor runs with after defaults: its own values, else the router's.
 struct EffectiveTimers {

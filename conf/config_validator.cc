@@ -747,6 +747,33 @@ class Validator {
                          " (the weight sum a group may use, e.g. the hardware's ECMP table size: "
                          "64, 128, 256 or 512), or 0 for no limit"));
     }
+    if (fib.max_groups() == 1 || fib.max_groups() > kMaxFibMaxGroups) {
+      Error(path("max_groups"),
+            absl::StrCat("fib: max_groups ", fib.max_groups(), " is out of range: use 2..", kMaxFibMaxGroups,
+                         " (the next-hop groups the FIB holds, e.g. the switch's MAX_NEXTHOP_GROUP_COUNT), "
+                         "or 0 for the backend's own limit"));
+    }
+    if (fib.has_group_reserve()) {
+      if (fib.max_groups() == 0) {
+        if (fib.group_reserve() == 0 || fib.group_reserve() >= kMaxFibMaxGroups) {
+          Error(path("group_reserve"), absl::StrCat("fib: group_reserve ", fib.group_reserve(),
+                                                    " is out of range: use 1.. (less than max_groups)"));
+        }
+      } else if (fib.max_groups() > 1 && (fib.group_reserve() == 0 || fib.group_reserve() >= fib.max_groups())) {
+        Error(Later(path("max_groups"), path("group_reserve")),
+              absl::StrCat("fib: group_reserve ", fib.group_reserve(), " is out of range: use 1..",
+                           fib.max_groups() - 1,
+                           " (less than max_groups ", fib.max_groups(),
+                           ": the groups kept free so that a moving group is made before the old one is broken)"));
+      }
+    } else if (fib.max_groups() > 1 && fib.max_groups() <= kDefaultFibGroupReserve) {
+      Error(path("max_groups"),
+            absl::StrCat("fib: max_groups ", fib.max_groups(), " leaves no group beyond the default group_reserve ",
+                         kDefaultFibGroupReserve, ": use more than ", kDefaultFibGroupReserve,
+                         ", or set a smaller group_reserve"));
+    }
+    CheckEnum(path("group_merge"), fib.group_merge(), "fib: ", "a group merge scope");
+    CheckEnum(path("group_merge_weight"), fib.group_merge_weight(), "fib: ", "a group merge weight");
     if (fib.kernel_protocol() != 0 && (fib.kernel_protocol() < 5 || fib.kernel_protocol() > 255)) {
       Error(path("kernel_protocol"),
             absl::StrCat("fib: kernel_protocol ", fib.kernel_protocol(),

@@ -104,7 +104,8 @@ absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& co
   return out;
 }
 
-absl::StatusOr<rib::WeightsConfig> WeightsConfigOf(const config::v1::Config& config, uint32_t backend_max_weight) {
+absl::StatusOr<rib::WeightsConfig> WeightsConfigOf(const config::v1::Config& config, uint32_t backend_max_weight,
+                                                   uint32_t backend_max_groups) {
   rib::WeightsConfig w;
   const v1::LinkBandwidth& lb = config.link_bandwidth();
   auto policy_of = [&](v1::LinkBandwidth::Mode mode, v1::LinkBandwidth::Missing missing,
@@ -146,6 +147,23 @@ absl::StatusOr<rib::WeightsConfig> WeightsConfigOf(const config::v1::Config& con
   w.damping.min_change_percent = d.has_min_change_percent() ? d.min_change_percent() : conf::kDefaultMinChangePercent;
   w.damping.max_hold_down = absl::Seconds(d.has_max_hold_down() ? d.max_hold_down() : conf::kDefaultMaxHoldDown);
   w.damping.half_life = absl::Seconds(d.has_half_life() ? d.half_life() : conf::kDefaultHalfLife);
+  // The group budget: the smaller of the config's limit and the backend's, where either is set.
+  rib::GroupBudgetConfig& b = w.budget;
+  b.max_groups = fib.max_groups();
+  if (backend_max_groups != 0 && (b.max_groups == 0 || backend_max_groups < b.max_groups)) b.max_groups = backend_max_groups;
+  b.reserve = fib.has_group_reserve() ? fib.group_reserve() : conf::kDefaultFibGroupReserve;
+  if (b.max_groups != 0 && b.reserve >= b.max_groups) b.reserve = b.max_groups - 1;  // a backend's small limit
+  switch (fib.group_merge()) {
+    case v1::Fib::GROUP_MERGE_SUBSET: b.scope = rib::MergeScope::kSubset; break;
+    case v1::Fib::GROUP_MERGE_SUPERSET: b.scope = rib::MergeScope::kSuperset; break;
+    default: b.scope = rib::MergeScope::kSameNextHops; break;
+  }
+  b.weight_by = fib.group_merge_weight() == v1::Fib::GROUP_MERGE_WEIGHT_BANDWIDTH ? rib::MergeWeight::kBandwidth
+                                                                                  : rib::MergeWeight::kPrefixes;
+  // A merge is revisited as a bandwidth increase is: after the increase hold-down, for a
+  // gain of at least min_change_percent.
+  b.improve_after = w.damping.increase_hold_down;
+  b.min_gain = w.damping.min_change_percent / 100;
   return w;
 }
 

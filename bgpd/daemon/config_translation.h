@@ -21,9 +21,11 @@ namespace bagd::daemon {
 
 absl::StatusOr<std::vector<session::PeerConfig>> PeerConfigs(const config::v1::Config& config);
 // The weights stage's settings (link bandwidth policy per family, FIB limits, damping).
-// `backend_max_weight` applies when the config leaves fib.max_weight at 0.
+// `backend_max_weight` applies when the config leaves fib.max_weight at 0; the group limit
+// is the smaller of fib.max_groups and `backend_max_groups` (0: the backend cannot tell).
 absl::StatusOr<rib::WeightsConfig> WeightsConfigOf(const config::v1::Config& config,
-                                                   uint32_t backend_max_weight = 65535);
+                                                   uint32_t backend_max_weight = 65535,
+                                                   uint32_t backend_max_groups = 0);
 // A neighbor's maximum prefixes per family (index wire::Family; limit 0: none).
 std::array<rib::PrefixLimitConfig, wire::kFamilyCount> PrefixLimitsOf(const config::v1::Neighbor& n);
 // A neighbor's link-bandwidth export settings.

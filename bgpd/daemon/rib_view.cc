@@ -212,6 +212,53 @@ void FillGroup(const rib::NextHopGroup& g, absl::Time now, const rib::DampingCon
   }
 }
 
+// How the budget serves `g` (nothing without one).
+void FillServing(const rib::NextHopGroup& g, const rib::NextHopGroupRegistry& groups,
+                 const std::function<std::optional<uint32_t>(rib::GroupId)>& fib_object,
+                 control::v1::NextHopGroup& out) {
+  const rib::GroupBudget* b = groups.budget();
+  if (fib_object) out.set_fib_object(fib_object(g.id).value_or(0));
+  if (b == nullptr) return;
+  const auto s = b->Serving(g.id);
+  if (!s) return;
+  out.set_served_by(s->slot);
+  // Not installed (the table is full and nothing uses only its next hops): merged into
+  // nothing, all of its share missing.
+  out.set_merged(s->merged || s->slot == 0);
+  out.set_merge_error(s->slot == 0 ? 1.0 : s->error);
+  out.set_served_as(s->template_id);
+  if (fib_object) out.set_fib_object(s->slot != 0 ? fib_object(s->slot).value_or(0) : 0);
+  if (const auto* members = b->SlotMembers(s->slot)) {
+    uint64_t sum = 0;
+    for (const auto& m : *members) sum += m.weight;
+    for (const auto& m : *members) {
+      auto* o = out.add_served_members();
+      o->set_next_hop(m.next_hop.ToString());
+      o->set_weight(m.weight);
+      o->set_weight_share(sum ? static_cast<double>(m.weight) / static_cast<double>(sum) : 0);
+    }
+  }
+}
+
+void FillBudget(const rib::GroupBudget& b, control::v1::NextHopGroupBudget& out) {
+  const rib::GroupBudgetConfig& c = b.config();
+  const rib::GroupBudgetTotals t = b.Totals();
+  out.set_max_groups(c.max_groups);
+  out.set_reserve(c.reserve);
+  out.set_merge_scope(rib::MergeScopeName(c.scope));
+  out.set_merge_weight(c.weight_by == rib::MergeWeight::kBandwidth ? "bandwidth" : "prefixes");
+  out.set_wanted(t.wanted);
+  out.set_installed(t.installed);
+  out.set_merged(t.merged);
+  out.set_merged_prefixes(t.merged_prefixes);
+  out.set_unrouted_prefixes(t.unrouted_prefixes);
+  out.set_worst_error(t.worst_error);
+  out.set_weighted_error(t.weighted_error);
+  out.set_route_moves(t.route_moves);
+  out.set_promotions(t.promotions);
+  out.set_peak(t.peak);
+}
+
 }  // namespace
 
 absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
@@ -235,11 +282,12 @@ absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
   o->set_suppressed(k.suppressed);
   o->set_group_updates(k.group_updates);
   o->set_route_updates(k.route_updates);
+  if (groups.budget() != nullptr) FillBudget(*groups.budget(), *resp.mutable_budget());
   if (request.id() != 0) {
     const rib::NextHopGroup* g = groups.Find(request.id());
     if (!g) return absl::NotFoundError(absl::StrFormat("no next-hop group %d", request.id()));
     FillGroup(*g, now, d, *resp.add_groups());
-    if (fib_object) resp.mutable_groups(0)->set_fib_object(fib_object(g->id).value_or(0));
+    FillServing(*g, groups, fib_object, *resp.mutable_groups(0));
     return resp;
   }
   if (!request.prefix().empty()) {
@@ -248,12 +296,12 @@ absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
     const rib::NextHopGroup* g = groups.GroupOf(*p);
     if (!g) return absl::NotFoundError(absl::StrFormat("route %s has no next-hop group", p->ToString()));
     FillGroup(*g, now, d, *resp.add_groups());
-    if (fib_object) resp.mutable_groups(0)->set_fib_object(fib_object(g->id).value_or(0));
+    FillServing(*g, groups, fib_object, *resp.mutable_groups(0));
     return resp;
   }
   for (const rib::NextHopGroup* g : groups.Groups()) {
     FillGroup(*g, now, d, *resp.add_groups());
-    if (fib_object) resp.mutable_groups(resp.groups_size() - 1)->set_fib_object(fib_object(g->id).value_or(0));
+    FillServing(*g, groups, fib_object, *resp.mutable_groups(resp.groups_size() - 1));
   }
   return resp;
 }

@@ -95,7 +95,7 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
   }
   local_as_ = config.router().asn();
   const rib::DecisionConfig decision = DecisionConfigOf(config);
-  auto weights = WeightsConfigOf(config, options_.fib_max_weight);
+  auto weights = WeightsConfigOf(config, options_.fib_max_weight, options_.fib_max_groups);
   if (!weights.ok()) return weights.status();
   metrics_timer_ = clock_->NewTimer();
   pipeline_ = std::make_unique<Pipeline>(local_as_, decision, *weights, *clock_, options_.fib, metrics_);
@@ -543,7 +543,7 @@ std::vector<std::string> ChangedFields(const google::protobuf::Message& a, const
 
 absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::string>* needs_restart) {
   // Everything is checked before anything changes: an error keeps the running config whole.
-  auto weights = WeightsConfigOf(config, options_.fib_max_weight);
+  auto weights = WeightsConfigOf(config, options_.fib_max_weight, options_.fib_max_groups);
   if (!weights.ok()) return weights.status();
   auto compiled = policy::PolicySet::Compile(config);
   if (!compiled.ok()) return compiled.status();
@@ -580,7 +580,10 @@ absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::
     restart.push_back(absl::StrCat("multipath.", f, " (the decision process)"));
   }
   for (const std::string& f : ChangedFields(config_.fib(), config.fib())) {
-    if (f == "max_weight" || f == "group_budget") continue;  // applied below
+    if (f == "max_weight" || f == "group_budget" || f == "max_groups" || f == "group_reserve" ||
+        f == "group_merge" || f == "group_merge_weight") {
+      continue;  // applied below (max_groups to or from 0: at a restart, the registry says so)
+    }
     restart.push_back(f == "restart_hold_time" || f == "restart_neighbor_wait" || f == "retain_on_exit"
                           ? absl::StrCat("fib.", f, " (used at start and exit)")
                           : absl::StrCat("fib.", f));
@@ -693,9 +696,18 @@ absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::
   *running.mutable_multipath() = config_.multipath();
   {
     const uint32_t max_weight = config.fib().max_weight(), budget = config.fib().group_budget();
+    const config::v1::Fib next = config.fib();
     *running.mutable_fib() = config_.fib();
     running.mutable_fib()->set_max_weight(max_weight);
     running.mutable_fib()->set_group_budget(budget);
+    running.mutable_fib()->set_max_groups(next.max_groups());
+    if (next.has_group_reserve()) {
+      running.mutable_fib()->set_group_reserve(next.group_reserve());
+    } else {
+      running.mutable_fib()->clear_group_reserve();
+    }
+    running.mutable_fib()->set_group_merge(next.group_merge());
+    running.mutable_fib()->set_group_merge_weight(next.group_merge_weight());
   }
   *running.mutable_capacity_sources() = config_.capacity_sources();
   config_ = std::move(running);

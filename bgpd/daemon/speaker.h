@@ -62,6 +62,8 @@ struct SpeakerOptions {
   rib::FibSink* fib = nullptr;
   // The largest weight the FIB backend takes (fib.max_weight at 0 means this).
   uint32_t fib_max_weight = 65535;
+  // The most next-hop groups the backend holds (FibCapabilities.max_groups; 0: unknown).
+  uint32_t fib_max_groups = 0;
 };
 
 class Speaker : public RouteSink, public NeighborRibs {

@@ -134,6 +134,18 @@ void WeightsStage::RefreshMetrics() {
   sync(metrics_->WeightChanges("suppressed"), c.suppressed);
   sync(metrics_->FibOperations("group"), c.group_updates);
   sync(metrics_->FibOperations("route"), c.route_updates);
+  if (const rib::GroupBudget* b = groups_.budget()) {
+    const rib::GroupBudgetTotals t = b->Totals();
+    metrics_->GroupBudget("limit").Set(b->config().max_groups);
+    metrics_->GroupBudget("wanted").Set(static_cast<double>(t.wanted));
+    metrics_->GroupBudget("installed").Set(static_cast<double>(t.installed));
+    metrics_->GroupBudget("merged").Set(static_cast<double>(t.merged));
+    metrics_->GroupBudget("merged_prefixes").Set(static_cast<double>(t.merged_prefixes));
+    metrics_->GroupBudget("unrouted_prefixes").Set(static_cast<double>(t.unrouted_prefixes));
+    metrics_->GroupBudget("merge_worst_error").Set(t.worst_error);
+    metrics_->GroupBudget("merge_weighted_error").Set(t.weighted_error);
+    sync(metrics_->GroupBudgetRouteMoves(), t.route_moves);
+  }
 }
 
 }  // namespace bagd::daemon

@@ -208,6 +208,25 @@ prometheus::Counter& SessionMetrics::WeightChanges(const std::string& outcome) {
 }
 prometheus::Gauge& SessionMetrics::QuantizationMaxError() { return quantization_error_.Add({}); }
 prometheus::Counter& SessionMetrics::FibOperations(const std::string& kind) { return fib_operations_.Add({{"kind", kind}}); }
+prometheus::Gauge& SessionMetrics::GroupBudget(const std::string& what) {
+  auto& f = group_budget_[what];
+  if (f == nullptr) {
+    f = &prometheus::BuildGauge()
+             .Name("bagd_nexthop_groups_" + what)
+             .Help("Next-hop-group budget (fib.max_groups): " + what)
+             .Register(*registry_);
+  }
+  return f->Add({});
+}
+prometheus::Counter& SessionMetrics::GroupBudgetRouteMoves() {
+  if (group_budget_moves_ == nullptr) {
+    group_budget_moves_ = &prometheus::BuildCounter()
+                               .Name("bagd_nexthop_groups_route_moves_total")
+                               .Help("Installed routes repointed to another next-hop group by the group budget")
+                               .Register(*registry_);
+  }
+  return group_budget_moves_->Add({});
+}
 
 const char* MessageTypeLabel(uint8_t type) {
   switch (type) {

@@ -31,6 +31,16 @@
 // Every series that does not depend on a neighbor or a policy exists from start, at 0; a
 // configured neighbor's exist from its creation (NeighborSeries::Declare). process_* series
 // (CPU, memory, descriptors) come from ProcessCollector (process_metrics.h).
+//   bagd_nexthop_groups_{limit,wanted,installed,merged,merged_prefixes,unrouted_prefixes}
+//                                                      gauges of the group budget (fib.max_groups):
+//                                                      the limit, the distinct groups the routes want,
+//                                                      those in the FIB, wanted groups served by
+//                                                      another's weights and their prefixes, and
+//                                                      prefixes not installed (table full)
+//   bagd_nexthop_groups_merge_worst_error, bagd_nexthop_groups_merge_weighted_error
+//                                                      gauges: share error of merged groups, the
+//                                                      largest and the traffic-weighted mean
+//   bagd_nexthop_groups_route_moves_total              counter: installed routes repointed by merges
 //   bagd_neighbor_prefix_limit{neighbor,family}        gauge: the configured maximum prefixes
 //   bagd_neighbor_prefix_limit_state{neighbor,family}  gauge: 0 below the warning threshold,
 //                                                      1 at or above it, 2 above the limit
@@ -43,6 +53,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -80,6 +91,9 @@ class SessionMetrics {
   prometheus::Counter& WeightChanges(const std::string& outcome);
   prometheus::Gauge& QuantizationMaxError();
   prometheus::Counter& FibOperations(const std::string& kind);
+  // bagd_nexthop_groups_<what> (the group budget's gauges, above); created when first used.
+  prometheus::Gauge& GroupBudget(const std::string& what);
+  prometheus::Counter& GroupBudgetRouteMoves();
   prometheus::Gauge& PrefixLimit(const std::string& neighbor, const std::string& family);
   prometheus::Gauge& PrefixLimitState(const std::string& neighbor, const std::string& family);
   prometheus::Counter& PrefixLimitEvents(const std::string& neighbor, const std::string& family,
@@ -127,6 +141,8 @@ class SessionMetrics {
   prometheus::Family<prometheus::Histogram>& update_seconds_;
   prometheus::Family<prometheus::Histogram>& end_of_rib_;
   prometheus::Family<prometheus::Gauge>& build_info_;
+  std::map<std::string, prometheus::Family<prometheus::Gauge>*> group_budget_;
+  prometheus::Family<prometheus::Counter>* group_budget_moves_ = nullptr;
 };
 
 // Observations counted on the event thread without a lock (an UPDATE costs about a

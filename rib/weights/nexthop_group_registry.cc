@@ -266,6 +266,7 @@ void NextHopGroupRegistry::Update(std::span<const PrefixMembers> changes, absl::
 }
 
 void NextHopGroupRegistry::Update(std::span<const MembersView> changes, absl::Time now, bool immediate) {
+  now_ = std::max(now_, now);
   // The prefixes of a burst mostly share their members (a peer re-announcing its routes with
   // a new bandwidth): resolve each distinct member set once.
   std::vector<Target> unique;
@@ -370,6 +371,7 @@ void NextHopGroupRegistry::Update(std::span<const MembersView> changes, absl::Ti
 }
 
 void NextHopGroupRegistry::Expire(absl::Time now) {
+  now_ = std::max(now_, now);
   for (auto& [id, g] : groups_) {
     bool changed = false;
     for (auto& m : g.members) {
@@ -388,6 +390,9 @@ std::optional<absl::Time> NextHopGroupRegistry::NextDue() const {
     for (const auto& m : g.members) {
       if (m.hold.state() != HoldDownState::kStable && (!due || m.hold.due() < *due)) due = m.hold.due();
     }
+  }
+  if (budget_ && track_fib_) {
+    if (auto b = budget_->NextDue(now_); b && (!due || *b < *due)) due = b;
   }
   return due;
 }
@@ -414,14 +419,41 @@ FibUpdate NextHopGroupRegistry::TakeFibUpdate() {
   std::sort(u.route_deletes.begin(), u.route_deletes.end());
   u.group_deletes = std::move(deleted_groups_);
   deleted_groups_.clear();
+  if (budget_ && track_fib_) {
+    // The exact groups become the installed ones: merged where the FIB has no room.
+    const MergeWeight by = budget_->config().weight_by;
+    u = budget_->Apply(
+        u,
+        [&](GroupId id) {
+          if (by != MergeWeight::kBandwidth) return 1.0;
+          const NextHopGroup* g = Find(id);
+          double bps = 0;
+          if (g) {
+            for (const auto& m : g->members) bps += m.hold.applied();
+          }
+          return bps > 0 ? bps : 1.0;
+        },
+        now_);
+    for (std::string& n : budget_->TakeNotices()) notices_.push_back(std::move(n));
+  }
   counters_.group_updates += u.group_upserts.size();
   counters_.route_updates += u.route_upserts.size() + u.route_deletes.size();
   return u;
 }
 
 void NextHopGroupRegistry::Reconfigure(const WeightsConfig& config, absl::Time now) {
+  now_ = std::max(now_, now);
   const WeightsConfig old = config_;
   config_ = config;
+  if ((old.budget.max_groups == 0) != (config.budget.max_groups == 0)) {
+    // The FIB holds groups under the ids of one mode or the other: switching needs a restart.
+    notices_.push_back(config.budget.max_groups == 0
+                           ? "fib.max_groups 0 (no limit) takes effect at the next restart; the limit stays"
+                           : "fib.max_groups takes effect at the next restart (the FIB has no limit now)");
+    config_.budget = old.budget;
+  } else if (budget_) {
+    budget_->Reconfigure(config_.budget);
+  }
   quantized_.clear();
   for (auto& [id, g] : groups_) {
     for (auto& m : g.members) m.hold.Reconfigure(old.damping, config_.damping);

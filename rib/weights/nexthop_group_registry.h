@@ -31,6 +31,7 @@
 #include "absl/time/time.h"
 #include "rib/fib_update.h"
 #include "rib/rib.h"
+#include "rib/weights/group_budget.h"
 #include "rib/weights/hold_down.h"
 #include "rib/weights/member_bandwidth.h"
 #include "rib/weights/quantize.h"
@@ -79,6 +80,9 @@ struct WeightsConfig {
   std::array<BandwidthPolicy, wire::kFamilyCount> policy;  // by wire::Family
   QuantizeLimits limits;                                   // what the FIB can hold
   DampingConfig damping;
+  // How many groups the FIB holds (0: no limit) and how groups that do not fit are merged
+  // (rib/weights/group_budget.h). Turning the limit on or off takes effect at a restart.
+  GroupBudgetConfig budget;
 };
 
 struct NextHopGroup {
@@ -114,7 +118,9 @@ struct WeightCounters {
 
 class NextHopGroupRegistry {
  public:
-  explicit NextHopGroupRegistry(WeightsConfig config) : config_(std::move(config)) {}
+  explicit NextHopGroupRegistry(WeightsConfig config) : config_(std::move(config)) {
+    if (config_.budget.max_groups > 0) budget_.emplace(config_.budget);
+  }
 
   // Routes whose multipath set changed (each prefix at most once per call). `immediate`:
   // the change comes from the operator (a policy or limit reload), not from the network, so
@@ -123,7 +129,7 @@ class NextHopGroupRegistry {
   void Update(std::span<const PrefixMembers> changes, absl::Time now, bool immediate = false);
   // Applies held changes that are due.
   void Expire(absl::Time now);
-  // The earliest time a held change is due; nullopt if none is.
+  // The earliest time a held change is due, or a merge may be revisited; nullopt if none is.
   std::optional<absl::Time> NextDue() const;
   // What to install since the last call, make-before-break ordered.
   FibUpdate TakeFibUpdate();
@@ -143,6 +149,10 @@ class NextHopGroupRegistry {
   double max_error() const;
   const WeightCounters& counters() const { return counters_; }
   const WeightsConfig& config() const { return config_; }
+  // The group budget, when the FIB has a limit (and is tracked): how each wanted group is
+  // served (merged or not, with its error) and the totals. Null without a limit, and
+  // without a FIB (set_fib_tracking(false): nothing is installed, nothing to fit).
+  const GroupBudget* budget() const { return budget_ && track_fib_ ? &*budget_ : nullptr; }
 
  private:
   struct Target {
@@ -163,6 +173,8 @@ class NextHopGroupRegistry {
   void Detach(NextHopGroup& g);
 
   WeightsConfig config_;
+  std::optional<GroupBudget> budget_;
+  absl::Time now_ = absl::InfinitePast();  // the latest time Update/Expire/Reconfigure saw
   GroupId next_id_ = 1;
   absl::node_hash_map<GroupId, NextHopGroup> groups_;  // stable addresses
   absl::flat_hash_map<std::string, GroupId> by_key_;

@@ -144,3 +144,48 @@ TEST_CASE("bagctl nexthop-group render: the settings and every group", "[control
           "  2001:db8::b\\x1b[2J 1 (equal-cost)       1   50.00      1       - stable 0.00\n");
   }
 }
+
+TEST_CASE("bagctl nexthop-group render: a group budget and a merged group", "[control][render][nexthop-groups]") {
+  ListNextHopGroupsResponse r = SampleNextHopGroups();
+  auto* b = r.mutable_budget();
+  b->set_max_groups(512);
+  b->set_reserve(2);
+  b->set_merge_scope("same-next-hops");
+  b->set_merge_weight("prefixes");
+  b->set_wanted(33923);
+  b->set_installed(510);
+  b->set_merged(33413);
+  b->set_merged_prefixes(99000);
+  b->set_worst_error(0.194);
+  b->set_weighted_error(0.1268);
+  const std::string budget = RenderGroupBudget(*b);
+  CHECK(budget ==
+        "Group budget: 510 of 512 groups installed (2 kept free for moves), 33923 wanted; 33413 groups merged "
+        "(99000 prefixes), worst share error 19.40%, prefixes-weighted 12.68%; merge scope same-next-hops\n");
+  CHECK(RenderNextHopGroups(r, kNowUnixMs).find(budget) != std::string::npos);
+  b->set_unrouted_prefixes(3);
+  CHECK(RenderGroupBudget(*b).find("; 3 prefixes NOT installed\n") != std::string::npos);
+
+  NextHopGroup g = r.groups(0);
+  g.set_served_by(1073741824);
+  g.set_merged(true);
+  g.set_merge_error(0.125);
+  g.set_served_as(3);
+  auto* m = g.add_served_members();
+  m->set_next_hop("10.0.0.1");
+  m->set_weight(1);
+  m = g.add_served_members();
+  m->set_next_hop("10.0.0.2");
+  m->set_weight(1);
+  const std::string text = RenderNextHopGroup(g, r.settings(), kNowUnixMs);
+  CHECK(text.find("\n  merged: served by installed group 1073741824 (the weights of group 3), share error 12.50%: "
+                  "10.0.0.1*1 10.0.0.2*1\n") != std::string::npos);
+  g.set_served_as(0);
+  CHECK(RenderNextHopGroup(g, r.settings(), kNowUnixMs).find("(weights of a group that has left)") != std::string::npos);
+  g.set_served_by(0);
+  g.set_merge_error(1);
+  CHECK(RenderNextHopGroup(g, r.settings(), kNowUnixMs).find("  not installed: no installed group uses only its next hops") !=
+        std::string::npos);
+  // Without a budget nothing of it shows.
+  CHECK(RenderNextHopGroup(r.groups(0), r.settings(), kNowUnixMs).find("merged") == std::string::npos);
+}

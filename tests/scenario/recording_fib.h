@@ -27,6 +27,10 @@ class RecordingFib final : public rib::FibSink {
       if (g.members.empty()) err += absl::StrCat("group ", g.id, " upserted with no members; ");
       groups_[g.id] = g.members;
       ++group_ops_;
+      // Make-before-break: every group created counts on top of those not deleted yet.
+      if (limit_ != 0 && groups_.size() > limit_) {
+        err += absl::StrCat("group ", g.id, " makes ", groups_.size(), " groups, over the limit ", limit_, "; ");
+      }
     }
     for (const auto& [prefix, id] : u.route_upserts) {
       if (!groups_.contains(id)) err += absl::StrCat("route ", prefix.ToString(), " points at unknown group ", id, "; ");
@@ -57,6 +61,8 @@ class RecordingFib final : public rib::FibSink {
     return g == groups_.end() ? nullptr : &g->second;
   }
   size_t group_count() const { return groups_.size(); }
+  // The most groups the FIB may hold at any step (0: no limit); Apply reports going over.
+  void set_limit(size_t n) { limit_ = n; }
   size_t route_count() const { return routes_.size(); }
   // Operations since the last call.
   std::pair<size_t, size_t> TakeOps() {
@@ -71,6 +77,7 @@ class RecordingFib final : public rib::FibSink {
   size_t group_ops_ = 0;
   size_t route_ops_ = 0;
   std::string errors_;
+  size_t limit_ = 0;
 };
 
 }  // namespace bagd::test

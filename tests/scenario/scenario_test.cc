@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "bgpd/daemon/pipeline.h"
 #include "bgpd/session/clock.h"
 #include "bgpd/session/log.h"
@@ -93,7 +94,7 @@ constexpr int64_t kStartMs = 1'800'000'000'000;
 
 class Scenario {
  public:
-  Scenario() : clock_(kStartMs), pipeline_(65000, Decision(), rib::WeightsConfig{}, clock_, &fib_, nullptr) {}
+  Scenario() : clock_(kStartMs) { MakePipeline(rib::WeightsConfig{}); }
 
   void Run(const std::string& path) {
     std::ifstream in(path);
@@ -125,13 +126,16 @@ class Scenario {
   }
 
   absl::Time Now() const { return absl::FromUnixMillis(clock_.WallMs()); }
-  const rib::NextHopGroupRegistry& registry() const { return pipeline_.weights().groups(); }
+  const rib::NextHopGroupRegistry& registry() const { return pipeline_->weights().groups(); }
+  void MakePipeline(const rib::WeightsConfig& c) {
+    pipeline_ = std::make_unique<daemon::Pipeline>(65000, Decision(), c, clock_, &fib_, nullptr);
+  }
 
   // Consecutive announce/withdraw/down lines are one burst: one batch for the weights stage,
   // run at once (the daemon waits 2 ms for it; the scenarios' clock stands still).
   void Flush() {
-    pipeline_.Flush();
-    pipeline_.weights().RunNow();
+    pipeline_->Flush();
+    pipeline_->weights().RunNow();
     CheckFib();
   }
 
@@ -159,9 +163,10 @@ class Scenario {
     if (cmd == "peer") return AddPeer(w);
     if (cmd == "announce") return Announce(w);
     if (cmd == "withdraw") return Withdraw(w);
-    if (cmd == "down") return pipeline_.SessionDown(PeerNamed(w.at(1)));
+    if (cmd == "down") return pipeline_->SessionDown(PeerNamed(w.at(1)));
     if (cmd == "advance") return Advance(ParseDuration(w.at(1)));
     if (cmd == "damping" || cmd == "limits" || cmd == "missing" || cmd == "mode") return Configure(w);
+    if (cmd == "budget") return Budget(w);
     if (cmd == "expect") return Expect(w);
     throw ScenarioError{absl::StrCat("unknown command '", cmd, "'")};
   }
@@ -179,8 +184,8 @@ class Scenario {
     const uint32_t router_id = info.source.router_id;
     neighbors_.emplace_back(w.at(1));
     const rib::PeerIndex index =
-        pipeline_.AddNeighbor(info, *a, neighbors_.back(), daemon::NeighborPolicies{}, rib::LinkBandwidthExport{});
-    pipeline_.SessionUp(index, router_id);
+        pipeline_->AddNeighbor(info, *a, neighbors_.back(), daemon::NeighborPolicies{}, rib::LinkBandwidthExport{});
+    pipeline_->SessionUp(index, router_id);
     peers_[w.at(1)] = index;
     next_hop_[w.at(1)] = *a;
     asn_[w.at(1)] = info.asn;
@@ -209,7 +214,7 @@ class Scenario {
     wire::UpdateMessage update;
     update.attrs = std::move(a);
     update.nlri = Prefixes(Prefix(w.at(2)), count);
-    pipeline_.Ingest(peer, update);
+    pipeline_->Ingest(peer, update);
   }
 
   void Withdraw(const std::vector<std::string>& w) {
@@ -217,7 +222,7 @@ class Scenario {
     const uint64_t count = w.size() >= 5 && w[3] == "count" ? ParseNumber(w[4]) : 1;
     wire::UpdateMessage update;
     update.withdrawn = Prefixes(Prefix(w.at(2)), count);
-    pipeline_.Ingest(PeerNamed(w.at(1)), update);
+    pipeline_->Ingest(PeerNamed(w.at(1)), update);
   }
 
   void Advance(absl::Duration d) {
@@ -263,8 +268,41 @@ class Scenario {
     }
     // Policies and limits change the target weights: every route is weighed again, at once
     // (as a reload does).
-    pipeline_.weights().Reconfigure(c, /*reweigh=*/what != "damping");
+    pipeline_->weights().Reconfigure(c, /*reweigh=*/what != "damping");
     CheckFib();
+  }
+
+  void Budget(const std::vector<std::string>& w) {
+    // budget max_groups=N [reserve=N] [merge=same-next-hops|subset|superset] [weight=prefixes|bandwidth]
+    // Before any peer: turning a limit on takes a restart in the daemon too (the pipeline is
+    // built again with it, as bagd would start).
+    if (!peers_.empty()) throw ScenarioError{"budget must come before the first peer"};
+    rib::WeightsConfig c = registry().config();
+    c.budget.improve_after = c.damping.increase_hold_down;
+    c.budget.min_gain = c.damping.min_change_percent / 100;
+    for (size_t i = 1; i < w.size(); ++i) {
+      std::pair<std::string, std::string> kv = absl::StrSplit(w[i], absl::MaxSplits('=', 1));
+      const auto& [k, v] = kv;
+      if (k == "max_groups") c.budget.max_groups = static_cast<uint32_t>(ParseNumber(v));
+      else if (k == "reserve") c.budget.reserve = static_cast<uint32_t>(ParseNumber(v));
+      else if (k == "merge" && v == "same-next-hops") c.budget.scope = rib::MergeScope::kSameNextHops;
+      else if (k == "merge" && v == "subset") c.budget.scope = rib::MergeScope::kSubset;
+      else if (k == "merge" && v == "superset") c.budget.scope = rib::MergeScope::kSuperset;
+      else if (k == "weight" && v == "prefixes") c.budget.weight_by = rib::MergeWeight::kPrefixes;
+      else if (k == "weight" && v == "bandwidth") c.budget.weight_by = rib::MergeWeight::kBandwidth;
+      else throw ScenarioError{absl::StrCat("unknown budget setting '", w[i], "'")};
+    }
+    MakePipeline(c);
+    fib_.set_limit(c.budget.max_groups);
+  }
+
+  const rib::GroupServing& ServingOf(const wire::Prefix& p) {
+    const rib::NextHopGroup* g = registry().GroupOf(p);
+    if (!g) throw ScenarioError{absl::StrCat(p.ToString(), " has no group")};
+    if (!registry().budget()) throw ScenarioError{"no group budget (budget max_groups=N first)"};
+    serving_ = registry().budget()->Serving(g->id);
+    if (!serving_) throw ScenarioError{absl::StrCat(p.ToString(), ": its group is not in the budget")};
+    return *serving_;
   }
 
   const rib::NextHopGroup::Member& MemberOf(const wire::Prefix& p, const std::string& nh) {
@@ -287,6 +325,33 @@ class Scenario {
       for (const auto& m : *members) absl::StrAppend(&got, got.empty() ? "" : " ", m.next_hop.ToString(), "=", m.weight);
       for (size_t i = 3; i < w.size(); ++i) absl::StrAppend(&want, want.empty() ? "" : " ", w[i]);
       CHECK(got == want);
+    } else if (what == "merged" || what == "own") {
+      // expect merged PREFIX [error PERCENT] | expect own PREFIX (served by its own weights)
+      const rib::GroupServing& sv = ServingOf(Prefix(w.at(2)));
+      CHECK(sv.slot != 0);
+      CHECK(sv.merged == (what == "merged"));
+      if (w.size() >= 5 && w[3] == "error") {
+        double pct = 0;
+        if (!absl::SimpleAtod(absl::StripSuffix(w[4], "%"), &pct)) throw ScenarioError{"error PERCENT, e.g. 12.5%"};
+        CHECK(sv.error * 100 == Approx(pct).margin(0.01));
+      }
+    } else if (what == "installed") {
+      // expect installed N: groups in the FIB (with a budget: its slots)
+      CHECK(fib_.group_count() == ParseNumber(w.at(2)));
+      if (registry().budget()) CHECK(registry().budget()->installed() == ParseNumber(w.at(2)));
+    } else if (what == "budget") {
+      // expect budget wanted=N merged=N unrouted=N
+      if (!registry().budget()) throw ScenarioError{"no group budget"};
+      const rib::GroupBudgetTotals t = registry().budget()->Totals();
+      for (size_t i = 2; i < w.size(); ++i) {
+        std::pair<std::string, std::string> kv = absl::StrSplit(w[i], absl::MaxSplits('=', 1));
+        const size_t want = ParseNumber(kv.second);
+        if (kv.first == "wanted") CHECK(t.wanted == want);
+        else if (kv.first == "merged") CHECK(t.merged == want);
+        else if (kv.first == "unrouted") CHECK(t.unrouted_prefixes == want);
+        else if (kv.first == "promotions") CHECK(t.promotions == want);
+        else throw ScenarioError{absl::StrCat("unknown budget total '", kv.first, "'")};
+      }
     } else if (what == "no-route") {
       CHECK(fib_.GroupOfRoute(Prefix(w.at(2))) == nullptr);
     } else if (what == "ops") {
@@ -300,8 +365,9 @@ class Scenario {
         else throw ScenarioError{absl::StrCat("unknown ops counter '", kv.first, "'")};
       }
     } else if (what == "groups") {
+      // Without a budget the FIB has every group the routes want; with one, see `installed`.
       CHECK(registry().group_count() == ParseNumber(w.at(2)));
-      CHECK(fib_.group_count() == ParseNumber(w.at(2)));
+      if (!registry().budget()) CHECK(fib_.group_count() == ParseNumber(w.at(2)));
     } else if (what == "routes") {
       CHECK(fib_.route_count() == ParseNumber(w.at(2)));
     } else if (what == "state") {
@@ -349,7 +415,8 @@ class Scenario {
   session::ManualClock clock_;
   RecordingFib fib_;
   std::deque<SilentNeighbor> neighbors_;  // outlive the pipeline, which points at them
-  daemon::Pipeline pipeline_;
+  std::unique_ptr<daemon::Pipeline> pipeline_;
+  std::optional<rib::GroupServing> serving_;
   std::map<std::string, rib::PeerIndex> peers_;
   std::map<std::string, wire::IpAddress> next_hop_;
   std::map<std::string, uint32_t> asn_;

@@ -135,6 +135,20 @@ std::string RenderNextHopGroup(const NextHopGroup& g, const WeightSettings& sett
   if (g.all_drained()) out += "  all drained: equal weights";
   if (g.fib_object() != 0) absl::StrAppend(&out, "  fib object ", g.fib_object());
   out += "\n";
+  if (g.served_by() != 0 && g.merged()) {
+    // A group budget is on and this group's own weights have no slot: its routes use another
+    // group's, with this much error against its own (docs/weights.md, "Group budget").
+    std::string served;
+    for (const NextHopGroupMember& m : g.served_members()) {
+      absl::StrAppend(&served, served.empty() ? "" : " ", Printable(m.next_hop()), "*", m.weight());
+    }
+    absl::StrAppend(&out, "  merged: served by installed group ", g.served_by(),
+                    g.served_as() != 0 ? absl::StrCat(" (the weights of group ", g.served_as(), ")")
+                                       : std::string(" (weights of a group that has left)"),
+                    ", share error ", Percent(g.merge_error()), "%: ", served, "\n");
+  } else if (g.served_by() == 0 && g.merged()) {
+    out += "  not installed: no installed group uses only its next hops (group table full)\n";
+  }
   if (g.members().empty()) {
     out += "  (no members)\n";
     return out;
@@ -162,8 +176,20 @@ std::string RenderNextHopGroup(const NextHopGroup& g, const WeightSettings& sett
   return out;
 }
 
+std::string RenderGroupBudget(const NextHopGroupBudget& b) {
+  return absl::StrCat("Group budget: ", b.installed(), " of ", b.max_groups(), " groups installed (", b.reserve(),
+                      " kept free for moves), ", b.wanted(), " wanted; ", Plural(b.merged(), "group", "groups"),
+                      " merged (", Plural(b.merged_prefixes(), "prefix", "prefixes"), "), worst share error ",
+                      Percent(b.worst_error()), "%, ", Printable(b.merge_weight()), "-weighted ",
+                      Percent(b.weighted_error()), "%; merge scope ", Printable(b.merge_scope()),
+                      b.unrouted_prefixes() != 0 ? absl::StrCat("; ", b.unrouted_prefixes(), " prefixes NOT installed")
+                                                 : std::string(),
+                      "\n");
+}
+
 std::string RenderNextHopGroups(const ListNextHopGroupsResponse& response, int64_t now_unix_ms) {
   std::string out = RenderWeightSettings(response.settings(), response.counters());
+  if (response.has_budget()) out += RenderGroupBudget(response.budget());
   if (response.groups().empty()) {
     out += "\nNo next-hop groups.\n";
     return out;

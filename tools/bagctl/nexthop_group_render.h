@@ -12,6 +12,7 @@ namespace bagd::bagctl {
 
 using control::v1::ListNextHopGroupsResponse;
 using control::v1::NextHopGroup;
+using control::v1::NextHopGroupBudget;
 using control::v1::NextHopGroupMember;
 using control::v1::WeightCounters;
 using control::v1::WeightSettings;
@@ -44,5 +45,7 @@ std::string RenderWeightSettings(const WeightSettings& settings, const WeightCou
 std::string RenderNextHopGroup(const NextHopGroup& group, const WeightSettings& settings, int64_t now_unix_ms);
 // The settings, then every group, a blank line before each.
 std::string RenderNextHopGroups(const ListNextHopGroupsResponse& response, int64_t now_unix_ms);
+// "Group budget: 510 of 512 groups installed (2 kept free for moves), 33923 wanted; ..."
+std::string RenderGroupBudget(const NextHopGroupBudget& budget);
 
 }  // namespace bagd::bagctl

@@ -1,0 +1,195 @@
+// The next-hop-group count budget (rib/weights/group_budget.h) on a table that wants many
+// groups: 100k prefixes over 8 next hops whose bandwidth differs per prefix, as the
+// capacity a degraded LAG leaves (8 members of 100G, 400G or 800G per next hop, k of them
+// down for that destination). For budgets 128 / 512 / 2048, side by side on the same input:
+// least-error merging (GroupBudget), first-fit (the first installed group with the same next
+// hops) and plain ECMP for the groups that do not fit. Reports the worst and the
+// traffic-weighted share error, the time GroupBudget takes to decide (median of 5 fresh
+// runs), and the FIB operations one LAG member loss costs (next hop 1 loses a member for
+// every prefix), next to the same loss without a budget. Prints markdown for
+// docs/benchmarks.md. Deterministic input (fixed seed); no arguments.
+//
+//   build-bench/bench/group_budget_bench
+#include <algorithm>
+#include <ctime>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "rib/weights/group_budget.h"
+#include "rib/weights/group_budget_baselines.h"
+#include "rib/weights/quantize.h"
+
+using namespace bagd;
+using namespace bagd::rib;
+
+namespace {
+
+constexpr int kPrefixes = 100000;
+constexpr int kNextHops = 8;
+constexpr uint64_t kSeed = 20261202;
+constexpr double kGbps = 1e9 / 8;
+
+// Members down on one next hop's LAG for one prefix: mostly none, sometimes a few.
+int MembersDown(std::mt19937_64& rng) {
+  const int r = std::uniform_int_distribution<int>(0, 99)(rng);
+  if (r < 40) return 0;
+  if (r < 70) return 1;
+  if (r < 88) return 2;
+  return 3;
+}
+
+struct Input {
+  std::vector<std::array<int, kNextHops>> down;  // per prefix
+  std::array<double, kNextHops> speed{};          // one LAG member, bytes/s
+};
+
+Input MakeInput() {
+  std::mt19937_64 rng(kSeed);
+  Input in;
+  static constexpr double kSpeeds[] = {100, 400, 800};
+  for (int j = 0; j < kNextHops; ++j) in.speed[j] = kSpeeds[j % 3] * kGbps;
+  in.down.resize(kPrefixes);
+  for (auto& d : in.down) {
+    for (int j = 0; j < kNextHops; ++j) d[j] = MembersDown(rng);
+  }
+  return in;
+}
+
+wire::Prefix PrefixOf(int i) {
+  const uint8_t b[16] = {10, static_cast<uint8_t>(i >> 16), static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)};
+  return wire::Prefix::Make(wire::Afi::kIpv4, b, 32);
+}
+
+// The registry's view: one wanted group per distinct bandwidth vector (its key is the exact
+// bandwidths), with the weights Quantize gives (16-bit kernel weights, no sum limit).
+using Members = std::vector<FibGroupMember>;
+
+Members WeightsOf(const Input& in, const std::array<int, kNextHops>& down) {
+  std::vector<double> bw;
+  for (int j = 0; j < kNextHops; ++j) bw.push_back((8 - down[j]) * in.speed[j]);
+  const QuantizedWeights q = Quantize(bw, QuantizeLimits{});
+  Members m;
+  for (int j = 0; j < kNextHops; ++j) {
+    m.push_back(FibGroupMember{*wire::IpAddress::Parse(absl::StrCat("192.0.2.", j + 1)), q.weights[j]});
+  }
+  return m;
+}
+
+struct Table {
+  std::vector<std::array<int, kNextHops>> keys;  // by id - 1
+  std::vector<Members> members;
+  std::vector<GroupId> route;
+  std::vector<uint32_t> prefixes;  // per group
+};
+
+Table Build(const Input& in) {
+  Table t;
+  std::map<std::array<int, kNextHops>, GroupId> id_of;
+  for (const auto& d : in.down) {
+    auto [it, fresh] = id_of.try_emplace(d, static_cast<GroupId>(t.keys.size() + 1));
+    if (fresh) {
+      t.keys.push_back(d);
+      t.members.push_back(WeightsOf(in, d));
+      t.prefixes.push_back(0);
+    }
+    t.route.push_back(it->second);
+    ++t.prefixes[it->second - 1];
+  }
+  return t;
+}
+
+FibUpdate FullUpdate(const Table& t) {
+  FibUpdate u;
+  for (size_t i = 0; i < t.members.size(); ++i) u.group_upserts.push_back(FibGroup{static_cast<GroupId>(i + 1), t.members[i]});
+  for (int p = 0; p < kPrefixes; ++p) u.route_upserts.emplace_back(PrefixOf(p), t.route[p]);
+  return u;
+}
+
+// Next hop 1 loses one LAG member for every prefix: each wanted group is re-keyed in place
+// (no two old keys meet: k < 4 before), as the registry does when all its prefixes move.
+FibUpdate MemberLoss(const Input& in, const Table& t) {
+  FibUpdate u;
+  for (size_t i = 0; i < t.keys.size(); ++i) {
+    auto k = t.keys[i];
+    k[0] += 1;
+    u.group_upserts.push_back(FibGroup{static_cast<GroupId>(i + 1), WeightsOf(in, k)});
+  }
+  return u;
+}
+
+double One(GroupId) { return 1; }
+
+double ThreadMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main() {
+  const Input in = MakeInput();
+  const Table t = Build(in);
+  const FibUpdate full = FullUpdate(t);
+  const FibUpdate loss = MemberLoss(in, t);
+  size_t distinct_weights = 0;
+  {
+    std::map<std::vector<uint32_t>, int> seen;
+    for (const auto& m : t.members) {
+      std::vector<uint32_t> w;
+      for (const auto& x : m) w.push_back(x.weight);
+      distinct_weights += seen.try_emplace(w, 0).second;
+    }
+  }
+  std::printf("%d prefixes over %d next hops (LAGs of 8 x 100G/400G/800G, 0-3 members down per prefix): "
+              "%zu wanted groups, %zu distinct weight vectors\n\n",
+              kPrefixes, kNextHops, t.members.size(), distinct_weights);
+  std::vector<BaselineGroup> order;
+  for (size_t i = 0; i < t.members.size(); ++i) order.push_back(BaselineGroup{t.members[i], double(t.prefixes[i])});
+  const size_t no_budget_loss_ops = loss.group_upserts.size();
+
+  std::printf("| budget | method | installed | worst error | weighted error | decide, CPU ms (median of 5) | member loss: FIB ops "
+              "| worst error after |\n|---|---|---|---|---|---|---|---|\n");
+  for (const uint32_t budget : {128u, 512u, 2048u}) {
+    GroupBudgetConfig c;
+    c.max_groups = budget;
+    std::vector<double> ms;
+    GroupBudgetTotals totals;
+    size_t loss_ops = 0;
+    GroupBudgetTotals after;
+    for (int run = 0; run < 5; ++run) {
+      GroupBudget b(c);
+      // CPU time of this thread: the machine is shared, wall time measures the neighbours.
+      const double t0 = ThreadMs();
+      const FibUpdate out = b.Apply(full, One, absl::UnixEpoch());
+      ms.push_back(ThreadMs() - t0);
+      if (run == 0) {
+        totals = b.Totals();
+        const FibUpdate l = b.Apply(loss, One, absl::UnixEpoch() + absl::Seconds(1));
+        loss_ops = l.operations();
+        after = b.Totals();
+      }
+    }
+    const size_t slots = budget - c.reserve;
+    const BaselineFit ff = FitFirstFit(order, slots);
+    const BaselineFit ecmp = FitEcmpOverflow(order, slots);
+    std::printf("| %u | least-error | %zu | %.1f %% | %.2f %% | %.1f | %zu | %.1f %% |\n", budget, totals.installed,
+                100 * totals.worst_error, 100 * totals.weighted_error, Median(ms), loss_ops, 100 * after.worst_error);
+    std::printf("| %u | first-fit | %zu | %.1f %% | %.2f %% | | %zu (in place, one per installed group) | |\n", budget,
+                ff.installed, 100 * ff.worst, 100 * ff.weighted, ff.installed);
+    std::printf("| %u | ECMP overflow | %zu | %.1f %% | %.2f %% | | %zu (in place, one per installed group) | |\n",
+                budget, ecmp.installed, 100 * ecmp.worst, 100 * ecmp.weighted, ecmp.installed);
+  }
+  std::printf("| none | exact groups | %zu | 0 %% | 0 %% | | %zu | |\n", t.members.size(), no_budget_loss_ops);
+  return 0;
+}

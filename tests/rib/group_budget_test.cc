@@ -1,0 +1,567 @@
+// The next-hop-group count budget (rib/weights/group_budget.h): never over the limit,
+// including at every make-before-break step; every prefix routed; a next hop a prefix does
+// not have never carries its traffic; the worst share error no worse than first-fit. Random
+// inputs with fixed seeds, plus a few worked cases.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "rib/weights/group_budget.h"
+#include "rib/weights/group_budget_baselines.h"
+#include "rib/weights/nexthop_group_registry.h"
+
+namespace bagd::rib {
+namespace {
+
+wire::IpAddress Nh(int i) { return *wire::IpAddress::Parse(absl::StrCat("10.0.0.", i)); }
+wire::Prefix P(int i) { return *wire::Prefix::Parse(absl::StrCat("10.", 100 + i / 65536, ".", (i / 256) % 256, ".", i % 256, "/32")); }
+
+using Members = std::vector<FibGroupMember>;
+
+Members Group(std::initializer_list<std::pair<int, uint32_t>> m) {
+  Members out;
+  for (const auto& [nh, w] : m) out.push_back(FibGroupMember{Nh(nh), w});
+  return out;
+}
+
+std::string Key(const Members& m) {
+  std::string k;
+  for (const auto& x : m) absl::StrAppend(&k, x.next_hop.ToString(), "*", x.weight, " ");
+  return k;
+}
+
+// What the registry hands on without a budget: one group per distinct weighted set,
+// refcounted by prefixes, updates batched as NextHopGroupRegistry::TakeFibUpdate does.
+class WantedModel {
+ public:
+  void Set(const wire::Prefix& p, const Members& m) {
+    GroupId id;
+    if (auto it = by_key_.find(Key(m)); it != by_key_.end()) {
+      id = it->second;
+    } else {
+      id = next_++;
+      by_key_[Key(m)] = id;
+      groups_[id] = {m, 0};
+      dirty_groups_.insert(id);
+    }
+    auto r = routes_.find(p);
+    if (r != routes_.end()) {
+      if (r->second == id) return;
+      Unref(r->second);
+    }
+    ++groups_[id].second;
+    routes_[p] = id;
+    dirty_routes_[p] = id;
+  }
+  void Withdraw(const wire::Prefix& p) {
+    auto r = routes_.find(p);
+    if (r == routes_.end()) return;
+    Unref(r->second);
+    routes_.erase(r);
+    dirty_routes_[p] = 0;
+  }
+  // Every prefix of group `id` moves to `m` together: the registry re-keys it in place.
+  bool Reweigh(GroupId id, const Members& m) {
+    if (!groups_.contains(id) || by_key_.contains(Key(m))) return false;
+    by_key_.erase(Key(groups_[id].first));
+    by_key_[Key(m)] = id;
+    groups_[id].first = m;
+    dirty_groups_.insert(id);
+    return true;
+  }
+  FibUpdate Take() {
+    FibUpdate u;
+    for (GroupId id : dirty_groups_) {
+      if (groups_.contains(id)) {
+        u.group_upserts.push_back(FibGroup{id, groups_[id].first});
+        announced_.insert(id);
+      }
+    }
+    for (const auto& [p, id] : dirty_routes_) {
+      if (id == 0) {
+        u.route_deletes.push_back(p);
+      } else {
+        u.route_upserts.emplace_back(p, id);
+      }
+    }
+    u.group_deletes = deleted_;
+    dirty_groups_.clear();
+    dirty_routes_.clear();
+    deleted_.clear();
+    return u;
+  }
+  const std::map<wire::Prefix, GroupId>& routes() const { return routes_; }
+  const Members& members(GroupId id) const { return groups_.at(id).first; }
+  std::vector<GroupId> ids() const {
+    std::vector<GroupId> v;
+    for (const auto& [id, g] : groups_) v.push_back(id);
+    return v;
+  }
+
+ private:
+  void Unref(GroupId id) {
+    if (--groups_[id].second > 0) return;
+    by_key_.erase(Key(groups_[id].first));
+    groups_.erase(id);
+    dirty_groups_.erase(id);
+    if (announced_.erase(id)) deleted_.push_back(id);
+  }
+  GroupId next_ = 1;
+  std::map<std::string, GroupId> by_key_;
+  std::map<GroupId, std::pair<Members, uint32_t>> groups_;
+  std::map<wire::Prefix, GroupId> routes_;
+  std::set<GroupId> dirty_groups_, announced_;
+  std::map<wire::Prefix, GroupId> dirty_routes_;
+  std::vector<GroupId> deleted_;
+};
+
+// The FIB, applying an update make-before-break step by step and counting its groups.
+class FibModel {
+ public:
+  explicit FibModel(size_t limit) : limit_(limit) {}
+  std::string Apply(const FibUpdate& u) {
+    std::string err;
+    for (const FibGroup& g : u.group_upserts) {
+      groups_[g.id] = g.members;
+      peak_ = std::max(peak_, groups_.size());
+      if (groups_.size() > limit_) err += absl::StrCat("group ", g.id, " makes ", groups_.size(), " > ", limit_, "; ");
+    }
+    for (const auto& [p, id] : u.route_upserts) {
+      if (!groups_.contains(id)) err += absl::StrCat(p.ToString(), " -> unknown group ", id, "; ");
+      routes_[p] = id;
+    }
+    for (const auto& p : u.route_deletes) {
+      if (routes_.erase(p) == 0) err += absl::StrCat("delete of unknown route ", p.ToString(), "; ");
+    }
+    std::set<GroupId> used;
+    for (const auto& [p, id] : routes_) used.insert(id);
+    for (GroupId id : u.group_deletes) {
+      if (used.contains(id)) err += absl::StrCat("group ", id, " deleted in use; ");
+      if (groups_.erase(id) == 0) err += absl::StrCat("delete of unknown group ", id, "; ");
+    }
+    return err;
+  }
+  const Members* Of(const wire::Prefix& p) const {
+    auto r = routes_.find(p);
+    return r == routes_.end() ? nullptr : &groups_.at(r->second);
+  }
+  size_t groups() const { return groups_.size(); }
+  size_t peak() const { return peak_; }
+
+ private:
+  size_t limit_;
+  size_t peak_ = 0;
+  std::map<GroupId, Members> groups_;
+  std::map<wire::Prefix, GroupId> routes_;
+};
+
+double One(GroupId) { return 1.0; }
+
+// Drives a budget from a WantedModel into a FibModel and checks the invariants each step.
+struct Harness {
+  explicit Harness(GroupBudgetConfig c) : budget(c), fib(c.max_groups) {}
+  void Step(absl::Time now) {
+    const FibUpdate u = budget.Apply(wanted.Take(), One, now);
+    const std::string err = fib.Apply(u);
+    INFO(err);
+    REQUIRE(err.empty());
+    Check();
+  }
+  void Check() {
+    const GroupBudgetTotals t = budget.Totals();
+    CHECK(t.installed <= budget.config().max_groups);
+    CHECK(fib.groups() == t.installed);
+    for (const auto& [p, id] : wanted.routes()) {
+      const Members* got = fib.Of(p);
+      if (got == nullptr) {
+        INFO(p.ToString() << " is not routed");
+        CHECK(t.unrouted_prefixes > 0);
+        continue;
+      }
+      // Never a next hop the prefix does not have.
+      const Members& own = wanted.members(id);
+      for (const auto& m : *got) {
+        const bool has = std::any_of(own.begin(), own.end(), [&](const auto& o) { return o.next_hop == m.next_hop; });
+        INFO(p.ToString() << " wants " << Key(own) << " got " << Key(*got));
+        CHECK(has);
+      }
+      const auto s = budget.Serving(id);
+      REQUIRE(s.has_value());
+      CHECK(s->error == Approx(ShareError(own, *got)).margin(1e-12));
+    }
+  }
+  WantedModel wanted;
+  GroupBudget budget;
+  FibModel fib;
+};
+
+// A random weighted group over one of `sets` next-hop sets of a pool of 6.
+Members RandomGroup(std::mt19937& rng, int sets) {
+  static const std::vector<std::vector<int>> kSets = {{1, 2, 3, 4}, {1, 2}, {3, 4, 5, 6}, {1, 2, 3, 4, 5, 6}, {2, 5}};
+  const auto& set = kSets[rng() % std::min<size_t>(sets, kSets.size())];
+  Members m;
+  for (int nh : set) m.push_back(FibGroupMember{Nh(nh), static_cast<uint32_t>(1 + rng() % 12)});
+  uint32_t g = 0;
+  for (const auto& x : m) g = std::gcd(g, x.weight);
+  for (auto& x : m) x.weight /= g;
+  return m;
+}
+
+TEST_CASE("group budget: random churn never exceeds the limit at any make-before-break step", "[weights][budget]") {
+  for (const uint32_t seed : {1u, 2u, 3u, 42u, 1234u}) {
+    for (const uint32_t limit : {6u, 16u, 64u}) {
+      DYNAMIC_SECTION("seed " << seed << " limit " << limit) {
+        std::mt19937 rng(seed);
+        GroupBudgetConfig c;
+        c.max_groups = limit;
+        c.reserve = 2;
+        c.improve_after = absl::Seconds(30);
+        Harness h(c);
+        absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+        int merged_rounds = 0;
+        for (int round = 0; round < 60; ++round) {
+          const int ops = 1 + static_cast<int>(rng() % (round == 0 ? 400 : 40));
+          for (int k = 0; k < ops; ++k) {
+            const int what = static_cast<int>(rng() % 10);
+            const wire::Prefix p = P(static_cast<int>(rng() % 300));
+            if (what < 6) {
+              h.wanted.Set(p, RandomGroup(rng, 4));
+            } else if (what < 8) {
+              h.wanted.Withdraw(p);
+            } else {
+              // A reweight (or a member set change) of a whole group, in place.
+              const auto ids = h.wanted.ids();
+              if (!ids.empty()) h.wanted.Reweigh(ids[rng() % ids.size()], RandomGroup(rng, 4));
+            }
+          }
+          h.Step(now);
+          now += absl::Seconds(static_cast<int>(rng() % 40));
+          CHECK(h.budget.Totals().unrouted_prefixes == 0);  // 4 next-hop sets always fit
+          CHECK(h.fib.peak() <= limit);
+          merged_rounds += h.budget.Totals().merged > 0;
+        }
+        // The inputs want more groups than the limit most of the time: merging is exercised.
+        CHECK(merged_rounds > 30);
+        CHECK(h.budget.Totals().route_moves > 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("group budget: a member loss under every group reweighs in place, no route moves", "[weights][budget]") {
+  std::mt19937 rng(7);
+  GroupBudgetConfig c;
+  c.max_groups = 8;
+  Harness h(c);
+  const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  for (int i = 0; i < 200; ++i) h.wanted.Set(P(i), RandomGroup(rng, 1));
+  h.Step(now);
+  REQUIRE(h.budget.Totals().installed == 6);  // 8 - reserve 2
+  REQUIRE(h.budget.Totals().merged > 0);
+  // Next hop 1 loses capacity in every group: each group re-keyed in place.
+  for (GroupId id : h.wanted.ids()) {
+    Members m = h.wanted.members(id);
+    m[0].weight = std::max<uint32_t>(1, m[0].weight / 2) ;
+    for (auto& x : m) x.weight *= 2;
+    m[0].weight = m[0].weight / 2 + 1;
+    h.wanted.Reweigh(id, m);
+  }
+  const FibUpdate u = h.budget.Apply(h.wanted.Take(), One, now + absl::Seconds(1));
+  REQUIRE(h.fib.Apply(u).empty());
+  h.Check();
+  CHECK(u.group_upserts.size() <= 6);  // at most one in-place replace per installed group
+  CHECK(u.group_deletes.empty());
+  CHECK(u.route_upserts.empty());
+}
+
+TEST_CASE("group budget: least-error merge picks the closest shares", "[weights][budget]") {
+  GroupBudgetConfig c;
+  c.max_groups = 4;
+  c.reserve = 2;  // two slots in steady state
+  Harness h(c);
+  const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  h.wanted.Set(P(1), Group({{1, 1}, {2, 1}}));   // 50:50
+  h.wanted.Set(P(2), Group({{1, 9}, {2, 1}}));   // 90:10
+  h.wanted.Set(P(3), Group({{1, 11}, {2, 9}}));  // 55:45, closest to 50:50
+  h.Step(now);
+  CHECK(h.budget.Totals().installed == 2);
+  const GroupBudgetTotals t = h.budget.Totals();
+  CHECK(t.merged == 1);
+  // 55:45 served by 50:50: member 2 gets 50 % instead of 45 %.
+  CHECK(t.worst_error == Approx((0.5 - 0.45) / 0.45));
+  CHECK(Key(*h.fib.Of(P(3))) == Key(Group({{1, 1}, {2, 1}})));
+}
+
+TEST_CASE("group budget: a slot whose template leaves copies its remaining user", "[weights][budget]") {
+  GroupBudgetConfig c;
+  c.max_groups = 4;
+  c.reserve = 2;
+  Harness h(c);
+  const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  h.wanted.Set(P(1), Group({{1, 1}, {2, 1}}));  // 50:50
+  h.wanted.Set(P(2), Group({{1, 9}, {2, 1}}));  // 90:10, farthest: a slot
+  h.wanted.Set(P(3), Group({{1, 3}, {2, 1}}));  // 75:25: on 90:10 (error 0.6, 1.0 on 50:50)
+  h.Step(now);
+  REQUIRE(h.budget.Totals().merged == 1);
+  CHECK(h.budget.Totals().worst_error == Approx((0.25 - 0.1) / 0.25));
+  h.wanted.Withdraw(P(2));
+  const FibUpdate u = h.budget.Apply(h.wanted.Take(), One, now + absl::Seconds(1));
+  REQUIRE(h.fib.Apply(u).empty());
+  h.Check();
+  // One in-place replace, no route moves.
+  CHECK(u.group_upserts.size() == 1);
+  CHECK(u.route_upserts.empty());
+  CHECK(h.budget.Totals().merged == 0);
+}
+
+TEST_CASE("group budget: a freed slot is taken back after the hold-down, not at once", "[weights][budget]") {
+  GroupBudgetConfig c;
+  c.max_groups = 4;
+  c.reserve = 2;
+  c.improve_after = absl::Seconds(30);
+  Harness h(c);
+  const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  h.wanted.Set(P(1), Group({{1, 1}, {2, 1}}));   // 50:50
+  h.wanted.Set(P(2), Group({{1, 9}, {2, 1}}));   // 90:10
+  h.wanted.Set(P(3), Group({{1, 11}, {2, 9}}));  // 55:45, merged into 50:50 (error 0.11)
+  h.Step(now);
+  REQUIRE(h.budget.Totals().merged == 1);
+  h.wanted.Withdraw(P(2));  // frees 90:10's slot (deleted in this update, usable after it)
+  h.Step(now + absl::Seconds(1));
+  CHECK(h.budget.Totals().installed == 1);
+  CHECK(h.budget.Totals().merged == 1);
+  const auto due = h.budget.NextDue(now + absl::Seconds(1));
+  REQUIRE(due.has_value());
+  CHECK(*due == now + absl::Seconds(30));
+  h.Step(now + absl::Seconds(10));
+  CHECK(h.budget.Totals().merged == 1);
+  h.Step(now + absl::Seconds(30));
+  CHECK(h.budget.Totals().merged == 0);
+  CHECK(h.budget.Totals().promotions == 1);
+  CHECK_FALSE(h.budget.NextDue(now + absl::Seconds(30)).has_value());
+}
+
+TEST_CASE("group budget: a small gain is not worth a move", "[weights][budget]") {
+  GroupBudgetConfig c;
+  c.max_groups = 4;
+  c.reserve = 2;
+  c.min_gain = 0.2;
+  Harness h(c);
+  const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  h.wanted.Set(P(1), Group({{1, 1}, {2, 1}}));
+  h.wanted.Set(P(2), Group({{1, 9}, {2, 1}}));
+  h.wanted.Set(P(3), Group({{1, 11}, {2, 9}}));  // error 0.11 < min_gain
+  h.Step(now);
+  h.wanted.Withdraw(P(2));
+  h.Step(now + absl::Seconds(1));
+  CHECK_FALSE(h.budget.NextDue(now + absl::Seconds(1)).has_value());
+  h.Step(now + absl::Seconds(100));
+  CHECK(h.budget.Totals().merged == 1);
+  CHECK(h.budget.Totals().promotions == 0);
+}
+
+TEST_CASE("group budget: a template changing next hops moves, the slot stays for the others", "[weights][budget]") {
+  GroupBudgetConfig c;
+  c.max_groups = 3;
+  c.reserve = 1;
+  Harness h(c);
+  const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  h.wanted.Set(P(1), Group({{1, 1}, {2, 1}}));
+  h.wanted.Set(P(2), Group({{1, 2}, {2, 1}}));
+  h.wanted.Set(P(3), Group({{1, 3}, {2, 2}}));
+  h.Step(now);
+  REQUIRE(h.budget.Totals().installed == 2);
+  // Whichever group is a template gains next hop 3: its merged users must not follow.
+  for (GroupId id : h.wanted.ids()) {
+    const auto s = h.budget.Serving(id);
+    if (s && !s->merged) {
+      Members m = h.wanted.members(id);
+      m.push_back(FibGroupMember{Nh(3), 1});
+      h.wanted.Reweigh(id, m);
+    }
+  }
+  h.Step(now + absl::Seconds(1));  // Check(): nobody routed to next hop 3 without having it
+  CHECK(h.fib.peak() <= 3);
+}
+
+TEST_CASE("group budget: more next-hop sets than slots, subset scope", "[weights][budget]") {
+  GroupBudgetConfig c;
+  c.max_groups = 2;
+  c.reserve = 1;
+  c.scope = MergeScope::kSubset;
+  Harness h(c);
+  const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  h.wanted.Set(P(1), Group({{1, 1}, {2, 1}, {3, 2}}));  // most prefixes
+  h.wanted.Set(P(2), Group({{1, 1}, {2, 1}, {3, 2}}));
+  h.wanted.Set(P(3), Group({{1, 1}, {2, 1}}));
+  h.Step(now);
+  // Two classes, two slots (one from the reserve): both routed.
+  CHECK(h.budget.Totals().unrouted_prefixes == 0);
+  // A third class with no installed subset and no room: the subset fallback, or unrouted.
+  h.wanted.Set(P(4), Group({{5, 1}, {6, 1}}));
+  h.Step(now + absl::Seconds(1));
+  h.wanted.Set(P(5), Group({{1, 1}}));  // a subset of every other set: served by nothing smaller
+  h.Step(now + absl::Seconds(2));
+  CHECK(h.fib.peak() <= 2);
+}
+
+TEST_CASE("group budget: a route with nothing to serve it waits for a slot, then is installed", "[weights][budget]") {
+  GroupBudgetConfig c;
+  c.max_groups = 3;
+  c.reserve = 1;
+  Harness h(c);
+  const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  h.wanted.Set(P(1), Group({{1, 1}, {2, 1}}));
+  h.wanted.Set(P(2), Group({{3, 1}, {4, 1}}));
+  h.wanted.Set(P(3), Group({{5, 1}, {6, 1}}));
+  h.Step(now);
+  CHECK(h.budget.Totals().installed == 3);  // three next-hop sets: one slot each, the reserve too
+  CHECK(h.budget.Totals().unrouted_prefixes == 0);
+  h.wanted.Set(P(4), Group({{7, 1}, {8, 1}}));  // a fourth: the table is full, no subset of 7, 8
+  h.Step(now + absl::Seconds(1));
+  CHECK(h.budget.Totals().unrouted_prefixes == 1);
+  CHECK(h.fib.Of(P(4)) == nullptr);
+  CHECK_FALSE(h.budget.TakeNotices().empty());
+  h.wanted.Withdraw(P(2));  // frees a slot, deleted at the end of this update
+  h.Step(now + absl::Seconds(2));
+  INFO("installed " << h.budget.Totals().installed << " unrouted " << h.budget.Totals().unrouted_prefixes);
+  REQUIRE(h.budget.NextDue(now + absl::Seconds(2)).has_value());  // due at once
+  h.Step(now + absl::Seconds(2));
+  CHECK(h.budget.Totals().unrouted_prefixes == 0);
+  REQUIRE(h.fib.Of(P(4)) != nullptr);
+  CHECK(Key(*h.fib.Of(P(4))) == Key(Group({{7, 1}, {8, 1}})));
+  CHECK(h.fib.peak() <= 3);
+}
+
+TEST_CASE("group budget: worst error no worse than first-fit on the same input", "[weights][budget]") {
+  for (const uint32_t seed : {11u, 12u, 13u, 14u, 15u, 16u}) {
+    for (const uint32_t limit : {8u, 24u, 64u}) {
+      DYNAMIC_SECTION("seed " << seed << " limit " << limit) {
+        std::mt19937 rng(seed);
+        GroupBudgetConfig c;
+        c.max_groups = limit;
+        Harness h(c);
+        std::vector<BaselineGroup> order;  // wanted groups in the order they appear
+        std::set<std::string> seen;
+        std::map<std::string, double> traffic;
+        for (int i = 0; i < 2000; ++i) {
+          const Members m = RandomGroup(rng, 3);
+          h.wanted.Set(P(i), m);
+          traffic[Key(m)] += 1;
+          if (seen.insert(Key(m)).second) order.push_back(BaselineGroup{m, 0});
+        }
+        for (auto& g : order) g.traffic = traffic[Key(g.members)];
+        h.Step(absl::FromUnixSeconds(1'800'000'000));
+        const BaselineFit ff = FitFirstFit(order, limit - c.reserve);
+        const GroupBudgetTotals t = h.budget.Totals();
+        INFO("least-error " << t.worst_error << " first-fit " << ff.worst);
+        CHECK(t.installed <= limit - c.reserve);
+        CHECK(t.worst_error <= ff.worst + 1e-12);
+        CHECK(t.worst_error < ff.worst);  // these inputs leave first-fit far off
+      }
+    }
+  }
+}
+
+TEST_CASE("group budget: a lower limit merges down with deletes only", "[weights][budget]") {
+  std::mt19937 rng(5);
+  GroupBudgetConfig c;
+  c.max_groups = 32;
+  Harness h(c);
+  const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  for (int i = 0; i < 500; ++i) h.wanted.Set(P(i), RandomGroup(rng, 3));
+  h.Step(now);
+  REQUIRE(h.budget.Totals().installed == 30);
+  c.max_groups = 10;
+  h.budget.Reconfigure(c);
+  const FibUpdate u = h.budget.Apply(h.wanted.Take(), One, now + absl::Seconds(1));
+  CHECK(u.group_upserts.empty());
+  REQUIRE(h.fib.Apply(u).empty());
+  h.Check();
+  CHECK(h.budget.Totals().installed == 8);
+}
+
+}  // namespace
+}  // namespace bagd::rib
+
+namespace bagd::rib {
+namespace {
+
+MemberInput Lb(int nh, double gbps) {
+  return MemberInput{Nh(nh), wire::LinkBandwidth::FromBitsPerSecond(65000 + nh, gbps * 1e9, true)};
+}
+
+TEST_CASE("group budget through the registry: random bandwidths, hold-down and revisits", "[weights][budget]") {
+  for (const uint32_t seed : {21u, 22u, 23u}) {
+    DYNAMIC_SECTION("seed " << seed) {
+      std::mt19937 rng(seed);
+      WeightsConfig c;
+      c.budget.max_groups = 12;
+      c.budget.reserve = 2;
+      c.budget.improve_after = c.damping.increase_hold_down;
+      NextHopGroupRegistry registry(c);
+      FibModel fib(c.budget.max_groups);
+      std::map<wire::Prefix, std::vector<MemberInput>> table;
+      absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+      for (int round = 0; round < 80; ++round) {
+        std::map<wire::Prefix, PrefixMembers> changed;  // each prefix once, the last change wins
+        const int n = round == 0 ? 300 : 1 + static_cast<int>(rng() % 30);
+        for (int k = 0; k < n; ++k) {
+          const wire::Prefix p = P(static_cast<int>(rng() % 300));
+          PrefixMembers pm{p, {}};
+          if (rng() % 8 != 0) {
+            const int width = 2 + static_cast<int>(rng() % 3);  // next hops 1..width
+            for (int nh = 1; nh <= width; ++nh) pm.members.push_back(Lb(nh, static_cast<double>(1 + rng() % 8)));
+          }
+          table[p] = std::vector<MemberInput>(pm.members.begin(), pm.members.end());
+          changed[p] = std::move(pm);
+        }
+        std::vector<PrefixMembers> batch;
+        for (auto& [p, pm] : changed) batch.push_back(std::move(pm));
+        registry.Update(batch, now);
+        auto step = [&] {
+          const std::string err = fib.Apply(registry.TakeFibUpdate());
+          INFO(err);
+          REQUIRE(err.empty());
+        };
+        step();
+        // Time passes through every due time (hold-downs and merge revisits), as the stage's timer does.
+        const absl::Time end = now + absl::Seconds(static_cast<int>(rng() % 50));
+        while (auto due = registry.NextDue()) {
+          if (*due > end) break;
+          now = std::max(now, *due);
+          registry.Expire(now);
+          step();
+        }
+        now = end;
+        const GroupBudgetTotals t = registry.budget()->Totals();
+        CHECK(fib.peak() <= c.budget.max_groups);
+        CHECK(t.installed <= c.budget.max_groups);
+        // Every route that has next hops is routed, over its own next hops only (3 sets, 12 slots).
+        for (const auto& [p, members] : table) {
+          const Members* got = fib.Of(p);
+          if (members.empty()) {
+            CHECK(got == nullptr);
+            continue;
+          }
+          REQUIRE(got != nullptr);
+          CHECK(got->size() == members.size());
+          const NextHopGroup* g = registry.GroupOf(p);
+          REQUIRE(g != nullptr);
+          const auto s = registry.budget()->Serving(g->id);
+          REQUIRE(s.has_value());
+          std::vector<FibGroupMember> own;
+          for (const auto& m : g->members) own.push_back(FibGroupMember{m.next_hop, m.weight});
+          CHECK(s->error == Approx(ShareError(own, *got)).margin(1e-12));
+        }
+      }
+      CHECK(registry.budget()->Totals().merged > 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace bagd::rib
