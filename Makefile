@@ -20,7 +20,7 @@ DEPS := cmake g++ make ninja-build ccache pkg-config \
         libboost-dev libabsl-dev libprotobuf-dev protobuf-compiler prometheus-cpp-dev \
         catch2 libbenchmark-dev nlohmann-json3-dev clang libclang-rt-14-dev \
         libgrpc++-dev protobuf-compiler-grpc libboost-dev libre2-dev \
-        iproute2 python3 frr gobgpd
+        iproute2 python3 frr gobgpd libhiredis-dev redis-server
 
 .PHONY: all deps build test test-asan bench fuzz demo clean
 
