@@ -133,6 +133,9 @@ void ApplyDefaults(v1::Config& config) {
   if (!fib.has_restart_neighbor_wait()) {
     fib.set_restart_neighbor_wait(std::min(kDefaultRestartNeighborWait, fib.restart_hold_time()));
   }
+  if (fib.appldb_protocol().empty()) fib.set_appldb_protocol(std::string(kDefaultAppldbProtocol));
+  if (fib.confirm() == v1::Fib::CONFIRM_UNSPECIFIED) fib.set_confirm(v1::Fib::CONFIRM_NONE);
+  if (!fib.has_confirm_timeout()) fib.set_confirm_timeout(kDefaultAppldbConfirmTimeout);
 }
 
 }  // namespace bagd::conf

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <functional>
 
 #include "bgpd/control/control_server.h"
 #include "bgpd/daemon/policy_view.h"
@@ -29,11 +30,15 @@ class ControlAdapter : public control::ControlBackend {
   absl::StatusOr<control::v1::TestPolicyResponse> TestPolicy(const control::v1::TestPolicyRequest& request) override;
   absl::StatusOr<control::v1::ListPoliciesResponse> ListPolicies(
       const control::v1::ListPoliciesRequest& request) override;
+  // What the FIB backend knows of each listed group (APPL_DB key and confirmation), added on
+  // the io thread.
+  void set_group_annotator(std::function<void(control::v1::NextHopGroup&)> f) { annotate_ = std::move(f); }
 
  private:
   boost::asio::io_context& io_;
   Speaker& speaker_;
   const NeighborRibs* neighbor_ribs_;
+  std::function<void(control::v1::NextHopGroup&)> annotate_;
 };
 
 }  // namespace bagd::daemon

@@ -135,6 +135,14 @@ std::string RenderNextHopGroup(const NextHopGroup& g, const WeightSettings& sett
   if (g.all_drained()) out += "  all drained: equal weights";
   if (g.fib_object() != 0) absl::StrAppend(&out, "  fib object ", g.fib_object());
   out += "\n";
+  if (!g.fib_key().empty()) {
+    absl::StrAppend(&out, "  appldb ", Printable(g.fib_key()), "  ", Printable(g.fib_confirmation()));
+    if (g.fib_routes_confirmed() + g.fib_routes_pending() > 0) {
+      absl::StrAppend(&out, ": ", g.fib_routes_confirmed(), " confirmed, ", g.fib_routes_pending(), " pending (",
+                      g.fib_routes_retried(), " written again)");
+    }
+    out += "\n";
+  }
   if (g.members().empty()) {
     out += "  (no members)\n";
     return out;

@@ -1,0 +1,130 @@
+// APPL_DB write rate and reweight latency (docs/sonic.md, docs/benchmarks.md), against a
+// private redis-server on a unix socket and the test consumer (tests/fib/sonic/
+// fake_orchagent.h) in its own thread:
+//   1. anchor: the same client (hiredis through RedisConnection) HSETs N route hashes with the
+//      same six fields, pipelined 1000 at a time — the fastest plain write of the data;
+//   2. bagd: N routes on one group through the reconciler and the APPL_DB backend
+//      (ProducerStateTable script batches), timed until the consumer holds them all, and
+//      until the producer is done;
+//   3. reweight: new weights for the group, timed from the update to the consumer holding them.
+//
+//   appldb_bench [--routes N] [--runs R]
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "fib_sync/reconciler.h"
+#include "fib_sync/sonic/appldb_backend.h"
+#include "tests/fib/sonic/fake_orchagent.h"
+#include "tests/fib/sonic/redis_server.h"
+
+namespace {
+
+using namespace bagd;
+using Clock = std::chrono::steady_clock;
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+wire::Prefix Route(int i) {
+  const uint8_t b[4] = {static_cast<uint8_t>(10 + i / 16777216), static_cast<uint8_t>(i / 65536 % 256),
+                        static_cast<uint8_t>(i / 256 % 256), static_cast<uint8_t>(i % 256)};
+  return wire::Prefix::Make(wire::Afi::kIpv4, b, 32);
+}
+
+rib::FibGroup Group(uint32_t w0, uint32_t w1) {
+  return rib::FibGroup{1, {{*wire::IpAddress::Parse("10.0.1.2"), w0}, {*wire::IpAddress::Parse("10.0.2.2"), w1}}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int routes = 1000000, runs = 1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--routes")) routes = std::stoi(argv[i + 1]);
+    if (!strcmp(argv[i], "--runs")) runs = std::stoi(argv[i + 1]);
+  }
+  if (!fib::sonic::test::RedisServer::Available()) {
+    std::fprintf(stderr, "appldb_bench: needs /usr/bin/redis-server\n");
+    return 77;
+  }
+  for (int run = 0; run < runs; ++run) {
+    fib::sonic::test::RedisServer redis;
+    if (!redis.Start()) {
+      std::fprintf(stderr, "appldb_bench: redis-server did not start\n");
+      return 1;
+    }
+    // 1. Anchor.
+    double anchor_s = 0;
+    {
+      auto c = fib::sonic::RedisConnection::Connect(redis.address(), std::chrono::seconds(30));
+      if (!c.ok()) return 1;
+      const auto fields = fib::sonic::RouteFields("bagd-1", "bagd");
+      const auto t0 = Clock::now();
+      for (int b = 0; b < routes; b += 1000) {
+        std::vector<std::vector<std::string>> cmds;
+        for (int i = b; i < std::min(routes, b + 1000); ++i) {
+          std::vector<std::string> argv = {"HSET", "ROUTE_TABLE:" + fib::sonic::RouteKey(Route(i))};
+          for (const auto& [f, v] : fields) {
+            argv.push_back(f);
+            argv.push_back(v);
+          }
+          cmds.push_back(std::move(argv));
+        }
+        if (!(*c)->Pipeline(cmds).status.ok()) return 1;
+      }
+      anchor_s = Seconds(Clock::now() - t0);
+      (*c)->Command({"FLUSHALL"});
+    }
+    // 2. bagd, with the consumer in its own thread.
+    auto orch = fib::sonic::test::FakeOrchagent::Connect(redis.address());
+    if (!orch.ok()) return 1;
+    std::atomic<bool> done{false};
+    Clock::time_point consumer_done{};
+    std::thread consumer([&] {
+      while ((*orch)->routes().size() < static_cast<size_t>(routes)) (*orch)->WaitAndDrain(50);
+      consumer_done = Clock::now();
+      done = true;
+    });
+    fib::sonic::AppldbOptions o;
+    o.address = redis.address();
+    o.io_timeout = std::chrono::seconds(30);
+    auto backend = fib::sonic::AppldbBackend::Open(
+        o, [](const wire::IpAddress& gw) -> absl::StatusOr<std::string> { return gw.ToString() == "10.0.1.2" ? "Ethernet0" : "Ethernet4"; },
+        nullptr);
+    if (!backend.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(backend.status().message()).c_str());
+      return 1;
+    }
+    fib::Reconciler reconciler(**backend);
+    if (!reconciler.Start().ok()) return 1;
+    rib::FibUpdate u;
+    u.group_upserts = {Group(1, 3)};
+    u.route_upserts.reserve(routes);
+    for (int i = 0; i < routes; ++i) u.route_upserts.emplace_back(Route(i), 1);
+    const auto t0 = Clock::now();
+    reconciler.Update(u);
+    const auto r = reconciler.Flush();
+    const auto producer_done = Clock::now();
+    consumer.join();
+    if (r.failed != 0) std::fprintf(stderr, "appldb_bench: %zu writes failed\n", r.failed);
+    const double bagd_s = Seconds(consumer_done - t0);
+    // 3. Reweight: from the update to the consumer holding the new weights.
+    const auto w0 = Clock::now();
+    reconciler.Update(rib::FibUpdate{{Group(5, 7)}, {}, {}, {}});
+    reconciler.Flush();
+    const std::string name = fib::sonic::GroupName(*reconciler.GroupObject(1));
+    while ((*orch)->groups().at(name)[1].weight != 7) (*orch)->WaitAndDrain(10);
+    const double reweight_ms = Seconds(Clock::now() - w0) * 1000;
+    std::printf(
+        "run %d: %d routes: anchor HSET loop %.2f s (%.0f routes/s); bagd %.2f s until the consumer had all "
+        "(%.0f routes/s, %.0f%% of the anchor rate), producer done after %.2f s, %llu scripts; reweight %.2f ms "
+        "(1 group write; violations %zu)\n",
+        run + 1, routes, anchor_s, routes / anchor_s, bagd_s, routes / bagd_s, 100.0 * anchor_s / bagd_s,
+        Seconds(producer_done - t0), static_cast<unsigned long long>((*backend)->counters().scripts), reweight_ms,
+        (*orch)->violations().size());
+  }
+  return 0;
+}
