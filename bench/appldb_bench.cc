@@ -8,7 +8,7 @@
 //      until the producer is done;
 //   3. reweight: new weights for the group, timed from the update to the consumer holding them.
 //
-//   appldb_bench [--routes N] [--runs R]
+//   appldb_bench [--routes N] [--runs R] [--producer-only]
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -42,6 +42,10 @@ rib::FibGroup Group(uint32_t w0, uint32_t w1) {
 
 int main(int argc, char** argv) {
   int routes = 1000000, runs = 1;
+  bool producer_only = false;  // no consumer: the producer's own rate
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--producer-only")) producer_only = true;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--routes")) routes = std::stoi(argv[i + 1]);
     if (!strcmp(argv[i], "--runs")) runs = std::stoi(argv[i + 1]);
@@ -52,7 +56,10 @@ int main(int argc, char** argv) {
   }
   for (int run = 0; run < runs; ++run) {
     fib::sonic::test::RedisServer redis;
-    if (!redis.Start()) {
+    // One message per newly pending key (as swss publishes): 1M routes are ~40 MB of pub/sub
+    // backlog while the consumer lags, past Redis' default pubsub output limit (32 MB), which
+    // would disconnect it. (SONiC's own redis.conf decides this on a switch.)
+    if (!redis.Start({"--client-output-buffer-limit", "pubsub 0 0 0"})) {
       std::fprintf(stderr, "appldb_bench: redis-server did not start\n");
       return 1;
     }
@@ -76,7 +83,7 @@ int main(int argc, char** argv) {
         if (!(*c)->Pipeline(cmds).status.ok()) return 1;
       }
       anchor_s = Seconds(Clock::now() - t0);
-      (*c)->Command({"FLUSHALL"});
+      if (!(*c)->Command({"FLUSHALL"}).ok()) return 1;
     }
     // 2. bagd, with the consumer in its own thread.
     auto orch = fib::sonic::test::FakeOrchagent::Connect(redis.address());
@@ -84,7 +91,9 @@ int main(int argc, char** argv) {
     std::atomic<bool> done{false};
     Clock::time_point consumer_done{};
     std::thread consumer([&] {
-      while ((*orch)->routes().size() < static_cast<size_t>(routes)) (*orch)->WaitAndDrain(50);
+      if (producer_only) return;
+      while ((*orch)->routes().size() < static_cast<size_t>(routes) && (*orch)->connected()) (*orch)->WaitAndDrain(50);
+      if (!(*orch)->connected()) std::fprintf(stderr, "appldb_bench: the consumer lost its connection\n");
       consumer_done = Clock::now();
       done = true;
     });
@@ -109,6 +118,13 @@ int main(int argc, char** argv) {
     const auto r = reconciler.Flush();
     const auto producer_done = Clock::now();
     consumer.join();
+    if (producer_only) {
+      std::printf("run %d: %d routes: anchor HSET loop %.2f s (%.0f routes/s); bagd producer %.2f s (%.0f routes/s, "
+                  "%.0f%% of the anchor rate), no consumer\n",
+                  run + 1, routes, anchor_s, routes / anchor_s, Seconds(producer_done - t0),
+                  routes / Seconds(producer_done - t0), 100.0 * anchor_s / Seconds(producer_done - t0));
+      continue;
+    }
     if (r.failed != 0) std::fprintf(stderr, "appldb_bench: %zu writes failed\n", r.failed);
     const double bagd_s = Seconds(consumer_done - t0);
     // 3. Reweight: from the update to the consumer holding the new weights.

@@ -131,9 +131,15 @@ std::vector<absl::Status> AppldbBackend::Stage(const TableKeys& table, const std
   const size_t round = std::max<size_t>(1, options_.scripts_per_pipeline);
   for (size_t c0 = 0; c0 < chunks.size(); c0 += round) {
     const size_t c1 = std::min(chunks.size(), c0 + round);
-    std::vector<std::vector<std::string>> cmds;
-    for (size_t c = c0; c < c1; ++c) cmds.push_back(StageCommand(sha_, table, writes, chunks[c].first, chunks[c].second));
-    auto r = main_ ? main_->Pipeline(cmds) : RedisConnection::PipelineResult{absl::UnavailableError("not connected"), {}};
+    // Each script goes out as soon as it is built: Redis runs it while the next is built.
+    size_t sent = 0;
+    absl::Status send_st;
+    for (size_t c = c0; c < c1 && send_st.ok(); ++c) {
+      send_st = main_->Send(StageCommand(sha_, table, writes, chunks[c].first, chunks[c].second));
+      sent += send_st.ok();
+    }
+    auto r = main_->ReadReplies(sent);
+    if (r.status.ok() && !send_st.ok()) r.status = send_st;
     for (size_t c = c0; c < c1; ++c) {
       const size_t q = c - c0;
       absl::Status s;
@@ -248,6 +254,10 @@ std::vector<absl::Status> AppldbBackend::Apply(std::span<const FibOp> ops) {
             members.push_back(GroupMember{it->second.gateway, it->second.ifname, weight});
           }
           if (members.empty() && bad.ok()) bad = absl::InvalidArgumentError("a group without members");
+          // By address, for the operator reading APPL_DB (read back by address, so the order
+          // never causes a write).
+          std::sort(members.begin(), members.end(),
+                    [](const GroupMember& a, const GroupMember& b) { return a.gateway < b.gateway; });
           if (!bad.ok()) {
             out[j] = bad;
             continue;

@@ -143,10 +143,15 @@ RedisConnection::PipelineResult RedisConnection::Pipeline(const std::vector<std:
       return out;
     }
   }
-  out.replies.reserve(commands.size());
-  for (size_t i = 0; i < commands.size(); ++i) {
+  return ReadReplies(commands.size());
+}
+
+RedisConnection::PipelineResult RedisConnection::ReadReplies(size_t n) {
+  PipelineResult out;
+  out.replies.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
     void* raw = nullptr;
-    if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) {
+    if (!ok() || redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) {
       if (raw) freeReplyObject(raw);
       out.status = Error("reading a reply");
       return out;

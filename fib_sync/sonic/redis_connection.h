@@ -54,6 +54,9 @@ class RedisConnection {
     std::vector<RedisReply> replies;
   };
   PipelineResult Pipeline(const std::vector<std::vector<std::string>>& commands);
+  // Reads the replies of `n` commands sent with Send(), in order (a pipeline whose commands
+  // Redis runs while the next ones are still being built).
+  PipelineResult ReadReplies(size_t n);
   // Subscriber side: the replies (pub/sub messages) that can be read without blocking.
   absl::Status ReadAvailable(std::vector<RedisReply>& out);
   // Sends a command without waiting for its reply (SUBSCRIBE).

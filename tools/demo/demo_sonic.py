@@ -124,14 +124,24 @@ router bgp 65001
         print("$ bagctl show nexthop-groups " + PREFIX + "\n" + out)
         check(f"appldb {group_key}" in out, "bagctl shows the APPL_DB key and orchagent's confirmation")
 
+        def metric(name):
+            text = run(["ip", "netns", "exec", b, "curl", "-s", f"http://127.0.0.1:{port}/metrics"]).stdout
+            return next((float(l.split()[-1]) for l in text.splitlines() if l.startswith(name + " ")), 0.0)
+
+        route_writes = 'bagd_appldb_writes_total{op="set",table="route"}'
+        group_writes = 'bagd_appldb_writes_total{op="set",table="group"}'
         say("2. FRR's link drops to 500 Mbit/s")
+        time.sleep(1.2)  # metrics are exported each second
+        routes0, groups0 = metric(route_writes), metric(group_writes)
         t0 = time.monotonic()
         frr.vtysh("configure terminal", "route-map LB permit 10", "set extcommunity bandwidth 500")
         wait_until(lambda: weights() == {f4: 1, g4: 6}, 20, "weights 1:6")
         print(f"  weights 1:6 in APPL_DB {time.monotonic() - t0:.1f} s after the change at FRR "
               "(FRR's route-map delay and the UPDATE included)")
-        check(hgetall(f"ROUTE_TABLE:{PREFIX}")["nexthop_group"] == route["nexthop_group"],
-              "same group, the route untouched")
+        time.sleep(1.2)
+        check(hgetall(f"ROUTE_TABLE:{PREFIX}")["nexthop_group"] == route["nexthop_group"]
+              and metric(route_writes) == routes0 and metric(group_writes) == groups0 + 1,
+              "one group write (bagd_appldb_writes_total), the route untouched")
 
         say("3. redis-server is killed and restarted empty")
         lab.stop(orch)

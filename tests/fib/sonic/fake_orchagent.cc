@@ -106,7 +106,10 @@ size_t FakeOrchagent::Drain() {
     for (const char* t : {kGroupTable, kRouteTable}) {
       while (announced_[t] > 0) {
         --announced_[t];
-        round += Pop(t, batch_);
+        const size_t n = Pop(t, batch_);
+        round += n;
+        // Fewer than asked: the set is empty, the other messages announced keys already taken.
+        if (n < batch_) announced_[t] = 0;
       }
     }
     RetryPending();

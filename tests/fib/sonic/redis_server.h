@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "fib_sync/sonic/redis_connection.h"
 
@@ -33,14 +34,20 @@ class RedisServer {
   static bool Available() { return access("/usr/bin/redis-server", X_OK) == 0; }
 
   // Starts the server and waits (up to 5 s) until it accepts connections.
-  bool Start() {
+  // `extra`: more redis-server options, e.g. {"--client-output-buffer-limit", "pubsub 0 0 0"}.
+  bool Start(const std::vector<std::string>& extra = {}) {
     if (pid_ > 0 || dir_.empty()) return false;
+    const std::string log = dir_ + "/redis.log";
+    std::vector<std::string> args = {"redis-server", "--port", "0", "--unixsocket", socket_, "--unixsocketperm", "700",
+                                      "--save", "", "--appendonly", "no", "--dir", dir_, "--logfile", log,
+                                      "--databases", "16"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
     pid_ = fork();
     if (pid_ == 0) {
-      const std::string log = dir_ + "/redis.log";
-      execl("/usr/bin/redis-server", "redis-server", "--port", "0", "--unixsocket", socket_.c_str(), "--unixsocketperm",
-            "700", "--save", "", "--appendonly", "no", "--dir", dir_.c_str(), "--logfile", log.c_str(), "--databases",
-            "16", static_cast<char*>(nullptr));
+      execv("/usr/bin/redis-server", argv.data());
       _exit(127);
     }
     // Waiting for another process to come up (not for a timer of ours): poll its socket.
