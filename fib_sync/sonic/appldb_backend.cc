@@ -118,9 +118,13 @@ FibCapabilities AppldbBackend::Capabilities() const {
 std::vector<absl::Status> AppldbBackend::Stage(const TableKeys& table, const std::vector<Write>& writes) {
   std::vector<absl::Status> st(writes.size());
   if (writes.empty()) return st;
-  if (main_ == nullptr) {
+  if (main_ == nullptr || resync_pending_) {
+    // After a reconnect nothing is written until the owner has read the state back: what it
+    // believes installed may be gone (an empty Redis), and a route written now could name a
+    // group that is not there.
     const absl::Status down = absl::UnavailableError(
-        absl::StrCat("redis ", options_.address.ToString(), ": not connected (reconnecting)"));
+        main_ == nullptr ? absl::StrCat("redis ", options_.address.ToString(), ": not connected (reconnecting)")
+                         : absl::StrCat("redis ", options_.address.ToString(), ": reconnected, waiting for the resync"));
     std::fill(st.begin(), st.end(), down);
     return st;
   }
@@ -442,6 +446,7 @@ absl::StatusOr<FibState> AppldbBackend::Dump() {
     }
   }
   // What we know is what the dump says now.
+  resync_pending_ = false;
   routes_ = std::move(adopted);
   groups_.clear();
   unconfirmed_now_ = 0;
@@ -531,7 +536,10 @@ std::chrono::steady_clock::time_point AppldbBackend::Service() {
   if (main_ != nullptr && !main_->ok()) Disconnect(absl::UnavailableError("the connection failed"));
   if (main_ == nullptr && now >= next_connect_) {
     if (auto st = Connect(); st.ok()) {
-      if (ever_connected_) ++counters_.reconnects;
+      if (ever_connected_) {
+        ++counters_.reconnects;
+        resync_pending_ = true;
+      }
       ever_connected_ = true;
       backoff_ = options_.reconnect_first;
       reconnected = true;

@@ -14,7 +14,8 @@
 //
 // Connection loss: the operation fails (the reconciler keeps it dirty), Service() reconnects
 // with backoff and then emits kResyncNeeded, so the reconciler compares a fresh dump and
-// writes the difference. Nothing here blocks longer than the I/O timeout.
+// writes the difference; until that dump, writes are refused (make-before-break holds even if
+// the owner flushes before it resyncs). Nothing here blocks longer than the I/O timeout.
 //
 // Confirmation (optional): orchagent publishes each programmed route on
 // APPL_DB_ROUTE_TABLE_RESPONSE_CHANNEL (only with suppress-fib-pending; failures are never
@@ -141,6 +142,7 @@ class AppldbBackend : public FibBackend {
   std::string sha_;
   uint32_t max_groups_ = 0;
   bool ever_connected_ = false;
+  bool resync_pending_ = false;  // reconnected: no write before the next Dump()
   std::chrono::milliseconds backoff_;
   std::chrono::steady_clock::time_point next_connect_{};
   TableKeys routes_table_ = KeysOf(kRouteTable), groups_table_ = KeysOf(kGroupTable);

@@ -355,6 +355,10 @@ TEST_CASE("appldb: redis-server killed and restarted: reconnect, resync, nothing
   REQUIRE(rig.backend->connected());
   CHECK(rig.backend->counters().reconnects == 1);
   CHECK(rig.reconciler->resync_wanted());
+  // The daemon's FIB stage flushes at the event, before its (debounced) resync: refused, so
+  // no route goes in ahead of its group.
+  CHECK(rig.reconciler->Flush().failed > 0);
+  CHECK(rig.orch->stats().keys() == 0);
   r = rig.Flush();
   CHECK(r.failed == 0);
   CHECK_FALSE(rig.reconciler->dirty());
