@@ -45,6 +45,7 @@ absl::StatusOr<std::string> Resolve(const wire::IpAddress& gw) {
     const int n = std::stoi(s.substr(5, s.size() - 7));
     return "Ethernet" + std::to_string(n * 4);
   }
+  if (s.starts_with("fd00:") && s.ends_with("::2")) return "PortChannel000" + s.substr(5, s.size() - 8);
   return absl::UnavailableError("not connected: " + s);
 }
 
@@ -534,6 +535,29 @@ TEST_CASE("appldb: garbage in APPL_DB and on the response channel is reported, n
   rig.ServiceUntil([&] { return rig.backend->counters().bad_responses == 3; });
   CHECK(rig.backend->counters().bad_responses == 3);
   CHECK(rig.backend->connected());
+}
+
+TEST_CASE("appldb: IPv6 routes and next hops, written and adopted", "[appldb][redis]") {
+  SKIP_WITHOUT_REDIS();
+  Rig rig;
+  REQUIRE(rig.OpenBagd().ok());
+  rib::FibUpdate u;
+  u.group_upserts = {Group(1, {{"fd00:2::2", 2}, {"fd00:1::2", 1}})};
+  u.route_upserts = {{*wire::Prefix::Parse("2001:db8::/64"), 1}, {*wire::Prefix::Parse("2001:db8:1::7/128"), 1}};
+  rig.reconciler->Update(u);
+  CHECK(rig.Flush().failed == 0);
+  CHECK(rig.orch->violations().empty());
+  const std::string name = GroupName(*rig.reconciler->GroupObject(1));
+  CHECK(rig.Hash("ROUTE_TABLE:2001:db8::/64").at("nexthop_group") == name);
+  CHECK(rig.Hash("ROUTE_TABLE:2001:db8:1::7").at("nexthop_group") == name);  // host route: no /128
+  const auto g = rig.Hash("NEXTHOP_GROUP_TABLE:" + name);
+  CHECK(g.at("nexthop") == "fd00:1::2,fd00:2::2");  // by address
+  CHECK(g.at("ifname") == "PortChannel0001,PortChannel0002");
+  CHECK(g.at("weight") == "1,2");
+  REQUIRE(rig.OpenBagd().ok());
+  rig.reconciler->Update(u);
+  CHECK(rig.Flush().applied == 0);
+  CHECK(rig.reconciler->stale_count() == 0);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "fib_sync/sonic/appldb_schema.h"
+#include "fib_sync/sonic/redis_connection.h"
 
 namespace bagd::fib::sonic {
 namespace {
@@ -135,6 +136,24 @@ TEST_CASE("appldb: response channel messages", "[appldb]") {
                           R"(["A",1])", R"(["A","k",["x"],"y"])", "[\"A\",\"k\""}) {
     INFO(bad);
     CHECK_FALSE(ParseResponse(bad).ok());
+  }
+}
+
+TEST_CASE("appldb: Redis TCP addresses", "[appldb]") {
+  auto a = ParseRedisTcpAddress("127.0.0.1:6379");
+  REQUIRE(a.ok());
+  CHECK(a->host == "127.0.0.1");
+  CHECK(a->port == 6379);
+  CHECK(a->ToString() == "127.0.0.1:6379");
+  auto b = ParseRedisTcpAddress("[::1]:7000");
+  REQUIRE(b.ok());
+  CHECK(b->host == "::1");
+  CHECK(b->port == 7000);
+  CHECK(RedisAddress{"/var/run/redis/redis.sock", "", 0}.ToString() == "unix:/var/run/redis/redis.sock");
+  for (const char* bad : {"", "127.0.0.1", ":6379", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536", "::1:6379",
+                          "[::1]", "[::1]6379", "host:port"}) {
+    INFO(bad);
+    CHECK_FALSE(ParseRedisTcpAddress(bad).ok());
   }
 }
 
