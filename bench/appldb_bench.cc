@@ -6,9 +6,13 @@
 //   2. bagd: N routes on one group through the reconciler and the APPL_DB backend
 //      (ProducerStateTable script batches), timed until the consumer holds them all, and
 //      until the producer is done;
-//   3. reweight: new weights for the group, timed from the update to the consumer holding them.
+//   3. reweight: new weights for the group, timed from the FIB update to the consumer holding
+//      them; and from the RIB taking a new link bandwidth for every one of --rib-routes
+//      prefixes (one batch, as a peer's re-announcement) through the weights stage, the
+//      reconciler and APPL_DB to the consumer holding the group (as bench/fib_bench does for
+//      the kernel).
 //
-//   appldb_bench [--routes N] [--runs R] [--producer-only]
+//   appldb_bench [--routes N] [--runs R] [--producer-only] [--rib-routes N]
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "fib_sync/reconciler.h"
 #include "fib_sync/sonic/appldb_backend.h"
+#include "rib/weights/nexthop_group_registry.h"
 #include "tests/fib/sonic/fake_orchagent.h"
 #include "tests/fib/sonic/redis_server.h"
 
@@ -38,10 +43,71 @@ rib::FibGroup Group(uint32_t w0, uint32_t w1) {
   return rib::FibGroup{1, {{*wire::IpAddress::Parse("10.0.1.2"), w0}, {*wire::IpAddress::Parse("10.0.2.2"), w1}}};
 }
 
+absl::StatusOr<std::string> Ifname(const wire::IpAddress& gw) {
+  return gw.ToString() == "10.0.1.2" ? std::string("Ethernet0") : std::string("Ethernet4");
+}
+
+// From the RIB learning peer 0's new bandwidth for all `n` prefixes to the consumer holding
+// the reweighted group: milliseconds, and the APPL_DB keys written for it.
+std::pair<double, uint64_t> RibReweight(const fib::sonic::test::RedisServer& redis, uint32_t n) {
+  auto orch = fib::sonic::test::FakeOrchagent::Connect(redis.address());
+  fib::sonic::AppldbOptions o;
+  o.address = redis.address();
+  o.io_timeout = std::chrono::seconds(30);
+  auto backend = fib::sonic::AppldbBackend::Open(o, Ifname, nullptr);
+  if (!orch.ok() || !backend.ok()) std::exit(1);
+  fib::Reconciler r(**backend);
+  if (!r.Start().ok()) std::exit(1);
+  rib::AttributeStore store;
+  rib::Rib rib(65000, rib::DecisionConfig{false, 8, 8, true});
+  rib::NextHopGroupRegistry groups(rib::WeightsConfig{});
+  std::vector<rib::PeerIndex> peers;
+  for (int p = 0; p < 2; ++p) {
+    rib::PeerInfo info;
+    info.source.address = *wire::IpAddress::Parse(p == 0 ? "10.0.1.2" : "10.0.2.2");
+    info.source.router_id = p + 1;
+    info.asn = 65001 + p;
+    peers.push_back(rib.AddPeer(info));
+  }
+  std::vector<wire::Nlri> nlri;
+  for (uint32_t i = 0; i < n; ++i) nlri.push_back(wire::Nlri{Route(static_cast<int>(i)), 0});
+  auto attrs = [&](int p, double gbps) {
+    wire::PathAttributes a;
+    a.origin = wire::Origin::kIgp;
+    a.as_path = wire::AsPath{{{wire::AsSegmentType::kSequence, {65001u + p}}}};
+    a.next_hop = rib.peer(peers[p]).source.address;
+    a.extended_communities.push_back(
+        wire::LinkBandwidth::FromBitsPerSecond(65001 + p, gbps * 1e9, true).ToExtendedCommunity());
+    return store.Intern(a);
+  };
+  auto run = [&] {
+    std::vector<rib::PrefixMembers> batch;
+    for (const auto& c : rib.TakeChanges()) batch.push_back(rib::MembersOf(rib, c.prefix));
+    groups.Update(batch, absl::Now());
+    r.Update(groups.TakeFibUpdate());
+    return r.Flush();
+  };
+  rib.Announce(peers[0], nlri, attrs(0, 100));
+  rib.Announce(peers[1], nlri, attrs(1, 100));
+  run();
+  while ((*orch)->routes().size() < n && (*orch)->connected()) (*orch)->WaitAndDrain(50);
+  const uint64_t before = (*backend)->counters().group_writes + (*backend)->counters().route_writes;
+  const auto t0 = Clock::now();
+  rib.Announce(peers[0], nlri, attrs(0, 50));  // peer 0's LAG loses half its members
+  run();
+  const auto& g = (*orch)->groups();
+  auto reweighted = [&] {
+    return !g.empty() && g.begin()->second.size() == 2 && g.begin()->second[0].weight * 2 == g.begin()->second[1].weight;
+  };
+  while (!reweighted() && (*orch)->connected()) (*orch)->WaitAndDrain(10);
+  const double ms = Seconds(Clock::now() - t0) * 1000;
+  return {ms, (*backend)->counters().group_writes + (*backend)->counters().route_writes - before};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  int routes = 1000000, runs = 1;
+  int routes = 1000000, runs = 1, rib_routes = 100000;
   bool producer_only = false;  // no consumer: the producer's own rate
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--producer-only")) producer_only = true;
@@ -49,6 +115,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--routes")) routes = std::stoi(argv[i + 1]);
     if (!strcmp(argv[i], "--runs")) runs = std::stoi(argv[i + 1]);
+    if (!strcmp(argv[i], "--rib-routes")) rib_routes = std::stoi(argv[i + 1]);
   }
   if (!fib::sonic::test::RedisServer::Available()) {
     std::fprintf(stderr, "appldb_bench: needs /usr/bin/redis-server\n");
@@ -141,6 +208,15 @@ int main(int argc, char** argv) {
         run + 1, routes, anchor_s, routes / anchor_s, bagd_s, routes / bagd_s, 100.0 * anchor_s / bagd_s,
         Seconds(producer_done - t0), static_cast<unsigned long long>((*backend)->counters().scripts), reweight_ms,
         (*orch)->violations().size());
+    if (rib_routes > 0) {
+      if (!(*orch)->connected()) return 1;
+      auto c = fib::sonic::RedisConnection::Connect(redis.address(), std::chrono::seconds(30));
+      if (!c.ok() || !(*c)->Command({"FLUSHALL"}).ok()) return 1;
+      const auto [ms, keys] = RibReweight(redis, static_cast<uint32_t>(rib_routes));
+      std::printf("run %d: reweight of %d prefixes, RIB -> weights -> APPL_DB -> consumer: %.1f ms, %llu APPL_DB keys "
+                  "written\n",
+                  run + 1, rib_routes, ms, static_cast<unsigned long long>(keys));
+    }
   }
   return 0;
 }
