@@ -185,16 +185,18 @@ std::vector<absl::Status> AppldbBackend::Stage(const TableKeys& table, const std
 void AppldbBackend::MarkRoute(const wire::Prefix& p, std::optional<ObjectId> group, Confirmation state) {
   auto it = routes_.find(p);
   if (it != routes_.end()) {
-    GroupMark& g = groups_[it->second.group];
-    --g.routes;
-    if (it->second.state == Confirmation::kConfirmed || it->second.state == Confirmation::kAdopted) --g.confirmed;
-    if (it->second.state == Confirmation::kPending) {
-      --g.pending;
-      if (it->second.tries > 0) {
-        --g.retried;
-        --unconfirmed_now_;
+    auto git = groups_.find(it->second.group);
+    if (git != groups_.end()) {
+      GroupMark& g = git->second;
+      --g.routes;
+      if (it->second.state == Confirmation::kConfirmed || it->second.state == Confirmation::kAdopted) --g.confirmed;
+      if (it->second.state == Confirmation::kPending) {
+        --g.pending;
+        if (it->second.tries > 0) --g.retried;
       }
+      if (g.routes == 0 && !g.written) groups_.erase(git);  // deleted while routes used it: gone now
     }
+    if (it->second.state == Confirmation::kPending && it->second.tries > 0) --unconfirmed_now_;
     if (!group) {
       routes_.erase(it);
       return;

@@ -183,7 +183,10 @@ TEST_CASE("appldb: make-before-break: routes move before their old group goes", 
   for (int i = 0; i < 100; ++i) u.route_upserts.emplace_back(Route(i), 1);
   rig.reconciler->Update(u);
   rig.Flush();
-  const std::string old_group = GroupName(*rig.reconciler->GroupObject(1));
+  const ObjectId old_id = *rig.reconciler->GroupObject(1);
+  const std::string old_group = GroupName(old_id);
+  REQUIRE(rig.backend->Group(old_id));
+  CHECK(rig.backend->Group(old_id)->routes == 100);
   // Peer 10.0.2.2 is replaced by 10.0.3.2: a new group, every route moves, the old group goes.
   rib::FibUpdate v;
   v.group_upserts = {Group(2, {{"10.0.1.2", 1}, {"10.0.3.2", 2}})};
@@ -202,6 +205,11 @@ TEST_CASE("appldb: make-before-break: routes move before their old group goes", 
   CHECK(rig.orch->stats().group_dels == 1);
   CHECK(rig.orch->stats().route_dels == 1);
   CHECK(rig.Hash("NEXTHOP_GROUP_TABLE:" + old_group).empty());
+  // What bagctl reads: the old group is gone, the new one has the 99 routes.
+  CHECK_FALSE(rig.backend->Group(old_id).has_value());
+  REQUIRE(rig.backend->Group(*rig.reconciler->GroupObject(2)));
+  CHECK(rig.backend->Group(*rig.reconciler->GroupObject(2))->routes == 99);
+  CHECK(rig.backend->Group(*rig.reconciler->GroupObject(2))->written);
   CHECK(rig.Hash("ROUTE_TABLE:10.100.0.99").empty());
 }
 
