@@ -12,7 +12,7 @@
 //      reconciler and APPL_DB to the consumer holding the group (as bench/fib_bench does for
 //      the kernel).
 //
-//   appldb_bench [--routes N] [--runs R] [--producer-only] [--rib-routes N]
+//   appldb_bench [--routes N] [--runs R] [--producer-only | --sequential] [--rib-routes N]
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -109,8 +109,10 @@ std::pair<double, uint64_t> RibReweight(const fib::sonic::test::RedisServer& red
 int main(int argc, char** argv) {
   int routes = 1000000, runs = 1, rib_routes = 100000;
   bool producer_only = false;  // no consumer: the producer's own rate
+  bool sequential = false;     // the consumer starts once the producer is done: each one's own rate
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--producer-only")) producer_only = true;
+    if (!strcmp(argv[i], "--sequential")) sequential = true;
   }
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--routes")) routes = std::stoi(argv[i + 1]);
@@ -157,13 +159,16 @@ int main(int argc, char** argv) {
     if (!orch.ok()) return 1;
     std::atomic<bool> done{false};
     Clock::time_point consumer_done{};
-    std::thread consumer([&] {
-      if (producer_only) return;
+    Clock::time_point consumer_start{};
+    auto consume = [&] {
+      consumer_start = Clock::now();
       while ((*orch)->routes().size() < static_cast<size_t>(routes) && (*orch)->connected()) (*orch)->WaitAndDrain(50);
       if (!(*orch)->connected()) std::fprintf(stderr, "appldb_bench: the consumer lost its connection\n");
       consumer_done = Clock::now();
       done = true;
-    });
+    };
+    std::thread consumer;
+    if (!producer_only && !sequential) consumer = std::thread(consume);
     fib::sonic::AppldbOptions o;
     o.address = redis.address();
     o.io_timeout = std::chrono::seconds(30);
@@ -184,7 +189,15 @@ int main(int argc, char** argv) {
     reconciler.Update(u);
     const auto r = reconciler.Flush();
     const auto producer_done = Clock::now();
-    consumer.join();
+    if (sequential) consumer = std::thread(consume);
+    if (consumer.joinable()) consumer.join();
+    if (sequential) {
+      std::printf("run %d: %d routes, one after the other: anchor %.2f s; bagd producer %.2f s (%.0f%% of the anchor "
+                  "rate); then the consumer alone %.2f s (%.0f routes/s)\n",
+                  run + 1, routes, anchor_s, Seconds(producer_done - t0), 100.0 * anchor_s / Seconds(producer_done - t0),
+                  Seconds(consumer_done - consumer_start), routes / Seconds(consumer_done - consumer_start));
+      continue;
+    }
     if (producer_only) {
       std::printf("run %d: %d routes: anchor HSET loop %.2f s (%.0f routes/s); bagd producer %.2f s (%.0f routes/s, "
                   "%.0f%% of the anchor rate), no consumer\n",

@@ -53,7 +53,7 @@ absl::StatusOr<std::unique_ptr<FakeOrchagent>> FakeOrchagent::Connect(const Redi
     // Keys written while no consumer ran are served as if announced (as orchagent does at start).
     auto n = (*db)->Command({"SCARD", absl::StrCat(t, "_KEY_SET")});
     if (!n.ok()) return n.status();
-    if (n->integer > 0) o->announced_[t] += static_cast<size_t>((n->integer + batch - 1) / batch);
+    if (n->integer > 0) o->Announced(t) += static_cast<size_t>((n->integer + batch - 1) / batch);
   }
   o->db_ = std::move(*db);
   o->sub_ = std::move(*sub);
@@ -66,11 +66,10 @@ size_t FakeOrchagent::WaitAndDrain(int ms) {
   return Drain();
 }
 
-bool FakeOrchagent::Announced() const {
-  for (const auto& [t, n] : announced_) {
-    if (n > 0) return true;
-  }
-  return false;
+bool FakeOrchagent::Announced() const { return announced_groups_ > 0 || announced_routes_ > 0; }
+
+size_t& FakeOrchagent::Announced(const std::string& table) {
+  return table == kGroupTable ? announced_groups_ : announced_routes_;
 }
 
 size_t FakeOrchagent::Drain() {
@@ -90,7 +89,8 @@ size_t FakeOrchagent::Drain() {
       pollfd p{sub_->fd(), POLLIN, 0};
       if (poll(&p, 1, 2000) <= 0) {
         Violation(absl::StrCat(pending, " keys pending and no message announced them"));
-        for (const char* t : {kGroupTable, kRouteTable}) ++announced_[t];
+        ++announced_groups_;
+        ++announced_routes_;
       }
       if (!sub_->ReadAvailable(msgs).ok()) return popped;
     }
@@ -98,18 +98,19 @@ size_t FakeOrchagent::Drain() {
       if (m.type != RedisReply::Type::kArray || m.elements.size() != 3 || m.elements[0].str != "message") continue;
       ++stats_.messages;
       const std::string& ch = m.elements[1].str;
-      ++announced_[ch.substr(0, ch.find("_CHANNEL"))];
+      ++(ch.starts_with(kGroupTable) ? announced_groups_ : announced_routes_);
     }
     // Groups first, as a busy orchagent with both ready would often do; what is left out of
     // order shows up as a violation below either way.
     size_t round = 0;
     for (const char* t : {kGroupTable, kRouteTable}) {
-      while (announced_[t] > 0) {
-        --announced_[t];
+      size_t& announced = Announced(t);
+      while (announced > 0) {
+        --announced;
         const size_t n = Pop(t, batch_);
         round += n;
         // Fewer than asked: the set is empty, the other messages announced keys already taken.
-        if (n < batch_) announced_[t] = 0;
+        if (n < batch_) announced = 0;
       }
     }
     RetryPending();

@@ -63,7 +63,8 @@ class FakeOrchagent {
   size_t batch_;
   std::unique_ptr<RedisConnection> db_, sub_;
   std::string pop_sha_;
-  std::map<std::string, size_t> announced_;  // table -> messages not yet served
+  size_t& Announced(const std::string& table);
+  size_t announced_groups_ = 0, announced_routes_ = 0;  // messages not yet served, per table
   std::map<std::string, std::vector<Member>> groups_;
   std::map<std::string, std::string> routes_;
   std::map<std::string, std::string> route_protocol_;
