@@ -6,6 +6,7 @@
 #   make bench     Google Benchmark programs in bench/ (not pass/fail)
 #   make fuzz      libFuzzer targets with clang; FUZZ_SECONDS per target (default 60)
 #   make demo      bagd with FRR and GoBGP peers in network namespaces (root)
+#   make demo-sonic the same peers, bagd writing SONiC APPL_DB in a private redis-server (root)
 
 JOBS        ?= 2
 BUILD       ?= build
@@ -21,10 +22,10 @@ DEPS := cmake g++ make ninja-build ccache pkg-config \
         libboost-dev libabsl-dev libprotobuf-dev protobuf-compiler prometheus-cpp-dev \
         catch2 libbenchmark-dev nlohmann-json3-dev clang libclang-rt-14-dev \
         libgrpc++-dev protobuf-compiler-grpc libboost-dev libre2-dev \
-        iproute2 python3 frr gobgpd \
+        iproute2 python3 frr gobgpd libhiredis-dev redis-server \
         go-md2man dpkg-dev mmdebstrap
 
-.PHONY: all deps build test test-asan bench fuzz demo deb clean
+.PHONY: all deps build test test-asan bench fuzz demo demo-sonic deb clean
 
 all: build
 
@@ -57,11 +58,12 @@ test-asan: deps
 
 bench: deps
 	cmake -S . -B $(BENCH_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DBAGD_BENCH=ON -DBUILD_TESTING=OFF
-	cmake --build $(BENCH_BUILD) -j $(JOBS) --target wire_decode_bench update_blaster wcmp_quality fib_bench group_budget_bench
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target wire_decode_bench update_blaster wcmp_quality fib_bench group_budget_bench appldb_bench
 	$(BENCH_BUILD)/bench/wire_decode_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 	$(BENCH_BUILD)/bench/wcmp_quality
 	$(BENCH_BUILD)/bench/group_budget_bench
 	$(BENCH_BUILD)/bench/fib_bench --runs 3
+	$(BENCH_BUILD)/bench/appldb_bench --runs 3
 	@echo "ingest comparison (root, ~35 min for 3 runs): python3 bench/ingest_compare.py --runs 3; see docs/benchmarks.md"
 
 fuzz: deps
@@ -79,6 +81,10 @@ deb: deps
 	cmake --build $(DEB_BUILD) -j $(JOBS)
 	cd $(DEB_BUILD) && cpack -G DEB
 	@ls -l $(DEB_BUILD)/bagd_*.deb
+
+demo-sonic: deps
+	$(MAKE) build
+	python3 tools/demo/demo_sonic.py
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(BENCH_BUILD) $(FUZZ_BUILD) $(DEB_BUILD)

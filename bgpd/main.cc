@@ -32,6 +32,9 @@
 #include "conf/metrics_listen.h"
 #include "fib_sync/netlink_backend.h"
 #include "fib_sync/recording_backend.h"
+#include "fib_sync/sonic/appldb_backend.h"
+#include "fib_sync/sonic/kernel_interfaces.h"
+#include "bgpd/daemon/appldb_driver.h"
 
 #ifdef BAGD_HAVE_CIVETWEB
 #include <civetweb.h>
@@ -170,6 +173,36 @@ absl::StatusOr<std::unique_ptr<bagd::fib::FibBackend>> MakeFibBackend(const bagd
                       (*b)->weight_width() == bagd::fib::netlink::WeightWidth::k16Bit ? 16 : 8);
       return std::unique_ptr<bagd::fib::FibBackend>(std::move(*b));
     }
+    case v1::Fib::BACKEND_SONIC_APPLDB: {
+      const auto& f = config.fib();
+      bagd::fib::sonic::AppldbOptions o;
+      if (!f.appldb_address().empty()) {
+        auto a = bagd::fib::sonic::ParseRedisTcpAddress(f.appldb_address());
+        if (!a.ok()) return absl::InvalidArgumentError(absl::StrCat("fib.appldb_address: ", a.status().message()));
+        o.address = *a;
+      } else {
+        o.address.unix_socket = f.appldb_socket();  // defaulted to /var/run/redis/redis.sock
+      }
+      o.protocol = f.appldb_protocol().empty() ? std::string(bagd::conf::kDefaultAppldbProtocol) : f.appldb_protocol();
+      o.confirm = f.confirm() == v1::Fib::CONFIRM_RESPONSE_CHANNEL;
+      o.confirm_timeout = std::chrono::seconds(f.has_confirm_timeout() ? f.confirm_timeout()
+                                                                        : bagd::conf::kDefaultAppldbConfirmTimeout);
+      // ifname per next hop: the kernel's connected interfaces (SONiC's netdevs carry the port names).
+      auto interfaces = bagd::fib::sonic::KernelInterfaces::Open();
+      if (!interfaces.ok()) return absl::UnavailableError(absl::StrCat("fib: APPL_DB backend: ", interfaces.status().message()));
+      std::shared_ptr<bagd::fib::sonic::KernelInterfaces> kernel = std::move(*interfaces);
+      auto b = bagd::fib::sonic::AppldbBackend::Open(
+          o, [kernel](const bagd::wire::IpAddress& gw) { return kernel->Towards(gw); }, nullptr);
+      if (!b.ok()) return absl::Status(b.status().code(), absl::StrCat("fib: APPL_DB backend: ", b.status().message()));
+      for (const std::string& p : (*b)->TakeProblems()) bagd::log::Warning("fib appldb: %s", p);
+      bagd::log::Info("fib: SONiC APPL_DB backend on redis %s, routes marked protocol %s, confirmation %s, "
+                      "MAX_NEXTHOP_GROUP_COUNT %s",
+                      o.address.ToString(), o.protocol,
+                      o.confirm ? absl::StrCat("by the response channel within ", o.confirm_timeout.count() / 1000, " s")
+                                : std::string("off"),
+                      (*b)->max_groups() ? absl::StrCat((*b)->max_groups()) : std::string("not published"));
+      return std::unique_ptr<bagd::fib::FibBackend>(std::move(*b));
+    }
     default:
       return absl::UnimplementedError(absl::StrCat("fib backend ", v1::Fib::Backend_Name(config.fib().backend()),
                                                    " is not available in this build; use BACKEND_NONE or --dry-run"));
@@ -255,6 +288,7 @@ int main(int argc, char** argv) {
   // The FIB backend first: its capabilities (8- or 16-bit weights) bound the weights, and
   // the speaker's weights stage is built with it as its sink.
   std::unique_ptr<bagd::daemon::FibStage> fib;
+  std::unique_ptr<bagd::daemon::AppldbDriver> appldb;  // destroyed before `fib`, which owns its backend
   bagd::daemon::SpeakerOptions speaker_options;
   speaker_options.metrics = &metrics;
   {
@@ -267,6 +301,7 @@ int main(int argc, char** argv) {
       speaker_options.fib_max_weight = (*backend)->Capabilities().max_weight;
       speaker_options.fib_max_groups = (*backend)->Capabilities().max_groups;
       auto* kernel = dynamic_cast<bagd::fib::NetlinkBackend*>(backend->get());
+      auto* appldb_backend = dynamic_cast<bagd::fib::sonic::AppldbBackend*>(backend->get());
       bagd::daemon::FibStageOptions fib_options;
       fib_options.startup_hold = std::chrono::seconds(loaded.config.fib().restart_hold_time());
       fib_options.metrics = &metrics;
@@ -277,6 +312,10 @@ int main(int argc, char** argv) {
         return 1;
       }
       speaker_options.fib = fib.get();
+      if (appldb_backend) {
+        appldb = std::make_unique<bagd::daemon::AppldbDriver>(io, *appldb_backend, registry);
+        appldb->Start();
+      }
     }
   }
   bagd::daemon::Speaker speaker(io, speaker_options);
@@ -305,6 +344,7 @@ int main(int argc, char** argv) {
     (*notifier)->Ready(r.applied() ? absl::StrCat("reloaded (control API); ", speaker.neighbor_count(), " neighbors")
                                    : "the last reload was rejected (see the log); running the previous configuration");
   };
+  if (appldb) adapter_options.annotate_group = [&appldb](bagd::control::v1::NextHopGroup& g) { appldb->Annotate(g); };
   bagd::daemon::ControlAdapter adapter(io, speaker, std::move(adapter_options));
   auto control = bagd::control::ControlServer::Start(opts->socket, &adapter);
   if (!control.ok()) {

@@ -139,6 +139,9 @@ void ApplyDefaults(v1::Config& config) {
   if (fib.group_merge_weight() == v1::Fib::GROUP_MERGE_WEIGHT_UNSPECIFIED) {
     fib.set_group_merge_weight(v1::Fib::GROUP_MERGE_WEIGHT_PREFIXES);
   }
+  if (fib.appldb_protocol().empty()) fib.set_appldb_protocol(std::string(kDefaultAppldbProtocol));
+  if (fib.confirm() == v1::Fib::CONFIRM_UNSPECIFIED) fib.set_confirm(v1::Fib::CONFIRM_NONE);
+  if (!fib.has_confirm_timeout()) fib.set_confirm_timeout(kDefaultAppldbConfirmTimeout);
 }
 
 }  // namespace bagd::conf

@@ -1,12 +1,14 @@
 #include "conf/config_validator.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <map>
 #include <optional>
 #include <string>
 #include <tuple>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "conf/config_defaults.h"
@@ -798,6 +800,53 @@ class Validator {
             absl::StrCat("fib: restart_neighbor_wait ", fib.restart_neighbor_wait(), " is longer than restart_hold_time ",
                          fib.has_restart_hold_time() ? fib.restart_hold_time() : kDefaultRestartHoldTime,
                          ": a neighbor cannot hold the wait longer than the wait itself"));
+    }
+    CheckAppldb(fib, path);
+  }
+
+  // BACKEND_SONIC_APPLDB's fields (checked whatever the backend: a typo is a typo).
+  template <typename PathFn>
+  void CheckAppldb(const v1::Fib& fib, const PathFn& path) {
+    if (!fib.appldb_address().empty()) {
+      const std::string& a = fib.appldb_address();
+      std::string host, port;
+      if (a.front() == '[') {
+        const size_t close = a.find(']');
+        if (close != std::string::npos && close + 1 < a.size() && a[close + 1] == ':') {
+          host = a.substr(1, close - 1);
+          port = a.substr(close + 2);
+        }
+      } else if (const size_t colon = a.rfind(':'); colon != std::string::npos && a.find(':') == colon) {
+        host = a.substr(0, colon);
+        port = a.substr(colon + 1);
+      }
+      uint32_t p = 0;
+      const bool host_ok = host == "localhost" || ParseIpAddressText(host).has_value();
+      if (!host_ok || !absl::SimpleAtoi(port, &p) || p == 0 || p > 65535) {
+        Error(path("appldb_address"),
+              absl::StrCat("fib: appldb_address '", a,
+                           "' is not ADDRESS:PORT: write e.g. \"127.0.0.1:6379\" or \"[::1]:6379\" (an IP address or "
+                           "localhost, and a port 1..65535), or leave it empty for appldb_socket"));
+      }
+    }
+    if (fib.has_confirm_timeout() && (fib.confirm_timeout() == 0 || fib.confirm_timeout() > 3600)) {
+      Error(path("confirm_timeout"), absl::StrCat("fib: confirm_timeout ", fib.confirm_timeout(),
+                                                  " is out of range: use 1..3600 seconds"));
+    }
+    CheckEnum(path("confirm"), fib.confirm(), "fib: ", "a confirmation mode");
+    const std::string& proto = fib.appldb_protocol();
+    if (!proto.empty()) {
+      const bool chars_ok = proto.size() <= 32 && std::all_of(proto.begin(), proto.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+      });
+      if (!chars_ok) {
+        Error(path("appldb_protocol"), absl::StrCat("fib: appldb_protocol '", proto,
+                                                    "' must be 1..32 characters of A-Z, a-z, 0-9, '-' and '_'"));
+      } else if (proto == "bgp") {
+        Error(path("appldb_protocol"),
+              "fib: appldb_protocol 'bgp' is what fpmsyncd writes for FRR's routes: bagd would take them for its "
+              "own and delete the ones it does not want; use another name (default \"bagd\")");
+      }
     }
   }
 

@@ -65,7 +65,12 @@ absl::StatusOr<control::ControlBackend::RoutesPage> ControlAdapter::ListRoutesPa
 absl::StatusOr<control::v1::ListNextHopGroupsResponse> ControlAdapter::ListNextHopGroups(
     const control::v1::ListNextHopGroupsRequest& request) {
   return OnIoThread(io_, [this, request]() -> absl::StatusOr<control::v1::ListNextHopGroupsResponse> {
-           return daemon::ListNextHopGroups(speaker_.rib(), speaker_.groups(), request, absl::Now(), [this](rib::GroupId g) { return speaker_.FibObjectOf(g); });
+           auto resp = daemon::ListNextHopGroups(speaker_.rib(), speaker_.groups(), request, absl::Now(),
+                                                 [this](rib::GroupId g) { return speaker_.FibObjectOf(g); });
+           if (resp.ok() && annotate_) {
+             for (auto& g : *resp->mutable_groups()) annotate_(g);
+           }
+           return resp;
          })
       .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
 }

@@ -24,11 +24,18 @@ class ControlAdapter : public control::ControlBackend {
     const NeighborRibs* neighbor_ribs = nullptr;
     std::string config_path;
     std::function<void(const control::v1::ReloadConfigResponse&)> on_reloaded;
+    // What the FIB backend knows of each listed group (the APPL_DB key and confirmation),
+    // added on the io thread; may be empty.
+    std::function<void(control::v1::NextHopGroup&)> annotate_group;
   };
   ControlAdapter(boost::asio::io_context& io, Speaker& speaker, Options options)
-      : io_(io), speaker_(speaker), neighbor_ribs_(options.neighbor_ribs), options_(std::move(options)) {}
+      : io_(io),
+        speaker_(speaker),
+        neighbor_ribs_(options.neighbor_ribs),
+        options_(std::move(options)),
+        annotate_(options_.annotate_group) {}
   ControlAdapter(boost::asio::io_context& io, Speaker& speaker, const NeighborRibs* neighbor_ribs = nullptr)
-      : ControlAdapter(io, speaker, Options{neighbor_ribs, {}, {}}) {}
+      : ControlAdapter(io, speaker, Options{neighbor_ribs, {}, {}, {}}) {}
   std::vector<control::v1::NeighborStatus> ListNeighbors(const std::string& address_filter) override;
   absl::Status ShutdownNeighbor(const std::string& address, const std::string& message) override;
   absl::Status EnableNeighbor(const std::string& address) override;
@@ -52,6 +59,7 @@ class ControlAdapter : public control::ControlBackend {
   Speaker& speaker_;
   const NeighborRibs* neighbor_ribs_;
   Options options_;
+  std::function<void(control::v1::NextHopGroup&)> annotate_;  // options_.annotate_group
   std::mutex reload_mu_;  // one ReloadConfig at a time
 };
 

@@ -41,6 +41,9 @@ TEST_CASE("router defaults", "[conf][defaults]") {
   CHECK(c.fib().backend() == v1::Fib::BACKEND_NETLINK);
   CHECK(c.fib().kernel_table() == 254);
   CHECK(c.fib().appldb_socket() == "/var/run/redis/redis.sock");
+  CHECK(c.fib().appldb_protocol() == "bagd");
+  CHECK(c.fib().confirm() == bagd::config::v1::Fib::CONFIRM_NONE);
+  CHECK(c.fib().confirm_timeout() == 10);
   CHECK(c.fib().max_weight() == 0);    // the backend's limit
   CHECK(c.fib().group_budget() == 0);  // no limit
   CHECK_FALSE(c.has_multipath());      // 0 means "decided by the RIB"

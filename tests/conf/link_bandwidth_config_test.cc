@@ -186,3 +186,38 @@ TEST_CASE("ValidateConfig without a locator: the same errors, at line 0",
   CHECK(errors[1].ToString() ==
         "built: damping: half_life 0 is out of range: use 1..86400 seconds");
 }
+
+TEST_CASE("SONiC APPL_DB settings: valid ones load, bad ones say why", "[conf][appldb]") {
+  for (const char* ok : {
+           "fib { backend: BACKEND_SONIC_APPLDB }",
+           "fib { backend: BACKEND_SONIC_APPLDB appldb_socket: \"/tmp/r.sock\" confirm: CONFIRM_NONE }",
+           "fib { backend: BACKEND_SONIC_APPLDB appldb_address: \"127.0.0.1:6379\" appldb_protocol: \"bagd-2\" "
+           "confirm: CONFIRM_RESPONSE_CHANNEL confirm_timeout: 3600 }",
+           "fib { appldb_address: \"[::1]:6379\" }",
+           "fib { appldb_address: \"localhost:1\" }",
+       }) {
+    INFO(ok);
+    CHECK(ErrorsOf(WithRouter(ok)).empty());
+  }
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"fib { appldb_address: \"redis:6379\" }", "fib: appldb_address 'redis:6379' is not ADDRESS:PORT"},
+           {"fib { appldb_address: \"::1:6379\" }", "is not ADDRESS:PORT"},
+           {"fib { appldb_address: \"127.0.0.1:0\" }", "is not ADDRESS:PORT"},
+           {"fib { appldb_address: \"127.0.0.1:65536\" }", "is not ADDRESS:PORT"},
+           {"fib { appldb_address: \"[::1]\" }", "is not ADDRESS:PORT"},
+           {"fib { appldb_protocol: \"b a g d\" }", "must be 1..32 characters"},
+           {"fib { appldb_protocol: \"123456789012345678901234567890123\" }", "must be 1..32 characters"},
+           {"fib { appldb_protocol: \"bgp\" }", "is what fpmsyncd writes for FRR's routes"},
+           {"fib { confirm_timeout: 3601 }", "fib: confirm_timeout 3601 is out of range: use 1..3600 seconds"},
+           {"fib { confirm: RESPONSE }", "unknown value RESPONSE for confirm: use CONFIRM_NONE, CONFIRM_RESPONSE_CHANNEL"},
+       }) {
+    INFO(c.text);
+    const LoadedConfig loaded = ParseConfig(WithRouter(c.text), "t");
+    REQUIRE(loaded.errors.size() == 1);
+    CHECK_THAT(loaded.errors[0].message, Contains(c.message));
+  }
+}

@@ -189,3 +189,24 @@ TEST_CASE("bagctl nexthop-group render: a group budget and a merged group", "[co
   // Without a budget nothing of it shows.
   CHECK(RenderNextHopGroup(r.groups(0), r.settings(), kNowUnixMs).find("merged") == std::string::npos);
 }
+
+TEST_CASE("bagctl nexthop-group render: the APPL_DB key and confirmation", "[control][render][nexthop-groups]") {
+  auto sample = SampleNextHopGroups();
+  NextHopGroup g = sample.groups(0);
+  g.set_fib_object(195887105);
+  const std::string plain = RenderNextHopGroup(g, sample.settings(), kNowUnixMs);
+  CHECK(plain.find("appldb") == std::string::npos);  // the kernel: no APPL_DB line
+  g.set_fib_key("NEXTHOP_GROUP_TABLE:bagd-195887105");
+  g.set_fib_confirmation("retrying");
+  g.set_fib_routes_confirmed(9);
+  g.set_fib_routes_pending(1);
+  g.set_fib_routes_retried(1);
+  const std::string out = RenderNextHopGroup(g, sample.settings(), kNowUnixMs);
+  CHECK_THAT(out, Catch::Contains("  fib object 195887105\n  appldb NEXTHOP_GROUP_TABLE:bagd-195887105  retrying: 9 "
+                                  "confirmed, 1 pending (1 written again)\n"));
+  g.set_fib_confirmation("not asked (fib.confirm is CONFIRM_NONE)");
+  g.set_fib_routes_confirmed(0);
+  g.set_fib_routes_pending(0);
+  CHECK_THAT(RenderNextHopGroup(g, sample.settings(), kNowUnixMs),
+             Catch::Contains("appldb NEXTHOP_GROUP_TABLE:bagd-195887105  not asked (fib.confirm is CONFIRM_NONE)\n"));
+}

@@ -149,6 +149,14 @@ std::string RenderNextHopGroup(const NextHopGroup& g, const WeightSettings& sett
   } else if (g.served_by() == 0 && g.merged()) {
     out += "  not installed: no installed group uses only its next hops (group table full)\n";
   }
+  if (!g.fib_key().empty()) {
+    absl::StrAppend(&out, "  appldb ", Printable(g.fib_key()), "  ", Printable(g.fib_confirmation()));
+    if (g.fib_routes_confirmed() + g.fib_routes_pending() > 0) {
+      absl::StrAppend(&out, ": ", g.fib_routes_confirmed(), " confirmed, ", g.fib_routes_pending(), " pending (",
+                      g.fib_routes_retried(), " written again)");
+    }
+    out += "\n";
+  }
   if (g.members().empty()) {
     out += "  (no members)\n";
     return out;

@@ -1,0 +1,235 @@
+// APPL_DB write rate and reweight latency (docs/sonic.md, docs/benchmarks.md), against a
+// private redis-server on a unix socket and the test consumer (tests/fib/sonic/
+// fake_orchagent.h) in its own thread:
+//   1. anchor: the same client (hiredis through RedisConnection) HSETs N route hashes with the
+//      same six fields, pipelined 1000 at a time — the fastest plain write of the data;
+//   2. bagd: N routes on one group through the reconciler and the APPL_DB backend
+//      (ProducerStateTable script batches), timed until the consumer holds them all, and
+//      until the producer is done;
+//   3. reweight: new weights for the group, timed from the FIB update to the consumer holding
+//      them; and from the RIB taking a new link bandwidth for every one of --rib-routes
+//      prefixes (one batch, as a peer's re-announcement) through the weights stage, the
+//      reconciler and APPL_DB to the consumer holding the group (as bench/fib_bench does for
+//      the kernel).
+//
+//   appldb_bench [--routes N] [--runs R] [--producer-only | --sequential] [--rib-routes N]
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "fib_sync/reconciler.h"
+#include "fib_sync/sonic/appldb_backend.h"
+#include "rib/weights/nexthop_group_registry.h"
+#include "tests/fib/sonic/fake_orchagent.h"
+#include "tests/fib/sonic/redis_server.h"
+
+namespace {
+
+using namespace bagd;
+using Clock = std::chrono::steady_clock;
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+wire::Prefix Route(int i) {
+  const uint8_t b[4] = {static_cast<uint8_t>(10 + i / 16777216), static_cast<uint8_t>(i / 65536 % 256),
+                        static_cast<uint8_t>(i / 256 % 256), static_cast<uint8_t>(i % 256)};
+  return wire::Prefix::Make(wire::Afi::kIpv4, b, 32);
+}
+
+rib::FibGroup Group(uint32_t w0, uint32_t w1) {
+  return rib::FibGroup{1, {{*wire::IpAddress::Parse("10.0.1.2"), w0}, {*wire::IpAddress::Parse("10.0.2.2"), w1}}};
+}
+
+absl::StatusOr<std::string> Ifname(const wire::IpAddress& gw) {
+  return gw.ToString() == "10.0.1.2" ? std::string("Ethernet0") : std::string("Ethernet4");
+}
+
+// From the RIB learning peer 0's new bandwidth for all `n` prefixes to the consumer holding
+// the reweighted group: milliseconds, and the APPL_DB keys written for it.
+std::pair<double, uint64_t> RibReweight(const fib::sonic::test::RedisServer& redis, uint32_t n) {
+  auto orch = fib::sonic::test::FakeOrchagent::Connect(redis.address());
+  fib::sonic::AppldbOptions o;
+  o.address = redis.address();
+  o.io_timeout = std::chrono::seconds(30);
+  auto backend = fib::sonic::AppldbBackend::Open(o, Ifname, nullptr);
+  if (!orch.ok() || !backend.ok()) std::exit(1);
+  fib::Reconciler r(**backend);
+  if (!r.Start().ok()) std::exit(1);
+  rib::AttributeStore store;
+  rib::Rib rib(65000, rib::DecisionConfig{false, 8, 8, true});
+  rib::NextHopGroupRegistry groups(rib::WeightsConfig{});
+  std::vector<rib::PeerIndex> peers;
+  for (int p = 0; p < 2; ++p) {
+    rib::PeerInfo info;
+    info.source.address = *wire::IpAddress::Parse(p == 0 ? "10.0.1.2" : "10.0.2.2");
+    info.source.router_id = p + 1;
+    info.asn = 65001 + p;
+    peers.push_back(rib.AddPeer(info));
+  }
+  std::vector<wire::Nlri> nlri;
+  for (uint32_t i = 0; i < n; ++i) nlri.push_back(wire::Nlri{Route(static_cast<int>(i)), 0});
+  auto attrs = [&](int p, double gbps) {
+    wire::PathAttributes a;
+    a.origin = wire::Origin::kIgp;
+    a.as_path = wire::AsPath{{{wire::AsSegmentType::kSequence, {65001u + p}}}};
+    a.next_hop = rib.peer(peers[p]).source.address;
+    a.extended_communities.push_back(
+        wire::LinkBandwidth::FromBitsPerSecond(65001 + p, gbps * 1e9, true).ToExtendedCommunity());
+    return store.Intern(a);
+  };
+  auto run = [&] {
+    std::vector<rib::PrefixMembers> batch;
+    for (const auto& c : rib.TakeChanges()) batch.push_back(rib::MembersOf(rib, c.prefix));
+    groups.Update(batch, absl::Now());
+    r.Update(groups.TakeFibUpdate());
+    return r.Flush();
+  };
+  rib.Announce(peers[0], nlri, attrs(0, 100));
+  rib.Announce(peers[1], nlri, attrs(1, 100));
+  run();
+  while ((*orch)->routes().size() < n && (*orch)->connected()) (*orch)->WaitAndDrain(50);
+  const uint64_t before = (*backend)->counters().group_writes + (*backend)->counters().route_writes;
+  const auto t0 = Clock::now();
+  rib.Announce(peers[0], nlri, attrs(0, 50));  // peer 0's LAG loses half its members
+  run();
+  const auto& g = (*orch)->groups();
+  auto reweighted = [&] {
+    return !g.empty() && g.begin()->second.size() == 2 && g.begin()->second[0].weight * 2 == g.begin()->second[1].weight;
+  };
+  while (!reweighted() && (*orch)->connected()) (*orch)->WaitAndDrain(10);
+  const double ms = Seconds(Clock::now() - t0) * 1000;
+  return {ms, (*backend)->counters().group_writes + (*backend)->counters().route_writes - before};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int routes = 1000000, runs = 1, rib_routes = 100000;
+  bool producer_only = false;  // no consumer: the producer's own rate
+  bool sequential = false;     // the consumer starts once the producer is done: each one's own rate
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--producer-only")) producer_only = true;
+    if (!strcmp(argv[i], "--sequential")) sequential = true;
+  }
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--routes")) routes = std::stoi(argv[i + 1]);
+    if (!strcmp(argv[i], "--runs")) runs = std::stoi(argv[i + 1]);
+    if (!strcmp(argv[i], "--rib-routes")) rib_routes = std::stoi(argv[i + 1]);
+  }
+  if (!fib::sonic::test::RedisServer::Available()) {
+    std::fprintf(stderr, "appldb_bench: needs /usr/bin/redis-server\n");
+    return 77;
+  }
+  for (int run = 0; run < runs; ++run) {
+    fib::sonic::test::RedisServer redis;
+    // One message per newly pending key (as swss publishes): 1M routes are ~40 MB of pub/sub
+    // backlog while the consumer lags, past Redis' default pubsub output limit (32 MB), which
+    // would disconnect it. (SONiC's own redis.conf decides this on a switch.)
+    if (!redis.Start({"--client-output-buffer-limit", "pubsub 0 0 0"})) {
+      std::fprintf(stderr, "appldb_bench: redis-server did not start\n");
+      return 1;
+    }
+    // 1. Anchor.
+    double anchor_s = 0;
+    {
+      auto c = fib::sonic::RedisConnection::Connect(redis.address(), std::chrono::seconds(30));
+      if (!c.ok()) return 1;
+      const auto fields = fib::sonic::RouteFields("bagd-1", "bagd");
+      const auto t0 = Clock::now();
+      for (int b = 0; b < routes; b += 1000) {
+        std::vector<std::vector<std::string>> cmds;
+        for (int i = b; i < std::min(routes, b + 1000); ++i) {
+          std::vector<std::string> argv = {"HSET", "ROUTE_TABLE:" + fib::sonic::RouteKey(Route(i))};
+          for (const auto& [f, v] : fields) {
+            argv.push_back(f);
+            argv.push_back(v);
+          }
+          cmds.push_back(std::move(argv));
+        }
+        if (!(*c)->Pipeline(cmds).status.ok()) return 1;
+      }
+      anchor_s = Seconds(Clock::now() - t0);
+      if (!(*c)->Command({"FLUSHALL"}).ok()) return 1;
+    }
+    // 2. bagd, with the consumer in its own thread.
+    auto orch = fib::sonic::test::FakeOrchagent::Connect(redis.address());
+    if (!orch.ok()) return 1;
+    std::atomic<bool> done{false};
+    Clock::time_point consumer_done{};
+    Clock::time_point consumer_start{};
+    auto consume = [&] {
+      consumer_start = Clock::now();
+      while ((*orch)->routes().size() < static_cast<size_t>(routes) && (*orch)->connected()) (*orch)->WaitAndDrain(50);
+      if (!(*orch)->connected()) std::fprintf(stderr, "appldb_bench: the consumer lost its connection\n");
+      consumer_done = Clock::now();
+      done = true;
+    };
+    std::thread consumer;
+    if (!producer_only && !sequential) consumer = std::thread(consume);
+    fib::sonic::AppldbOptions o;
+    o.address = redis.address();
+    o.io_timeout = std::chrono::seconds(30);
+    auto backend = fib::sonic::AppldbBackend::Open(
+        o, [](const wire::IpAddress& gw) -> absl::StatusOr<std::string> { return gw.ToString() == "10.0.1.2" ? "Ethernet0" : "Ethernet4"; },
+        nullptr);
+    if (!backend.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(backend.status().message()).c_str());
+      return 1;
+    }
+    fib::Reconciler reconciler(**backend);
+    if (!reconciler.Start().ok()) return 1;
+    rib::FibUpdate u;
+    u.group_upserts = {Group(1, 3)};
+    u.route_upserts.reserve(routes);
+    for (int i = 0; i < routes; ++i) u.route_upserts.emplace_back(Route(i), 1);
+    const auto t0 = Clock::now();
+    reconciler.Update(u);
+    const auto r = reconciler.Flush();
+    const auto producer_done = Clock::now();
+    if (sequential) consumer = std::thread(consume);
+    if (consumer.joinable()) consumer.join();
+    if (sequential) {
+      std::printf("run %d: %d routes, one after the other: anchor %.2f s; bagd producer %.2f s (%.0f%% of the anchor "
+                  "rate); then the consumer alone %.2f s (%.0f routes/s)\n",
+                  run + 1, routes, anchor_s, Seconds(producer_done - t0), 100.0 * anchor_s / Seconds(producer_done - t0),
+                  Seconds(consumer_done - consumer_start), routes / Seconds(consumer_done - consumer_start));
+      continue;
+    }
+    if (producer_only) {
+      std::printf("run %d: %d routes: anchor HSET loop %.2f s (%.0f routes/s); bagd producer %.2f s (%.0f routes/s, "
+                  "%.0f%% of the anchor rate), no consumer\n",
+                  run + 1, routes, anchor_s, routes / anchor_s, Seconds(producer_done - t0),
+                  routes / Seconds(producer_done - t0), 100.0 * anchor_s / Seconds(producer_done - t0));
+      continue;
+    }
+    if (r.failed != 0) std::fprintf(stderr, "appldb_bench: %zu writes failed\n", r.failed);
+    const double bagd_s = Seconds(consumer_done - t0);
+    // 3. Reweight: from the update to the consumer holding the new weights.
+    const auto w0 = Clock::now();
+    reconciler.Update(rib::FibUpdate{{Group(5, 7)}, {}, {}, {}});
+    reconciler.Flush();
+    const std::string name = fib::sonic::GroupName(*reconciler.GroupObject(1));
+    while ((*orch)->groups().at(name)[1].weight != 7) (*orch)->WaitAndDrain(10);
+    const double reweight_ms = Seconds(Clock::now() - w0) * 1000;
+    std::printf(
+        "run %d: %d routes: anchor HSET loop %.2f s (%.0f routes/s); bagd %.2f s until the consumer had all "
+        "(%.0f routes/s, %.0f%% of the anchor rate), producer done after %.2f s, %llu scripts; reweight %.2f ms "
+        "(1 group write; violations %zu)\n",
+        run + 1, routes, anchor_s, routes / anchor_s, bagd_s, routes / bagd_s, 100.0 * anchor_s / bagd_s,
+        Seconds(producer_done - t0), static_cast<unsigned long long>((*backend)->counters().scripts), reweight_ms,
+        (*orch)->violations().size());
+    if (rib_routes > 0) {
+      if (!(*orch)->connected()) return 1;
+      auto c = fib::sonic::RedisConnection::Connect(redis.address(), std::chrono::seconds(30));
+      if (!c.ok() || !(*c)->Command({"FLUSHALL"}).ok()) return 1;
+      const auto [ms, keys] = RibReweight(redis, static_cast<uint32_t>(rib_routes));
+      std::printf("run %d: reweight of %d prefixes, RIB -> weights -> APPL_DB -> consumer: %.1f ms, %llu APPL_DB keys "
+                  "written\n",
+                  run + 1, rib_routes, ms, static_cast<unsigned long long>(keys));
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,168 @@
+// SONiC's APPL_DB (Redis) as a FIB backend: orchagent reads what bagd writes and programs the
+// ASIC through SAI. What bagd writes (fib_sync/sonic/appldb_schema.h has the encoding):
+//   NEXTHOP_GROUP_TABLE:bagd-<id>  nexthop=a,b  ifname=Ethernet0,Ethernet4  weight=3,1
+//   ROUTE_TABLE:<prefix>           nexthop_group=bagd-<id>  protocol=bagd  (inline fields "")
+// through the ProducerStateTable protocol: one Lua script (loaded once, run with EVALSHA) per
+// batch of keys, many batches pipelined. A reweight is one group write; routes are not
+// touched. Next hops are no APPL_DB objects: a NexthopOp only resolves the gateway's
+// interface (the injected resolver: the kernel's connected interfaces on a SONiC host, where
+// netdevs carry the SONiC port names).
+//
+// Ownership: groups by their name prefix, routes by `protocol`. Dump() reads both back (the
+// main hashes with what is still staged for orchagent on top), so a restart with unchanged
+// state adopts everything and writes nothing.
+//
+// Connection loss: the operation fails (the reconciler keeps it dirty), Service() reconnects
+// with backoff and then emits kResyncNeeded, so the reconciler compares a fresh dump and
+// writes the difference; until that dump, writes are refused (make-before-break holds even if
+// the owner flushes before it resyncs). Nothing here blocks longer than the I/O timeout.
+//
+// Confirmation (optional): orchagent publishes each programmed route on
+// APPL_DB_ROUTE_TABLE_RESPONSE_CHANNEL (only with suppress-fib-pending; failures are never
+// published). A route written and not confirmed within confirm_timeout is written again and
+// counted. Groups get no response: a group is confirmed by a confirmed route that uses it.
+//
+// Not thread-safe; runs on the owner's thread. Time comes from the injected clock.
+#pragma once
+
+#include <chrono>
+#include <queue>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "fib_sync/fib_backend.h"
+#include "fib_sync/sonic/appldb_schema.h"
+#include "fib_sync/sonic/redis_connection.h"
+
+namespace bagd::fib::sonic {
+
+using Clock = std::function<std::chrono::steady_clock::time_point()>;
+// The interface through which a gateway is reached ("Ethernet0"), or why there is none.
+using InterfaceResolver = std::function<absl::StatusOr<std::string>(const wire::IpAddress&)>;
+
+struct AppldbOptions {
+  RedisAddress address{"/var/run/redis/redis.sock", "", 6379};
+  std::string protocol = "bagd";  // ROUTE_TABLE protocol: marks bagd's routes
+  bool confirm = false;           // wait for orchagent's responses
+  std::chrono::milliseconds confirm_timeout{10000};
+  std::chrono::milliseconds io_timeout{5000};
+  std::chrono::milliseconds reconnect_first{100};
+  std::chrono::milliseconds reconnect_max{10000};
+  size_t keys_per_script = 512;     // keys staged by one EVALSHA
+  size_t scripts_per_pipeline = 64; // EVALSHAs sent before their replies are read
+  uint32_t max_members = 256;
+};
+
+class AppldbBackend : public FibBackend {
+ public:
+  // Connects, refuses when orchagent takes routes over ZMQ (CONFIG_DB SYSTEM_DEFAULTS|swss_zmq),
+  // reads MAX_NEXTHOP_GROUP_COUNT (STATE_DB SWITCH_CAPABILITY|switch), loads the script and
+  // subscribes to the response channel.
+  static absl::StatusOr<std::unique_ptr<AppldbBackend>> Open(const AppldbOptions& options,
+                                                             InterfaceResolver resolver, Clock clock);
+
+  FibCapabilities Capabilities() const override;
+  std::vector<absl::Status> Apply(std::span<const FibOp> ops) override;
+  absl::StatusOr<FibState> Dump() override;
+
+  // The background work, due at the time it returns (or when event_fd() is readable): reads
+  // responses, reconnects after a loss (then emits kResyncNeeded), writes again the routes
+  // that were not confirmed in time.
+  std::chrono::steady_clock::time_point Service();
+  // The subscriber connection's socket (-1 while disconnected); changes on reconnect.
+  int event_fd() const;
+  bool connected() const { return main_ != nullptr; }
+
+  enum class Confirmation : uint8_t { kNotAsked, kPending, kConfirmed, kAdopted };
+  struct GroupView {
+    std::string name;  // NEXTHOP_GROUP_TABLE key
+    bool written = false;
+    uint32_t routes = 0, confirmed = 0, pending = 0, retried = 0;  // routes written on it
+  };
+  std::optional<GroupView> Group(ObjectId id) const;
+  std::optional<Confirmation> RouteConfirmation(const wire::Prefix& p) const;
+  size_t unconfirmed() const { return unconfirmed_now_; }  // past the timeout, not confirmed yet
+
+  struct Counters {
+    uint64_t group_writes = 0, group_deletes = 0, route_writes = 0, route_deletes = 0;  // keys staged
+    uint64_t scripts = 0;            // EVALSHA calls
+    uint64_t retries = 0;            // routes written again for want of a confirmation
+    uint64_t timeouts = 0;           // routes that passed the confirmation timeout
+    uint64_t confirmed = 0;          // routes confirmed by orchagent
+    uint64_t failed_responses = 0;   // responses with a code other than SWSS_RC_SUCCESS
+    uint64_t bad_responses = 0;      // messages bagd cannot read
+    uint64_t disconnects = 0, reconnects = 0;
+    uint64_t bad_entries = 0;        // bagd-owned APPL_DB entries bagd cannot read
+  };
+  const Counters& counters() const { return counters_; }
+  // Why entries read back were skipped, and the last refusal (for the log), then cleared.
+  std::vector<std::string> TakeProblems();
+  uint32_t max_groups() const { return max_groups_; }
+  const AppldbOptions& options() const { return options_; }
+
+ private:
+  struct Nexthop {
+    wire::IpAddress gateway;
+    std::string ifname;
+  };
+  struct RouteMark {
+    ObjectId group = 0;
+    Confirmation state = Confirmation::kNotAsked;
+    uint16_t tries = 0;
+    std::chrono::steady_clock::time_point deadline{};
+  };
+  struct GroupMark {
+    bool written = false;
+    uint32_t routes = 0, confirmed = 0, pending = 0, retried = 0;
+  };
+
+  AppldbBackend(const AppldbOptions& o, InterfaceResolver r, Clock c)
+      : options_(o), resolver_(std::move(r)), clock_(std::move(c)), backoff_(o.reconnect_first) {}
+  absl::Status Connect();
+  void Disconnect(const absl::Status& why);
+  // Stages `writes` (one table each run) and returns one status per write.
+  std::vector<absl::Status> Stage(const TableKeys& table, const std::vector<Write>& writes);
+  absl::StatusOr<std::map<std::string, std::map<std::string, std::string>>> ReadTable(
+      const TableKeys& t, const std::string& key_pattern, const std::vector<std::string>& fields);
+  ObjectId NexthopIdFor(const wire::IpAddress& gw, const std::string& ifname);
+  void MarkRoute(const wire::Prefix& p, std::optional<ObjectId> group, Confirmation state);
+  void OnResponse(const std::string& payload);
+  void RetryUnconfirmed(std::chrono::steady_clock::time_point now);
+  void Problem(std::string s);
+
+  AppldbOptions options_;
+  InterfaceResolver resolver_;
+  Clock clock_;
+  std::unique_ptr<RedisConnection> main_, sub_;
+  std::string sha_;
+  uint32_t max_groups_ = 0;
+  bool ever_connected_ = false;
+  bool resync_pending_ = false;  // reconnected: no write before the next Dump()
+  std::chrono::milliseconds backoff_;
+  std::chrono::steady_clock::time_point next_connect_{};
+  TableKeys routes_table_ = KeysOf(kRouteTable), groups_table_ = KeysOf(kGroupTable);
+
+  std::map<ObjectId, Nexthop> nexthops_;
+  absl::flat_hash_map<wire::IpAddress, ObjectId> nexthop_of_;
+  ObjectId next_synthetic_ = 0xF0000000;  // ids for next hops read back from groups
+  absl::flat_hash_map<ObjectId, GroupMark> groups_;
+  absl::flat_hash_map<wire::Prefix, RouteMark> routes_;
+  struct Deadline {
+    std::chrono::steady_clock::time_point at;
+    wire::Prefix prefix;
+    bool operator>(const Deadline& o) const { return at > o.at; }
+  };
+  // Routes waiting for a confirmation, earliest deadline first; an entry whose route has
+  // moved on (confirmed, rewritten, deleted) is skipped when it comes up.
+  std::priority_queue<Deadline, std::vector<Deadline>, std::greater<Deadline>> confirm_queue_;
+  size_t unconfirmed_now_ = 0;
+  Counters counters_;
+  std::vector<std::string> problems_;
+};
+
+}  // namespace bagd::fib::sonic
