@@ -96,6 +96,18 @@ class SessionMetrics {
   prometheus::Family<prometheus::Gauge>& prefix_limit_state_;
   prometheus::Family<prometheus::Counter>& prefix_limit_events_;
   prometheus::Family<prometheus::Counter>& policy_hits_;
+
+  // --- Graceful restart (RFC 4724, docs/graceful-restart.md): registered on first use.
+ public:
+  // Paths of the neighbor kept as stale in the family (helper role).
+  prometheus::Gauge& GracefulRestartStalePaths(const std::string& neighbor, const std::string& family);
+  // "restart" (session lost, paths kept), "end_of_rib", "restart_timer", "stale_timer",
+  // "forwarding_not_preserved": how a restart of the neighbor went.
+  prometheus::Counter& GracefulRestartEvents(const std::string& neighbor, const std::string& event);
+
+ private:
+  prometheus::Family<prometheus::Gauge>* gr_stale_paths_ = nullptr;
+  prometheus::Family<prometheus::Counter>* gr_events_ = nullptr;
 };
 
 // "open", "update", "notification", "keepalive", "route_refresh"; "unknown" otherwise.

@@ -97,6 +97,7 @@ void Peer::ApplyInPlace(const PeerConfig& c) {
   config_.description = c.description;
   config_.advertisement_interval_s = c.advertisement_interval_s;
   config_.shutdown_message = c.shutdown_message;
+  config_.stale_routes_time_s = c.stale_routes_time_s;
   if (c.max_prefixes != config_.max_prefixes) SetPrefixLimits(c.max_prefixes);
   // `shutdown` in the file changed: follow it. Unchanged, it leaves an operator's
   // `bagctl neighbor ... shutdown` or `enable` alone.
@@ -190,6 +191,15 @@ void Peer::Dispatch(Slot& slot, fsm::Event event) {
       if (!slot.fsm.last_error.empty() && slot.fsm.state == State::kIdle) last_error_ = slot.fsm.last_error;
     }
   }
+  if (is_primary) {
+    for (const auto& a : r.actions) {
+      if (a.type != fsm::ActionType::kSessionDown) continue;
+      // RFC 4724 §4.2: the TCP session terminated (or the peer stopped talking, our Hold
+      // Timer Expired): a restart. A NOTIFICATION either way (received, or sent for any
+      // other reason) ends the session for good: no routes are kept (no RFC 8538 here).
+      last_down_graceful_ = event.type == EventType::kTcpConnectionFails || event.type == EventType::kHoldTimerExpires;
+    }
+  }
   const uint64_t id = slot.id;
   for (const auto& a : r.actions) {
     // An action may replace the slot (collision); stop if it is gone.
@@ -215,7 +225,8 @@ void Peer::Execute(Slot& slot, const fsm::Action& a) {
         slot.conn.reset();
       }
       return;
-    case ActionType::kSendOpen: return SendMessage(slot, fsm::BuildOpen(config_.fsm.local));
+    case ActionType::kSendOpen:
+      return SendMessage(slot, fsm::BuildOpen(config_.fsm.local, sink_ ? sink_->RestartStateFor(*this) : fsm::RestartState{}));
     case ActionType::kSendKeepalive: return SendMessage(slot, wire::KeepaliveMessage{});
     case ActionType::kSendNotification:
       log::Warning("neighbor %s: sending NOTIFICATION %s", config_.Name(), Describe(a.notification));
@@ -262,13 +273,14 @@ void Peer::Execute(Slot& slot, const fsm::Action& a) {
         // The initial table, then End-of-RIB (RFC 4724) for each family.
         sink_->OnSessionUp(*this);
       }
-      for (int f = 0; f < wire::kFamilyCount; ++f) {
-        if (negotiated_->families[f]) SendMessage(slot, wire::UpdateMessage::MakeEndOfRib(static_cast<wire::Family>(f)));
-      }
+      if (Find(id) == nullptr || !slot.conn) return;
+      if (sink_ && sink_->DefersEndOfRib(*this)) return;
+      SendEndOfRib();
       return;
     }
     case ActionType::kSessionDown:
-      log::Info("neighbor %s: session down, %d paths withdrawn", config_.Name(), prefixes_received);
+      log::Info("neighbor %s: session down (%d paths held from it)%s", config_.Name(), prefixes_received,
+                last_down_graceful_ ? ", without a NOTIFICATION" : "");
       if (sink_) sink_->OnSessionDown(*this);
       established_since_ms_ = 0;
       return;
@@ -642,6 +654,14 @@ void Peer::SendUpdates(std::vector<wire::Bytes> messages) {
     Count(out_, 2, m.size());
     series_.Sent(2, m.size());
     slot.conn->Send(std::move(m));
+  }
+}
+
+void Peer::SendEndOfRib() {
+  Slot& slot = *primary_;
+  if (!slot.conn || slot.fsm.state != State::kEstablished || !negotiated_) return;
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    if (negotiated_->families[f]) SendMessage(slot, wire::UpdateMessage::MakeEndOfRib(static_cast<wire::Family>(f)));
   }
 }
 

@@ -123,7 +123,7 @@ absl::Status SessionHarness::Reload(std::string_view config) {
   return st;
 }
 
-SessionHarness::SessionHarness(std::string_view config, rib::FibSink* fib) {
+SessionHarness::SessionHarness(std::string_view config, rib::FibSink* fib, fsm::RestartState restart) {
   // The speaker listens on a free loopback port; a probed port can be taken by another
   // process before the speaker binds it, so a few tries.
   for (int attempt = 0;; ++attempt) {
@@ -134,6 +134,7 @@ SessionHarness::SessionHarness(std::string_view config, rib::FibSink* fib) {
     daemon::SpeakerOptions options;
     options.clock = &clock_;
     options.fib = fib;
+    options.restart = restart;
     speaker_ = std::make_unique<Speaker>(io_, options);
     const absl::Status st = speaker_->Configure(loaded.config);
     if (st.ok()) break;
