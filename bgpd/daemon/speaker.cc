@@ -1137,7 +1137,7 @@ void Speaker::NoteGracefulRefresh(const Peer& peer, const wire::UpdateMessage& u
   mark(u.nlri);
   mark(u.withdrawn);
   if (u.attrs.mp_reach) mark(u.attrs.mp_reach->nlri);
-  if (u.attrs.mp_unreach) mark(u.attrs.mp_unreach->nlri);
+  if (u.attrs.mp_unreach) mark(u.attrs.mp_unreach->withdrawn);
 }
 
 void Speaker::FillGracefulRestart(const Peer& peer, control::v1::GracefulRestartStatus& out) const {

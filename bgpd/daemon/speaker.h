@@ -14,6 +14,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>

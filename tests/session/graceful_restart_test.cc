@@ -23,6 +23,7 @@ struct Quiet {
 constexpr char kConfig[] = R"(
 router { asn: 65000 router_id: "10.255.0.1" ebgp_requires_policy: false }
 fib { backend: BACKEND_NONE }
+multipath { maximum_paths_ebgp: 4 as_path_relax: true }
 neighbors { address: "127.0.0.2" remote_as: 65002 passive: true }
 neighbors { address: "127.0.0.3" remote_as: 65003 passive: true }
 )";
@@ -36,6 +37,8 @@ wire::Bytes GrCap(uint16_t restart_time, bool forwarding, bool restart_state = f
 
 // Link bandwidth 1 Gbit/s (transitive, AS 65002): the FIB gets weighted groups.
 const wire::Bytes kLb = {0xc0, 16, 8, 0x00, 0x04, 0xfd, 0xea, 0x4c, 0xee, 0x6b, 0x28};
+// 3 Gbit/s from AS 65003: the group is weighted 1:3.
+const wire::Bytes kLb3 = {0xc0, 16, 8, 0x00, 0x04, 0xfd, 0xeb, 0x4d, 0xb2, 0xd0, 0x5e};
 const wire::Bytes kEndOfRib = Message(2, std::vector<uint8_t>{0, 0, 0, 0});
 
 control::v1::NeighborStatus Status(SessionHarness& h, const std::string& addr) {
@@ -85,13 +88,15 @@ struct TwoPeers {
     a = Establish(h, "127.0.0.2", 65002, GrCap(120, true));
     b = Establish(h, "127.0.0.3", 65003, GrCap(120, true));
     h.Write(a, Update(65002, kNextHop, {{1, 1}, {1, 2}, {1, 3}}, kLb));
-    h.Write(b, Update(65003, 0x0a000003, {{1, 1}, {1, 2}, {1, 3}}, kLb));
+    h.Write(b, Update(65003, 0x0a000003, {{1, 1}, {1, 2}, {1, 3}}, kLb3));
     h.Write(a, kEndOfRib);
     h.Write(b, kEndOfRib);
     h.Advance(1000);
     REQUIRE(PathsOf(h, "127.0.0.2") == 3);
     REQUIRE(fib.route_count() == 3);
     REQUIRE(fib.TakeErrors().empty());
+    REQUIRE(FibText(fib) == "10.1.1.0/24: 10.0.0.2/1 10.0.0.3/3; 10.1.2.0/24: 10.0.0.2/1 10.0.0.3/3; "
+                            "10.1.3.0/24: 10.0.0.2/1 10.0.0.3/3; ");
   }
   // 127.0.0.2 restarts: the TCP connection is reset, no NOTIFICATION.
   void Crash() {
@@ -336,3 +341,4 @@ neighbors { address: "127.0.0.2" remote_as: 65002 passive: true }
 
 }  // namespace
 }  // namespace bagd::session::testing
+

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -165,6 +166,10 @@ int SessionHarness::Connect(const std::string& neighbor) {
     throw std::runtime_error(absl::StrCat("connect from ", neighbor, ": ", std::strerror(errno)));
   }
   fcntl(ours, F_SETFL, fcntl(ours, F_GETFL) | O_NONBLOCK);
+  // No Nagle: a small message written while the previous one is not yet acknowledged would
+  // wait for bagd's (delayed) ACK, up to 40 ms, and Run() would see nothing to read.
+  const int one = 1;
+  setsockopt(ours, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   ends_[ours] = End{};
   Run();
   return ours;
