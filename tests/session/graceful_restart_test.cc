@@ -246,6 +246,31 @@ neighbors { address: "127.0.0.2" remote_as: 65002 passive: true }
   CHECK(PathsOf(h, "127.0.0.2") == 0);
 }
 
+TEST_CASE("Graceful restart helper: the stale paths in Prometheus", "[session][graceful-restart][metrics]") {
+  Quiet q;
+  test::RecordingFib fib;
+  SessionMetrics metrics(std::make_shared<prometheus::Registry>());
+  SessionHarness h(kConfig, &fib, {}, &metrics);
+  int a = Establish(h, "127.0.0.2", 65002, GrCap(120, true));
+  h.Write(a, Update(65002, kNextHop, {{1, 1}, {1, 2}, {1, 3}}, kLb));
+  h.Write(a, kEndOfRib);
+  h.Advance(100);
+  h.Close(a);
+  h.Run();
+  h.Advance(100);
+  CHECK(metrics.GracefulRestartStalePaths("127.0.0.2", "ipv4-unicast").Value() == 3);
+  CHECK(metrics.GracefulRestartEvents("127.0.0.2", "restart").Value() == 1);
+  a = Establish(h, "127.0.0.2", 65002, GrCap(120, true, true));
+  h.Write(a, Update(65002, kNextHop, {{1, 1}}, kLb));
+  h.Advance(100);
+  CHECK(metrics.GracefulRestartStalePaths("127.0.0.2", "ipv4-unicast").Value() == 2);
+  h.Write(a, kEndOfRib);
+  h.Advance(100);
+  CHECK(metrics.GracefulRestartStalePaths("127.0.0.2", "ipv4-unicast").Value() == 0);
+  CHECK(metrics.GracefulRestartEvents("127.0.0.2", "end_of_rib").Value() == 1);
+  CHECK(PathsOf(h, "127.0.0.2") == 1);
+}
+
 // The Graceful Restart capability in bagd's OPEN on `fd` (the first message it sent).
 std::optional<wire::GracefulRestartCap> SentGrCap(SessionHarness& h, int fd,
                                                   std::vector<std::pair<uint8_t, wire::Bytes>>* rest = nullptr) {

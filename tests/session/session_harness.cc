@@ -124,7 +124,8 @@ absl::Status SessionHarness::Reload(std::string_view config) {
   return st;
 }
 
-SessionHarness::SessionHarness(std::string_view config, rib::FibSink* fib, fsm::RestartState restart) {
+SessionHarness::SessionHarness(std::string_view config, rib::FibSink* fib, fsm::RestartState restart,
+                               SessionMetrics* metrics) {
   // The speaker listens on a free loopback port; a probed port can be taken by another
   // process before the speaker binds it, so a few tries.
   for (int attempt = 0;; ++attempt) {
@@ -136,6 +137,7 @@ SessionHarness::SessionHarness(std::string_view config, rib::FibSink* fib, fsm::
     options.clock = &clock_;
     options.fib = fib;
     options.restart = restart;
+    options.metrics = metrics;
     speaker_ = std::make_unique<Speaker>(io_, options);
     const absl::Status st = speaker_->Configure(loaded.config);
     if (st.ok()) break;
