@@ -2,6 +2,7 @@
 
 #include <sys/ioctl.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
@@ -422,6 +423,33 @@ void Peer::Accept(tcp::socket socket) {
       return;
     }
     case State::kEstablished: {
+      // RFC 4724 §4.2: a peer that negotiated graceful restart and connects again while the
+      // session is up has restarted before the old connection failed here: the old session
+      // ends as if its TCP connection had (its paths kept as stale), the new one is taken.
+      const bool helper = negotiated_ && std::any_of(negotiated_->graceful_restart_retain.begin(),
+                                                     negotiated_->graceful_restart_retain.end(), [](bool b) { return b; });
+      if (helper) {
+        log::Info("neighbor %s: new connection from %s while Established: the neighbor restarted (graceful "
+                  "restart); the old session ends, the new one is taken", config_.Name(), remote.address().to_string());
+        fsm::Event e = fsm::Event::Of(EventType::kTcpConnectionFails);
+        e.reason = "the neighbor connected again while Established (graceful restart)";
+        Dispatch(p, e);
+        if (primary_->fsm.state != State::kIdle) {
+          socket.close(ec);
+          return;
+        }
+        Slot& fresh = *primary_;
+        Dispatch(fresh, fsm::Event::Of(EventType::kAutomaticStartPassive));
+        ++fresh.connect_generation;
+        if (fresh.connecting) {
+          fresh.connecting->close(ec);
+          fresh.connecting.reset();
+        }
+        fresh.direction = Direction::kInbound;
+        Attach(fresh, std::move(socket));
+        Dispatch(fresh, fsm::Event::Of(EventType::kTcpConnectionConfirmed));
+        return;
+      }
       // RFC 4271 §6.8: a new connection while Established is closed.
       log::Info("neighbor %s: connection from %s refused: session already established", config_.Name(),
                 remote.address().to_string());

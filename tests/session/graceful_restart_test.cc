@@ -157,6 +157,26 @@ TEST_CASE("Graceful restart helper: re-announced paths replace the stale ones, E
   CHECK(t.fib.TakeErrors().empty());
 }
 
+TEST_CASE("Graceful restart helper: the neighbor connects again while its old session is still up",
+          "[session][graceful-restart]") {
+  TwoPeers t;
+  // RFC 4724 §4.2: no TCP failure seen on the old connection; the new OPEN is the restart.
+  const int a = Establish(t.h, "127.0.0.2", 65002, GrCap(120, true, true));
+  CHECK(Status(t.h, "127.0.0.2").established_transitions() == 2);
+  auto gr = Status(t.h, "127.0.0.2").graceful_restart();
+  CHECK(gr.phase() == "stale");
+  CHECK(gr.stale_paths() == 3);
+  CHECK(PathsOf(t.h, "127.0.0.2") == 3);
+  t.h.Write(a, Update(65002, kNextHop, {{1, 1}, {1, 2}, {1, 3}}, kLb));
+  t.h.Write(a, kEndOfRib);
+  t.h.Advance(100);
+  CHECK(Status(t.h, "127.0.0.2").graceful_restart().phase().empty());
+  CHECK(PathsOf(t.h, "127.0.0.2") == 3);
+  CHECK(FibText(t.fib) == "10.1.1.0/24: 10.0.0.2/1 10.0.0.3/3; 10.1.2.0/24: 10.0.0.2/1 10.0.0.3/3; "
+                          "10.1.3.0/24: 10.0.0.2/1 10.0.0.3/3; ");
+  CHECK(t.h.PeerClosed(t.a));  // the old connection was dropped
+}
+
 TEST_CASE("Graceful restart helper: the restart time ends without the session back: the paths go",
           "[session][graceful-restart]") {
   TwoPeers t;
