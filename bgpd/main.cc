@@ -316,6 +316,11 @@ int main(int argc, char** argv) {
         appldb = std::make_unique<bagd::daemon::AppldbDriver>(io, *appldb_backend, registry);
         appldb->Start();
       }
+      // Graceful restart (RFC 4724 §4.1): bagd restarted with its routes still in the kernel.
+      speaker_options.restart.restarting = fib->found_previous_run();
+      for (int f = 0; f < bagd::wire::kFamilyCount; ++f) {
+        speaker_options.restart.forwarding_preserved[f] = fib->previous_routes()[f] > 0;
+      }
     }
   }
   bagd::daemon::Speaker speaker(io, speaker_options);

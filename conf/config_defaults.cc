@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 namespace bagd::conf {
 
@@ -57,6 +58,10 @@ void ApplyDefaults(v1::Config& config) {
   router.set_connect_retry(router_timers.connect_retry);
   if (router.log_level() == v1::LOG_LEVEL_UNSPECIFIED) router.set_log_level(v1::LOG_LEVEL_INFO);
   if (!router.has_ebgp_requires_policy()) router.set_ebgp_requires_policy(true);  // RFC 8212
+  v1::GracefulRestart& gr = *router.mutable_graceful_restart();
+  if (!gr.has_enabled()) gr.set_enabled(true);
+  if (!gr.has_restart_time()) gr.set_restart_time(kDefaultGracefulRestartTime);
+  if (!gr.has_stale_routes_time()) gr.set_stale_routes_time(kDefaultStaleRoutesTime);
 
   for (v1::Neighbor& neighbor : *config.mutable_neighbors()) {
     if (neighbor.port() == 0) neighbor.set_port(kBgpPort);
@@ -69,6 +74,23 @@ void ApplyDefaults(v1::Config& config) {
     if (neighbor.address_families().empty()) {
       neighbor.add_address_families(LooksLikeIpv6(neighbor.address()) ? v1::IPV6_UNICAST
                                                                       : v1::IPV4_UNICAST);
+    }
+    // Graceful restart: the router's settings for what the neighbor leaves out; its families
+    // are those of the neighbor's address families it selects (all by default).
+    {
+      v1::GracefulRestart& ngr = *neighbor.mutable_graceful_restart();
+      if (!ngr.has_enabled()) ngr.set_enabled(gr.enabled());
+      if (!ngr.has_restart_time()) ngr.set_restart_time(gr.restart_time());
+      if (!ngr.has_stale_routes_time()) ngr.set_stale_routes_time(gr.stale_routes_time());
+      std::vector<int> selected(ngr.families().begin(), ngr.families().end());
+      if (selected.empty()) selected.assign(gr.families().begin(), gr.families().end());
+      if (selected.empty()) selected.assign(neighbor.address_families().begin(), neighbor.address_families().end());
+      ngr.clear_families();
+      for (int af : neighbor.address_families()) {
+        if (std::find(selected.begin(), selected.end(), af) != selected.end()) {
+          ngr.add_families(static_cast<v1::AddressFamily>(af));
+        }
+      }
     }
     // The end of the policy chains: RFC 8212 §3 unless the router opts out.
     const bool ebgp = neighbor.remote_as() != router.asn();

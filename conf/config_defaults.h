@@ -29,6 +29,12 @@ inline constexpr uint32_t kDefaultAppldbConfirmTimeout = 10;     // fib.confirm_
 inline constexpr uint32_t kDefaultRestartHoldTime = 60;
 inline constexpr uint32_t kDefaultRestartNeighborWait = 10;
 
+// Graceful restart (GracefulRestart; docs/graceful-restart.md), seconds.
+inline constexpr uint32_t kDefaultGracefulRestartTime = 120;   // FRR's and RFC 4724's usual value
+inline constexpr uint32_t kMaxGracefulRestartTime = 4095;      // a 12-bit field (RFC 4724 §3)
+inline constexpr uint32_t kDefaultStaleRoutesTime = 360;       // FRR's stalepath-time
+inline constexpr uint32_t kMaxStaleRoutesTime = 3600;
+
 // Hold-down damping (Damping; docs/damping.md), seconds unless named otherwise.
 inline constexpr uint32_t kDefaultDecreaseDelay = 0;       // decreases at once: shed load
 inline constexpr uint32_t kDefaultIncreaseHoldDown = 30;
@@ -81,6 +87,11 @@ EffectiveTimers NeighborTimers(const bagd::config::v1::Router& router,
 //                        readvertise_threshold_percent absent -> 5,
 //                        readvertise_interval absent -> 5
 //   neighbor.max_prefixes[] warning_threshold_percent absent -> 75
+//   router.graceful_restart enabled absent -> true, restart_time -> 120,
+//                        stale_routes_time -> 360 (families stay as written: empty = all)
+//   neighbor.graceful_restart each absent field -> router.graceful_restart's; families
+//                        empty -> router's list, else address_families; then only those
+//                        in address_families are kept
 //   link_bandwidth       mode -> MODE_WEIGHTED, missing -> MISSING_EQUAL_COST
 //   link_bandwidth.families[] mode, missing, default_bandwidth unset -> link_bandwidth's
 //                        (after its defaults), so each listed family is complete

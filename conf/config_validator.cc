@@ -294,6 +294,44 @@ class Validator {
                          " is not a level: use LOG_LEVEL_ERROR, LOG_LEVEL_WARNING, LOG_LEVEL_INFO, "
                          "LOG_LEVEL_DEBUG or LOG_LEVEL_TRACE"));
     }
+    CheckGracefulRestart(Child(router, Field(d, "graceful_restart")), r.graceful_restart(), "router: ", nullptr);
+  }
+
+  // GracefulRestart (router or neighbor). `families`: the neighbor's address families after
+  // their default (null at router level, where a family no neighbor has is ignored).
+  void CheckGracefulRestart(const FieldPath& at, const v1::GracefulRestart& g, const std::string& prefix,
+                            const std::vector<int>* families) {
+    const pb::Descriptor* d = v1::GracefulRestart::descriptor();
+    auto path = [&](const char* name) { return Child(at, Field(d, name)); };
+    if (g.has_restart_time() && (g.restart_time() == 0 || g.restart_time() > kMaxGracefulRestartTime)) {
+      Error(path("restart_time"),
+            absl::StrCat(prefix, "graceful_restart.restart_time ", g.restart_time(),
+                         " is out of range: use 1..", kMaxGracefulRestartTime,
+                         " seconds (a 12-bit field, RFC 4724 §3); enabled: false turns graceful restart off"));
+    }
+    if (g.has_stale_routes_time() && (g.stale_routes_time() == 0 || g.stale_routes_time() > kMaxStaleRoutesTime)) {
+      Error(path("stale_routes_time"), absl::StrCat(prefix, "graceful_restart.stale_routes_time ", g.stale_routes_time(),
+                                                    " is out of range: use 1..", kMaxStaleRoutesTime, " seconds"));
+    }
+    const pb::FieldDescriptor* field = Field(d, "families");
+    std::map<int, int> seen;
+    for (int i = 0; i < g.families_size(); ++i) {
+      const int family = g.families(i);
+      const FieldPath fp = Child(at, field, i);
+      if (family == v1::ADDRESS_FAMILY_UNSPECIFIED || !v1::AddressFamily_IsValid(family)) {
+        Error(fp, absl::StrCat(prefix, "graceful_restart family ",
+                               family == 0 ? std::string("ADDRESS_FAMILY_UNSPECIFIED") : absl::StrCat(family),
+                               " is not a family bagd supports: use IPV4_UNICAST or IPV6_UNICAST"));
+      } else if (!seen.emplace(family, i).second) {
+        Error(fp, absl::StrCat(prefix, "graceful_restart family ",
+                               v1::AddressFamily_Name(static_cast<v1::AddressFamily>(family)), " is listed twice"));
+      } else if (families != nullptr && !families->empty() &&
+                 std::find(families->begin(), families->end(), family) == families->end()) {
+        const std::string name = v1::AddressFamily_Name(static_cast<v1::AddressFamily>(family));
+        Error(fp, absl::StrCat(prefix, "graceful_restart family ", name, ": the neighbor does not negotiate ", name,
+                               ": add it to address_families or remove it here"));
+      }
+    }
   }
 
   // --- neighbors ---------------------------------------------------------------------------
@@ -387,6 +425,11 @@ class Validator {
       CheckFamilies(base, n, prefix);
       CheckNeighborLinkBandwidth(base, n, prefix);
       CheckMaxPrefixes(base, n, address, prefix);
+      {
+        std::vector<int> families(n.address_families().begin(), n.address_families().end());
+        if (families.empty() && address) families.push_back(address->v6 ? v1::IPV6_UNICAST : v1::IPV4_UNICAST);
+        CheckGracefulRestart(path("graceful_restart"), n.graceful_restart(), prefix, &families);
+      }
 
       if (n.shutdown_message().size() > kMaxShutdownMessageLength) {
         Error(path("shutdown_message"),

@@ -46,6 +46,23 @@ std::array<rib::PrefixLimitConfig, wire::kFamilyCount> PrefixLimitsOf(const conf
   return out;
 }
 
+GracefulRestartSettings GracefulRestartOf(const config::v1::Router& router, const config::v1::Neighbor& n) {
+  const v1::GracefulRestart& r = router.graceful_restart();
+  const v1::GracefulRestart& g = n.graceful_restart();
+  GracefulRestartSettings s;
+  s.enabled = g.has_enabled() ? g.enabled() : (r.has_enabled() ? r.enabled() : true);
+  s.restart_time = g.has_restart_time() ? g.restart_time() : (r.has_restart_time() ? r.restart_time() : conf::kDefaultGracefulRestartTime);
+  s.stale_routes_time = g.has_stale_routes_time() ? g.stale_routes_time()
+                                                  : (r.has_stale_routes_time() ? r.stale_routes_time() : conf::kDefaultStaleRoutesTime);
+  const auto& listed = !g.families().empty() ? g.families() : r.families();
+  for (int i = 0; i < wire::kFamilyCount; ++i) s.families[i] = listed.empty();
+  for (int af : listed) {
+    if (af == v1::IPV4_UNICAST) s.families[0] = true;
+    if (af == v1::IPV6_UNICAST) s.families[1] = true;
+  }
+  return s;
+}
+
 absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& config) {
   std::vector<PeerConfig> out;
   const auto& router = config.router();
@@ -93,10 +110,14 @@ absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& co
       if (af == config::v1::IPV6_UNICAST) f.local.families[1] = true;
     }
     if (n.address_families().empty()) f.local.families[0] = true;
-    // End-of-RIB from every peer (the FIB waits for it after a restart): the Graceful Restart
-    // capability without families asks for it and for nothing else.
+    // The Graceful Restart capability always goes: End-of-RIB from every peer (the FIB waits
+    // for it after a restart). With graceful restart on (the default) it carries the restart
+    // time and the families (RFC 4724, both roles); off, restart time 0 and no families.
+    const GracefulRestartSettings gr = GracefulRestartOf(router, n);
     f.local.graceful_restart = true;
-    f.local.graceful_restart_time = 0;
+    f.local.graceful_restart_time = gr.enabled ? static_cast<uint16_t>(gr.restart_time) : 0;
+    for (int i = 0; i < wire::kFamilyCount; ++i) f.local.graceful_restart_families[i] = gr.enabled && gr.families[i];
+    p.stale_routes_time_s = gr.stale_routes_time;
     char host[256] = {};
     if (gethostname(host, sizeof host - 1) == 0) f.local.hostname = host;
     out.push_back(std::move(p));

@@ -19,6 +19,17 @@
 
 namespace bagd::daemon {
 
+// A neighbor's graceful restart after the router's and the built-in defaults (config
+// before or after conf::ApplyDefaults). families: which the neighbor's GR covers (all when
+// none is listed); intersected with its negotiated families where used.
+struct GracefulRestartSettings {
+  bool enabled = true;
+  uint32_t restart_time = 120;
+  uint32_t stale_routes_time = 360;
+  std::array<bool, wire::kFamilyCount> families{true, true};
+};
+GracefulRestartSettings GracefulRestartOf(const config::v1::Router& router, const config::v1::Neighbor& n);
+
 absl::StatusOr<std::vector<session::PeerConfig>> PeerConfigs(const config::v1::Config& config);
 // The weights stage's settings (link bandwidth policy per family, FIB limits, damping).
 // `backend_max_weight` applies when the config leaves fib.max_weight at 0; the group limit

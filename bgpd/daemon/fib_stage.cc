@@ -27,6 +27,8 @@ absl::Status FibStage::Start() {
   const fib::FibState& s = reconciler_.confirmed();
   log::Info("fib: %d next hops, %d groups and %d routes of a previous run found; kept while the new state claims them",
             s.nexthops.size(), s.groups.size(), s.routes.size());
+  found_previous_run_ = !s.nexthops.empty() || !s.groups.empty() || !s.routes.empty();
+  for (const auto& [prefix, id] : s.routes) ++previous_routes_[static_cast<int>(prefix.family())];
   if (reconciler_.stale_count() == 0) {
     released_ = true;  // nothing to wait for, nothing to sweep
     return absl::OkStatus();

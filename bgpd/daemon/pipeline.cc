@@ -48,6 +48,11 @@ void Pipeline::SessionDown(rib::PeerIndex index) {
   advertiser_.SessionDown(index);
 }
 
+void Pipeline::SessionSuspended(rib::PeerIndex index) {
+  advertiser_.Flush();
+  advertiser_.SessionDown(index);
+}
+
 Pipeline::Reconfigured Pipeline::ReconfigureNeighbor(rib::PeerIndex index, const NeighborPolicies& policies,
                                                      const rib::LinkBandwidthExport& lb_export) {
   Reconfigured r;

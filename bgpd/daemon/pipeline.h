@@ -41,6 +41,9 @@ class Pipeline {
   // The session ended: the neighbor's paths leave the RIB in slices, each handed on before
   // the next, then its Adj-RIB-Out goes.
   void SessionDown(rib::PeerIndex index);
+  // The session ended but the neighbor's paths stay (graceful restart, RFC 4724 §4.2: they
+  // are stale, used as before): only its Adj-RIB-Out goes.
+  void SessionSuspended(rib::PeerIndex index);
   // One UPDATE (End-of-RIB excluded) into the RIB; Flush() hands its changes on (the
   // Speaker coalesces several UPDATEs before it does).
   void Ingest(rib::PeerIndex index, const wire::UpdateMessage& update) { core_.Ingest(index, update); }

@@ -45,7 +45,9 @@ class Speaker::PeerOutbound final : public Outbound {
  public:
   explicit PeerOutbound(Peer& p) : p_(p), name_(p.config().Name()) {}
   const std::string& name() const override { return name_; }
-  bool established() const override { return p_.established(); }
+  // Held: after our restart, the initial advertisement waits (Speaker::ReleaseDeferred).
+  bool established() const override { return p_.established() && !held; }
+  bool held = false;
   bool ebgp() const override { return p_.config().ebgp(); }
   bool family_negotiated(wire::Family f) const override {
     const auto& n = p_.negotiated();
@@ -181,9 +183,12 @@ void Speaker::RemovePeer(const std::string& name, const wire::NotificationMessag
       (void)SetTcpMd5(l->acceptor.native_handle(), p.config().address, "");  // the key goes with it
     }
   }
+  // Paths kept for a restart of it (session down, so OnSessionDown did not run) go too.
+  if (p.rib_index < restart_.size() && restart_[p.rib_index].any()) pipeline_->SessionDown(p.rib_index);
   // Every timer of ours that points at it goes with its state.
   pipeline_->RemoveNeighbor(p.rib_index);
   if (p.rib_index < refresh_.size()) refresh_[p.rib_index] = InboundRefresh{};
+  if (p.rib_index < restart_.size()) restart_[p.rib_index] = PeerRestart{};
   outbound_[p.rib_index].reset();
   by_address_.erase(name);
   // Its handlers watch its Lifetime: whatever of it is still queued touches nothing.
@@ -269,6 +274,15 @@ void Speaker::Start() {
   }
   started_ = true;
   started_ms_ = clock_->SteadyMs();
+  if (options_.fib != nullptr && options_.restart.restarting) {
+    // RFC 4724 §4.1's Selection_Deferral_Timer: the FIB's own bound on the wait.
+    deferral_timer_ = clock_->NewTimer();
+    deferral_timer_->Start(std::chrono::seconds(config_.fib().restart_hold_time()),
+                           [this] { ReleaseDeferred("fib.restart_hold_time passed"); });
+    log::Info("graceful restart: bagd restarted with its forwarding state in the kernel (ipv4-unicast %s, "
+              "ipv6-unicast %s): R set in OPENs until the initial tables are in",
+              options_.restart.forwarding_preserved[0] ? "kept" : "none", options_.restart.forwarding_preserved[1] ? "kept" : "none");
+  }
   if (options_.fib != nullptr) {
     convergence_timer_ = clock_->NewTimer();
     convergence_timer_->Start(std::chrono::milliseconds(restart_neighbor_wait_ms_), [this] { CheckConvergence(); });
@@ -347,6 +361,7 @@ std::vector<control::v1::NeighborStatus> Speaker::ListNeighbors(const std::strin
   for (const auto& p : peers_) {
     if (!filter.empty() && p->config().Name() != canonical) continue;
     out.push_back(p->Status());
+    FillGracefulRestart(*p, *out.back().mutable_graceful_restart());
   }
   return out;
 }
@@ -358,6 +373,8 @@ absl::Status Speaker::ShutdownNeighbor(const std::string& address, const std::st
   if (p == nullptr) return absl::NotFoundError(absl::StrCat("no neighbor ", address, " is configured"));
   if (message.size() > 255) return absl::InvalidArgumentError("shutdown message longer than 255 octets (RFC 9003)");
   p->Shutdown(message);
+  // Down by the operator: a restart's stale paths are not waited for any longer.
+  if (RestartOf(*p).any()) SweepAllStale(*p, "shutdown", "administrative shutdown");
   return absl::OkStatus();
 }
 
@@ -393,6 +410,15 @@ void Speaker::RefreshRibMetrics() {
   }
   metrics_->AttributeSets().Set(static_cast<double>(pipeline_->core().store().size()));
   if (policies_) SyncPolicyMetrics(*policies_, *metrics_, policy_hits_synced_);
+  for (const auto& p : peers_) {
+    if (p->rib_index >= restart_.size()) continue;
+    const PeerRestart& gr = restart_[p->rib_index];
+    for (int f = 0; f < wire::kFamilyCount; ++f) {
+      if (!gr.stale[f] && gr.restarts == 0) continue;  // a neighbor that never restarted shows nothing
+      metrics_->GracefulRestartStalePaths(p->config().Name(), wire::FamilyName(static_cast<wire::Family>(f)))
+          .Set(gr.stale[f] ? static_cast<double>(gr.stale[f]->stale()) : 0.0);
+    }
+  }
   auto& runs = metrics_->DecisionRuns();
   runs.Increment(static_cast<double>(rib.decision_runs()) - runs.Value());
   update_seconds_.PublishTo(metrics_->UpdateSeconds());
@@ -400,7 +426,22 @@ void Speaker::RefreshRibMetrics() {
 
 void Speaker::OnSessionUp(Peer& peer) {
   ResetRefresh(peer);
-  pipeline_->SessionUp(peer.rib_index, peer.negotiated() ? peer.negotiated()->peer_router_id : 0);
+  RestartedPeerUp(peer);
+  // After our restart, a helper (it kept our routes) gets our table once it is whole: an
+  // early End-of-RIB would make it drop what we have not re-learned yet (RFC 4724 §4.1).
+  const auto& n = peer.negotiated();
+  PeerOutbound& out = *outbound_[peer.rib_index];
+  // A peer that sent the capability is a helper for the families we listed (its own list
+  // is about its forwarding state, not ours); one without it drops our routes anyway.
+  const fsm::LocalSettings& local = peer.config().fsm.local;
+  bool listed = false;
+  for (int f = 0; f < wire::kFamilyCount; ++f) listed |= n && n->families[f] && local.graceful_restart_families[f];
+  out.held = Restarting() && n && n->peer_graceful_restart.offered && local.graceful_restart_time > 0 && listed;
+  if (out.held) {
+    log::Info("neighbor %s: initial advertisement deferred until bagd's tables are in (it restarted; the neighbor "
+              "keeps our routes meanwhile)", peer.config().Name());
+  }
+  pipeline_->SessionUp(peer.rib_index, n ? n->peer_router_id : 0);
   ShowPolicies(peer);
 }
 
@@ -414,7 +455,28 @@ constexpr size_t kFlushChanges = 256;
 }  // namespace
 
 void Speaker::OnSessionDown(Peer& peer) {
-  pipeline_->SessionDown(peer.rib_index);
+  outbound_[peer.rib_index]->held = false;
+  // RFC 4724 §4.2: a peer that negotiated graceful restart and dropped without a
+  // NOTIFICATION is restarting: its paths stay, stale, in the families it listed.
+  const auto& n = peer.negotiated();
+  std::array<bool, wire::kFamilyCount> retain{};
+  bool keep = false;
+  if (n && peer.last_down_without_notification() && !stopping_) {
+    retain = n->graceful_restart_retain;
+    keep = std::any_of(retain.begin(), retain.end(), [](bool b) { return b; });
+  }
+  if (keep) {
+    KeepStale(peer, retain, n->peer_graceful_restart.restart_time);
+  } else {
+    PeerRestart& gr = RestartOf(peer);
+    const bool had = gr.any();
+    pipeline_->SessionDown(peer.rib_index);  // every path, stale or not
+    for (auto& st : gr.stale) st.reset();
+    if (gr.restart_timer) gr.restart_timer->Stop();
+    if (gr.stale_timer) gr.stale_timer->Stop();
+    gr.restarting = false;
+    if (had) log::Info("neighbor %s: session ended during its graceful restart: its stale paths are gone too", peer.config().Name());
+  }
   ResetRefresh(peer);
   RefreshCounts(peer);
   RefreshRibMetrics();
@@ -436,10 +498,15 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
     if (metrics_) metrics_->EndOfRibSeconds().Observe(after_s);
     end_of_rib_.insert({idx, static_cast<int>(*eor)});
     FlushRibChanges();  // the table so far, before convergence releases the FIB
+    // RFC 4724 §4.2: what the restarted peer did not announce again is gone.
+    if (RestartOf(peer).stale[static_cast<int>(*eor)]) {
+      SweepStale(peer, *eor, "end_of_rib", "End-of-RIB");
+    }
     CheckConvergence();
     return;
   }
   NoteRefreshed(peer, u);
+  NoteGracefulRefresh(peer, u);
   if (metrics_) {
     const auto t0 = std::chrono::steady_clock::now();
     pipeline_->core().Ingest(idx, u);
@@ -518,6 +585,7 @@ void Speaker::CheckConvergence() {
   pipeline_->advertiser().Flush();
   pipeline_->weights().RunNow();
   options_.fib->InitialTablesIn();
+  ReleaseDeferred("the initial tables are in");
 }
 
 namespace {
@@ -645,6 +713,7 @@ absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::
       updated.push_back(name);
     }
     p->ApplyInPlace(pc);
+    if (p->admin_down() && RestartOf(*p).any()) SweepAllStale(*p, "shutdown", "administrative shutdown");
     // The new chains (always: they point into the new policy set) and export settings. A
     // changed import chain re-evaluates what the neighbor sent, without a reset; a changed
     // export side is exported again and only the differences go out.
@@ -987,6 +1056,223 @@ absl::StatusOr<control::v1::ClearNeighborResponse> Speaker::ClearNeighbor(
   }
   r.set_enhanced(out && n.enhanced_route_refresh);
   return r;
+}
+
+}  // namespace bagd::daemon
+
+namespace bagd::daemon {
+
+// --- Graceful restart (RFC 4724) -----------------------------------------------------------
+
+Speaker::PeerRestart& Speaker::RestartOf(const Peer& peer) {
+  if (restart_.size() <= peer.rib_index) restart_.resize(size_t{peer.rib_index} + 1);
+  return restart_[peer.rib_index];
+}
+
+bool Speaker::Restarting() const {
+  return options_.fib != nullptr && options_.restart.restarting && !converged_ && !deferral_over_;
+}
+
+fsm::RestartState Speaker::RestartStateFor(const Peer& peer) const {
+  (void)peer;
+  fsm::RestartState r;
+  // R only while bagd is still restarting (its tables not in yet): a later session reset is
+  // not a restart of bagd. F as the FIB found it at start: the kernel kept bagd's routes.
+  r.restarting = Restarting();
+  r.forwarding_preserved = options_.fib != nullptr ? options_.restart.forwarding_preserved
+                                                   : std::array<bool, wire::kFamilyCount>{};
+  return r;
+}
+
+bool Speaker::DefersEndOfRib(const Peer& peer) const {
+  return peer.rib_index < outbound_.size() && outbound_[peer.rib_index] && outbound_[peer.rib_index]->held;
+}
+
+void Speaker::ReleaseDeferred(const char* why) {
+  if (deferral_over_) return;
+  deferral_over_ = true;
+  if (deferral_timer_) deferral_timer_->Stop();
+  FlushRibChanges();
+  for (auto& p : peers_) {
+    PeerOutbound* out = p->rib_index < outbound_.size() ? outbound_[p->rib_index].get() : nullptr;
+    if (out == nullptr || !out->held) continue;
+    out->held = false;
+    if (!p->established()) continue;
+    pipeline_->advertiser().SessionUp(p->rib_index);  // the whole table now, then End-of-RIB
+    p->SendEndOfRib();
+    log::Info("neighbor %s: deferred initial advertisement sent (%s), then End-of-RIB", p->config().Name(), why);
+  }
+}
+
+void Speaker::KeepStale(Peer& peer, const std::array<bool, wire::kFamilyCount>& retain, uint16_t restart_time_s) {
+  PeerRestart& gr = RestartOf(peer);
+  const rib::PeerIndex idx = peer.rib_index;
+  const std::string& name = peer.config().Name();
+  FlushRibChanges();
+  std::vector<std::string> kept;
+  size_t marked = 0;
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    const auto family = static_cast<wire::Family>(f);
+    std::vector<wire::Nlri> paths = pipeline_->core().rib().PathsOf(idx, family);
+    if (retain[f]) {
+      // Every path of the family, also those announced again after an earlier restart whose
+      // End-of-RIB never came: they are all the peer's previous state now.
+      gr.stale[f].emplace(std::move(paths));
+      marked += gr.stale[f]->marked();
+      kept.push_back(wire::FamilyName(family));
+      continue;
+    }
+    gr.stale[f].reset();
+    // A family without graceful restart: its paths go now, in slices.
+    for (size_t at = 0; at < paths.size(); at += kFlushSlice) {
+      const size_t n = std::min(kFlushSlice, paths.size() - at);
+      pipeline_->core().Withdraw(idx, std::span<const wire::Nlri>(paths.data() + at, n));
+      FlushRibChanges();
+    }
+  }
+  pipeline_->SessionSuspended(idx);
+  gr.restarting = true;
+  ++gr.restarts;
+  if (!gr.restart_timer) gr.restart_timer = clock_->NewTimer();
+  if (!gr.stale_timer) gr.stale_timer = clock_->NewTimer();
+  gr.stale_timer->Stop();
+  gr.deadline_ms = clock_->WallMs() + int64_t{restart_time_s} * 1000;
+  // The timer is the speaker's (destroyed with it, or reset by RemovePeer with the peer).
+  gr.restart_timer->Start(std::chrono::seconds(restart_time_s), [this, p = &peer, restart_time_s] {
+    RestartOf(*p).timers_expired++;
+    SweepAllStale(*p, "restart_timer",
+                  absl::StrCat("the session was not back within its restart time (", restart_time_s, " s)"));
+    RestartOf(*p).restarting = false;
+  });
+  if (metrics_) metrics_->GracefulRestartEvents(name, "restart").Increment();
+  log::Warning("neighbor %s: session lost without a NOTIFICATION: graceful restart (RFC 4724), %d paths kept as "
+               "stale in %s for up to %d s; the FIB is unchanged",
+               name, marked, absl::StrJoin(kept, ", "), restart_time_s);
+}
+
+void Speaker::SweepStale(Peer& peer, wire::Family family, const char* event, const std::string& why) {
+  PeerRestart& gr = RestartOf(peer);
+  const int f = static_cast<int>(family);
+  if (!gr.stale[f]) return;
+  FlushRibChanges();
+  rib::StalePaths& stale = *gr.stale[f];
+  const size_t before = pipeline_->core().rib().paths_of(peer.rib_index, family);
+  for (auto slice = stale.TakeStale(kFlushSlice); !slice.empty(); slice = stale.TakeStale(kFlushSlice)) {
+    pipeline_->core().Withdraw(peer.rib_index, slice);
+    FlushRibChanges();
+  }
+  const size_t removed = before - pipeline_->core().rib().paths_of(peer.rib_index, family);
+  const size_t marked = stale.marked();
+  gr.stale[f].reset();
+  gr.removed += removed;
+  if (!gr.any()) {
+    if (gr.stale_timer) gr.stale_timer->Stop();
+    if (gr.restart_timer) gr.restart_timer->Stop();
+  }
+  if (metrics_) metrics_->GracefulRestartEvents(peer.config().Name(), event).Increment();
+  RefreshCounts(peer);
+  RefreshRibMetrics();
+  log::Info("neighbor %s: graceful restart %s: %s: %d stale paths removed (of %d kept)", peer.config().Name(),
+            wire::FamilyName(family), why, removed, marked);
+}
+
+void Speaker::SweepAllStale(Peer& peer, const char* event, const std::string& why) {
+  for (int f = 0; f < wire::kFamilyCount; ++f) SweepStale(peer, static_cast<wire::Family>(f), event, why);
+}
+
+void Speaker::RestartedPeerUp(Peer& peer) {
+  PeerRestart& gr = RestartOf(peer);
+  if (!gr.any()) return;
+  gr.restarting = false;
+  if (gr.restart_timer) gr.restart_timer->Stop();
+  const fsm::Negotiated& n = *peer.negotiated();
+  const fsm::PeerGracefulRestart& offer = n.peer_graceful_restart;
+  // RFC 4724 §4.2: a family that the new capability lacks, or lists without F (its
+  // forwarding state is gone), has its stale paths removed at once.
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    if (!gr.stale[f]) continue;
+    const auto family = static_cast<wire::Family>(f);
+    if (!offer.offered) {
+      SweepStale(peer, family, "forwarding_not_preserved", "its new OPEN has no Graceful Restart capability");
+    } else if (!n.families[f] || !offer.families[f]) {
+      SweepStale(peer, family, "forwarding_not_preserved", "its new Graceful Restart capability lacks the family");
+    } else if (!offer.forwarding_preserved[f]) {
+      SweepStale(peer, family, "forwarding_not_preserved", "its new OPEN says its forwarding state was not kept (F bit 0)");
+    }
+  }
+  if (!gr.any()) return;
+  // RFC 4724 §4.2 lets the upper bound be configured: stale_routes_time from now.
+  const uint32_t t = peer.config().stale_routes_time_s;
+  gr.deadline_ms = clock_->WallMs() + int64_t{t} * 1000;
+  gr.stale_timer->Start(std::chrono::seconds(t), [this, p = &peer, t] {
+    RestartOf(*p).timers_expired++;
+    SweepAllStale(*p, "stale_timer", absl::StrCat("no End-of-RIB within stale_routes_time (", t, " s)"));
+  });
+  log::Info("neighbor %s: back after its restart: stale paths replaced as it announces them, the rest removed at its "
+            "End-of-RIB (or in %d s)", peer.config().Name(), t);
+}
+
+void Speaker::NoteGracefulRefresh(const Peer& peer, const wire::UpdateMessage& u) {
+  if (restart_.size() <= peer.rib_index) return;
+  PeerRestart& gr = restart_[peer.rib_index];
+  if (!gr.any()) return;  // per UPDATE: nothing to do unless the peer has stale paths
+  auto mark = [&](const std::vector<wire::Nlri>& nlri) {
+    for (const wire::Nlri& n : nlri) {
+      if (auto& stale = gr.stale[static_cast<int>(n.prefix.family())]) stale->Refreshed(n);
+    }
+  };
+  // Announced again: no longer stale. Withdrawn: gone from the RIB now, nothing to sweep.
+  mark(u.nlri);
+  mark(u.withdrawn);
+  if (u.attrs.mp_reach) mark(u.attrs.mp_reach->nlri);
+  if (u.attrs.mp_unreach) mark(u.attrs.mp_unreach->withdrawn);
+}
+
+void Speaker::FillGracefulRestart(const Peer& peer, control::v1::GracefulRestartStatus& out) const {
+  const fsm::LocalSettings& local = peer.config().fsm.local;
+  out.set_enabled(local.graceful_restart && local.graceful_restart_time > 0);
+  out.set_restart_time(local.graceful_restart_time);
+  out.set_stale_routes_time(peer.config().stale_routes_time_s);
+  const fsm::RestartState r = RestartStateFor(peer);
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    const char* name = wire::FamilyName(static_cast<wire::Family>(f));
+    if (out.enabled() && local.families[f] && local.graceful_restart_families[f]) {
+      out.add_families(name);
+      if (r.forwarding_preserved[f]) out.add_forwarding_preserved_sent(name);
+    }
+  }
+  out.set_restart_state_sent(r.restarting && out.families_size() > 0);
+  if (const auto& n = peer.negotiated(); n && peer.established()) {
+    const fsm::PeerGracefulRestart& o = n->peer_graceful_restart;
+    out.set_peer_offered(o.offered);
+    out.set_peer_restart_state(o.restart_state);
+    out.set_peer_notification(o.notification);
+    out.set_peer_restart_time(o.restart_time);
+    for (int f = 0; f < wire::kFamilyCount; ++f) {
+      const char* name = wire::FamilyName(static_cast<wire::Family>(f));
+      if (o.families[f]) out.add_peer_families(name);
+      if (o.families[f] && o.forwarding_preserved[f]) out.add_peer_forwarding_preserved(name);
+      if (n->graceful_restart_retain[f]) out.add_retained(name);
+    }
+  }
+  if (peer.rib_index < outbound_.size() && outbound_[peer.rib_index]) {
+    out.set_initial_advertisement_deferred(outbound_[peer.rib_index]->held);
+  }
+  if (peer.rib_index >= restart_.size()) return;
+  const PeerRestart& gr = restart_[peer.rib_index];
+  out.set_restarts(gr.restarts);
+  out.set_stale_paths_removed(gr.removed);
+  out.set_timers_expired(gr.timers_expired);
+  if (!gr.any()) return;
+  out.set_phase(gr.restarting ? "restarting" : "stale");
+  out.set_deadline_unix_ms(gr.deadline_ms);
+  uint64_t stale = 0;
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    if (!gr.stale[f]) continue;
+    stale += gr.stale[f]->stale();
+    out.add_stale_families(wire::FamilyName(static_cast<wire::Family>(f)));
+  }
+  out.set_stale_paths(stale);
 }
 
 }  // namespace bagd::daemon

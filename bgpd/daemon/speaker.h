@@ -14,6 +14,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -64,6 +65,10 @@ struct SpeakerOptions {
   uint32_t fib_max_weight = 65535;
   // The most next-hop groups the backend holds (FibCapabilities.max_groups; 0: unknown).
   uint32_t fib_max_groups = 0;
+  // bagd's own restart (RFC 4724 §4.1), from the FIB stage at start (main.cc): `restarting`
+  // when the backend held bagd's objects of a previous run; forwarding_preserved per family
+  // when it held routes of that family. R and F of the Graceful Restart capability.
+  fsm::RestartState restart;
 };
 
 class Speaker : public RouteSink, public NeighborRibs {
@@ -121,6 +126,8 @@ class Speaker : public RouteSink, public NeighborRibs {
   void OnSessionDown(Peer& peer) override;
   void OnUpdate(Peer& peer, const wire::UpdateMessage& update) override;
   void OnRouteRefresh(Peer& peer, const wire::RouteRefreshMessage& message) override;
+  fsm::RestartState RestartStateFor(const Peer& peer) const override;
+  bool DefersEndOfRib(const Peer& peer) const override;
 
   // What `to` gets for `multipath` (best first) of `prefix`: the advertiser's steps 1-3.
   std::optional<wire::PathAttributes> ExportAttributes(const Peer& to, const wire::Prefix& prefix,
@@ -154,6 +161,38 @@ class Speaker : public RouteSink, public NeighborRibs {
   void ResetRefresh(Peer& peer);
   void ShowRefreshing(Peer& peer);  // the families in NeighborStatus.route_refresh.refreshing
   void RefreshRibMetrics();
+  // Graceful restart, helper role (RFC 4724 §4.2), per peer: its paths kept as stale while
+  // it restarts (RestartingPeer), then until its End-of-RIB per family.
+  struct PeerRestart {
+    std::array<std::optional<rib::StalePaths>, wire::kFamilyCount> stale;
+    std::unique_ptr<Timer> restart_timer;  // session down: the peer's restart time
+    std::unique_ptr<Timer> stale_timer;    // session back: stale_routes_time
+    bool restarting = false;               // session down, paths kept
+    int64_t deadline_ms = 0;               // wall clock, for bagctl
+    uint64_t restarts = 0, removed = 0, timers_expired = 0;
+    bool any() const {
+      return std::any_of(stale.begin(), stale.end(), [](const auto& s) { return s.has_value(); });
+    }
+  };
+  std::vector<PeerRestart> restart_;
+  PeerRestart& RestartOf(const Peer& peer);  // sized on first use
+  // The session dropped without a NOTIFICATION: keep the paths of `retain` families as
+  // stale for `restart_time_s`, withdraw the others.
+  void KeepStale(Peer& peer, const std::array<bool, wire::kFamilyCount>& retain, uint16_t restart_time_s);
+  // The stale paths of `family` still stale go (End-of-RIB, a timer, the new OPEN lacking F).
+  void SweepStale(Peer& peer, wire::Family family, const char* event, const std::string& why);
+  void SweepAllStale(Peer& peer, const char* event, const std::string& why);
+  // Session back: the new OPEN decides which stale families stay until End-of-RIB.
+  void RestartedPeerUp(Peer& peer);
+  // An UPDATE from a peer with stale paths: what it announces or withdraws is not stale.
+  void NoteGracefulRefresh(const Peer& peer, const wire::UpdateMessage& update);
+  void FillGracefulRestart(const Peer& peer, control::v1::GracefulRestartStatus& out) const;
+  // Restarting-speaker role (RFC 4724 §4.1): after our restart the initial advertisement to
+  // a helper waits for our tables (convergence, or fib.restart_hold_time), then End-of-RIB.
+  bool Restarting() const;
+  void ReleaseDeferred(const char* why);
+  bool deferral_over_ = false;
+  std::unique_ptr<Timer> deferral_timer_;
   // RFC 8212 and the chains in force, for logs and NeighborStatus.
   void ShowPolicies(Peer& peer);
   struct Listener;

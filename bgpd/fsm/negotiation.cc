@@ -36,7 +36,7 @@ wire::CodecContext Negotiated::EncodeContext(bool ebgp) const {
   return c;
 }
 
-wire::OpenMessage BuildOpen(const LocalSettings& local) {
+wire::OpenMessage BuildOpen(const LocalSettings& local, const RestartState& restart) {
   wire::OpenMessage m;
   m.my_as = static_cast<uint16_t>(local.local_as > 0xffff ? wire::kAsTrans : local.local_as);
   m.hold_time = local.hold_time;
@@ -63,9 +63,14 @@ wire::OpenMessage BuildOpen(const LocalSettings& local) {
     // Restart time 0 and no families: "I send and understand End-of-RIB" (RFC 4724 §3),
     // without asking the peer to keep our routes when the session drops.
     if (local.graceful_restart_time > 0) {
-      for (Family f : kFamilies)
-        if (local.families[Idx(f)]) gr.families.push_back({AfiOf(f), 1, false});
+      for (Family f : kFamilies) {
+        if (local.families[Idx(f)] && local.graceful_restart_families[Idx(f)])
+          gr.families.push_back({AfiOf(f), 1, restart.forwarding_preserved[Idx(f)]});
+      }
     }
+    // §4.1: R after our restart, so that the peer sends its routes without waiting for our
+    // End-of-RIB (we wait for its). Meaningless without families: not set then.
+    gr.restart_state = restart.restarting && !gr.families.empty();
     m.capabilities.push_back(gr);
   }
   if (!local.hostname.empty()) m.capabilities.push_back(wire::FqdnCap{local.hostname, ""});
@@ -110,8 +115,19 @@ std::variant<Negotiated, NotificationMessage> Negotiate(const LocalSettings& loc
       n.enhanced_route_refresh = local.route_refresh;
     } else if (std::holds_alternative<wire::ExtendedMessageCap>(c)) {
       n.extended_message = local.extended_message;
-    } else if (std::holds_alternative<wire::GracefulRestartCap>(c)) {
+    } else if (const auto* gr = std::get_if<wire::GracefulRestartCap>(&c)) {
       n.graceful_restart = local.graceful_restart;
+      PeerGracefulRestart& p = n.peer_graceful_restart;
+      p.offered = true;
+      p.restart_state = gr->restart_state;
+      p.notification = gr->notification;
+      p.restart_time = gr->restart_time;
+      for (const auto& e : gr->families) {
+        if (auto f = wire::FamilyFromAfiSafi(e.afi, e.safi)) {
+          p.families[Idx(*f)] = true;
+          p.forwarding_preserved[Idx(*f)] = e.forwarding_preserved;
+        }
+      }
     } else if (const auto* fq = std::get_if<wire::FqdnCap>(&c)) {
       n.peer_hostname = fq->hostname;
     } else if (const auto* enh = std::get_if<wire::ExtendedNextHopCap>(&c)) {
@@ -134,6 +150,14 @@ std::variant<Negotiated, NotificationMessage> Negotiate(const LocalSettings& loc
       data.insert(data.end(), {1, 4, 0, static_cast<uint8_t>(AfiOf(f)), 0, 1});
     }
     return OpenError(wire::open_error::kUnsupportedCapability, std::move(data));
+  }
+  // RFC 4724 §4.2: we keep the peer's paths across its restart in the families it listed
+  // with a restart time, when we list them too (our helper role is on for them).
+  if (local.graceful_restart && local.graceful_restart_time > 0 && n.peer_graceful_restart.restart_time > 0) {
+    for (Family f : kFamilies) {
+      n.graceful_restart_retain[Idx(f)] = n.families[Idx(f)] && local.graceful_restart_families[Idx(f)] &&
+                                          n.peer_graceful_restart.families[Idx(f)];
+    }
   }
   if (const auto* ap = peer.Find<AddPathCap>()) {
     for (const auto& e : ap->families) {

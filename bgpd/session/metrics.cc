@@ -291,4 +291,27 @@ void NeighborSeries::UpdatesPacked(size_t messages) {
   updates_packed_->Increment(static_cast<double>(messages));
 }
 
+// --- Graceful restart (RFC 4724) ------------------------------------------------------
+
+prometheus::Gauge& SessionMetrics::GracefulRestartStalePaths(const std::string& n, const std::string& family) {
+  if (gr_stale_paths_ == nullptr) {
+    gr_stale_paths_ = &prometheus::BuildGauge()
+                           .Name("bagd_neighbor_graceful_restart_stale_paths")
+                           .Help("Paths of a restarting neighbor kept as stale (RFC 4724 helper), per family")
+                           .Register(*registry_);
+  }
+  return gr_stale_paths_->Add({{"neighbor", n}, {"family", family}});
+}
+
+prometheus::Counter& SessionMetrics::GracefulRestartEvents(const std::string& n, const std::string& event) {
+  if (gr_events_ == nullptr) {
+    gr_events_ = &prometheus::BuildCounter()
+                      .Name("bagd_neighbor_graceful_restart_events_total")
+                      .Help("Graceful restart of a neighbor: restart (paths kept), end_of_rib, restart_timer, "
+                            "stale_timer, forwarding_not_preserved (stale paths removed)")
+                      .Register(*registry_);
+  }
+  return gr_events_->Add({{"neighbor", n}, {"event", event}});
+}
+
 }  // namespace bagd::session

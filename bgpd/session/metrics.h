@@ -143,6 +143,18 @@ class SessionMetrics {
   prometheus::Family<prometheus::Gauge>& build_info_;
   std::map<std::string, prometheus::Family<prometheus::Gauge>*> group_budget_;
   prometheus::Family<prometheus::Counter>* group_budget_moves_ = nullptr;
+
+  // --- Graceful restart (RFC 4724, docs/graceful-restart.md): registered on first use.
+ public:
+  // Paths of the neighbor kept as stale in the family (helper role).
+  prometheus::Gauge& GracefulRestartStalePaths(const std::string& neighbor, const std::string& family);
+  // "restart" (session lost, paths kept), "end_of_rib", "restart_timer", "stale_timer",
+  // "forwarding_not_preserved": how a restart of the neighbor went.
+  prometheus::Counter& GracefulRestartEvents(const std::string& neighbor, const std::string& event);
+
+ private:
+  prometheus::Family<prometheus::Gauge>* gr_stale_paths_ = nullptr;
+  prometheus::Family<prometheus::Counter>* gr_events_ = nullptr;
 };
 
 // Observations counted on the event thread without a lock (an UPDATE costs about a

@@ -2,6 +2,7 @@
 
 #include <sys/ioctl.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
@@ -98,6 +99,7 @@ void Peer::ApplyInPlace(const PeerConfig& c) {
   config_.description = c.description;
   config_.advertisement_interval_s = c.advertisement_interval_s;
   config_.shutdown_message = c.shutdown_message;
+  config_.stale_routes_time_s = c.stale_routes_time_s;
   if (c.max_prefixes != config_.max_prefixes) SetPrefixLimits(c.max_prefixes);
   // `shutdown` in the file changed: follow it. Unchanged, it leaves an operator's
   // `bagctl neighbor ... shutdown` or `enable` alone.
@@ -194,6 +196,15 @@ void Peer::Dispatch(Slot& slot, fsm::Event event) {
       if (!slot.fsm.last_error.empty() && slot.fsm.state == State::kIdle) last_error_ = slot.fsm.last_error;
     }
   }
+  if (is_primary) {
+    for (const auto& a : r.actions) {
+      if (a.type != fsm::ActionType::kSessionDown) continue;
+      // RFC 4724 §4.2: the TCP session terminated (or the peer stopped talking, our Hold
+      // Timer Expired): a restart. A NOTIFICATION either way (received, or sent for any
+      // other reason) ends the session for good: no routes are kept (no RFC 8538 here).
+      last_down_graceful_ = event.type == EventType::kTcpConnectionFails || event.type == EventType::kHoldTimerExpires;
+    }
+  }
   const uint64_t id = slot.id;
   for (const auto& a : r.actions) {
     // An action may replace the slot (collision); stop if it is gone.
@@ -219,7 +230,8 @@ void Peer::Execute(Slot& slot, const fsm::Action& a) {
         slot.conn.reset();
       }
       return;
-    case ActionType::kSendOpen: return SendMessage(slot, fsm::BuildOpen(config_.fsm.local));
+    case ActionType::kSendOpen:
+      return SendMessage(slot, fsm::BuildOpen(config_.fsm.local, sink_ ? sink_->RestartStateFor(*this) : fsm::RestartState{}));
     case ActionType::kSendKeepalive: return SendMessage(slot, wire::KeepaliveMessage{});
     case ActionType::kSendNotification:
       log::Warning("neighbor %s: sending NOTIFICATION %s", config_.Name(), Describe(a.notification));
@@ -266,13 +278,14 @@ void Peer::Execute(Slot& slot, const fsm::Action& a) {
         // The initial table, then End-of-RIB (RFC 4724) for each family.
         sink_->OnSessionUp(*this);
       }
-      for (int f = 0; f < wire::kFamilyCount; ++f) {
-        if (negotiated_->families[f]) SendMessage(slot, wire::UpdateMessage::MakeEndOfRib(static_cast<wire::Family>(f)));
-      }
+      if (Find(id) == nullptr || !slot.conn) return;
+      if (sink_ && sink_->DefersEndOfRib(*this)) return;
+      SendEndOfRib();
       return;
     }
     case ActionType::kSessionDown:
-      log::Info("neighbor %s: session down, %d paths withdrawn", config_.Name(), prefixes_received);
+      log::Info("neighbor %s: session down (%d paths held from it)%s", config_.Name(), prefixes_received,
+                last_down_graceful_ ? ", without a NOTIFICATION" : "");
       if (sink_) sink_->OnSessionDown(*this);
       established_since_ms_ = 0;
       return;
@@ -414,6 +427,33 @@ void Peer::Accept(tcp::socket socket) {
       return;
     }
     case State::kEstablished: {
+      // RFC 4724 §4.2: a peer that negotiated graceful restart and connects again while the
+      // session is up has restarted before the old connection failed here: the old session
+      // ends as if its TCP connection had (its paths kept as stale), the new one is taken.
+      const bool helper = negotiated_ && std::any_of(negotiated_->graceful_restart_retain.begin(),
+                                                     negotiated_->graceful_restart_retain.end(), [](bool b) { return b; });
+      if (helper) {
+        log::Info("neighbor %s: new connection from %s while Established: the neighbor restarted (graceful "
+                  "restart); the old session ends, the new one is taken", config_.Name(), remote.address().to_string());
+        fsm::Event e = fsm::Event::Of(EventType::kTcpConnectionFails);
+        e.reason = "the neighbor connected again while Established (graceful restart)";
+        Dispatch(p, e);
+        if (primary_->fsm.state != State::kIdle) {
+          socket.close(ec);
+          return;
+        }
+        Slot& fresh = *primary_;
+        Dispatch(fresh, fsm::Event::Of(EventType::kAutomaticStartPassive));
+        ++fresh.connect_generation;
+        if (fresh.connecting) {
+          fresh.connecting->close(ec);
+          fresh.connecting.reset();
+        }
+        fresh.direction = Direction::kInbound;
+        Attach(fresh, std::move(socket));
+        Dispatch(fresh, fsm::Event::Of(EventType::kTcpConnectionConfirmed));
+        return;
+      }
       // RFC 4271 §6.8: a new connection while Established is closed.
       log::Info("neighbor %s: connection from %s refused: session already established", config_.Name(),
                 remote.address().to_string());
@@ -646,6 +686,14 @@ void Peer::SendUpdates(std::vector<wire::Bytes> messages) {
     Count(out_, 2, m.size());
     series_.Sent(2, m.size());
     slot.conn->Send(std::move(m));
+  }
+}
+
+void Peer::SendEndOfRib() {
+  Slot& slot = *primary_;
+  if (!slot.conn || slot.fsm.state != State::kEstablished || !negotiated_) return;
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    if (negotiated_->families[f]) SendMessage(slot, wire::UpdateMessage::MakeEndOfRib(static_cast<wire::Family>(f)));
   }
 }
 

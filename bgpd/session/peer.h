@@ -38,6 +38,9 @@ struct PeerConfig {
   fsm::FsmConfig fsm;
   // Maximum prefixes per family (index wire::Family); limit 0: none.
   std::array<rib::PrefixLimitConfig, wire::kFamilyCount> max_prefixes{};
+  // Graceful restart, helper role (RFC 4724 §4.2): the longest the neighbor's stale paths
+  // stay after its session is back without its End-of-RIB (the speaker's timer).
+  uint32_t stale_routes_time_s = 360;
 
   bool ebgp() const { return !fsm.local.ibgp(); }
   std::string Name() const { return address.ToString(); }
@@ -59,6 +62,18 @@ class RouteSink {
   virtual void OnUpdate(Peer& peer, const wire::UpdateMessage& update) = 0;
   // A ROUTE-REFRESH on the Established session (the FSM has restarted the hold timer).
   virtual void OnRouteRefresh(Peer& peer, const wire::RouteRefreshMessage& message) = 0;
+  // Graceful restart (RFC 4724): the R and F bits of the OPEN about to go to `peer`.
+  virtual fsm::RestartState RestartStateFor(const Peer& peer) const {
+    (void)peer;
+    return {};
+  }
+  // Called at Established right after OnSessionUp: false and the peer sends End-of-RIB
+  // itself now; true and the sink sends it later (Peer::SendEndOfRib), after a restart's
+  // deferred initial advertisement (RFC 4724 §4.1).
+  virtual bool DefersEndOfRib(const Peer& peer) const {
+    (void)peer;
+    return false;
+  }
 };
 
 class Peer {
@@ -96,6 +111,12 @@ class Peer {
   // A ROUTE-REFRESH (request, BoRR or EoRR) on the Established session; counted with the
   // messages sent. Nothing when not Established.
   void SendRouteRefresh(const wire::RouteRefreshMessage& message);
+  // End-of-RIB for each negotiated family (RFC 4724 §2), when Established.
+  void SendEndOfRib();
+  // Whether the last session ended without a NOTIFICATION from either side, bar our Hold
+  // Timer Expired: the TCP connection failed or the peer went silent (RFC 4724 §4.2, the
+  // cases in which a helper keeps the peer's routes).
+  bool last_down_without_notification() const { return last_down_graceful_; }
   // Route refresh counters and the families the peer is re-sending (kept by the speaker).
   control::v1::RouteRefreshStatus& refresh_status() { return refresh_status_; }
   wire::CodecContext EncodeContext() const;
@@ -174,6 +195,7 @@ class Peer {
   std::string last_error_;
   uint64_t gtsm_refused_ = 0;  // connections refused for a TTL below the GTSM minimum
   std::optional<fsm::Negotiated> negotiated_;
+  bool last_down_graceful_ = false;
   control::v1::RouteRefreshStatus refresh_status_;
   // Watched by the connect and connection handlers, which capture `this` (a neighbor
   // removed on reload is destroyed while they may still be queued). Declared last.

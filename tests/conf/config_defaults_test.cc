@@ -294,3 +294,33 @@ TEST_CASE("max_prefixes: the warning threshold defaults to 75 %, given values ar
   CHECK(b.restart_interval() == 0);
   CHECK(c.neighbors(0).max_prefixes_size() == 1);
 }
+
+TEST_CASE("graceful_restart: router defaults, neighbors inherit field by field, families of their own",
+          "[conf][defaults][graceful_restart]") {
+  v1::Config c = Parsed(R"(
+    router { asn: 65001 router_id: "192.0.2.1" graceful_restart { stale_routes_time: 100 } }
+    neighbors { address: "192.0.2.2" remote_as: 65002 address_families: [IPV4_UNICAST, IPV6_UNICAST] }
+    neighbors { address: "192.0.2.3" remote_as: 65003 address_families: [IPV4_UNICAST, IPV6_UNICAST]
+                graceful_restart { enabled: false restart_time: 30 families: [IPV6_UNICAST] } }
+    neighbors { address: "2001:db8::4" remote_as: 65004 })");
+  ApplyDefaults(c);
+  const v1::GracefulRestart& r = c.router().graceful_restart();
+  CHECK(r.enabled());
+  CHECK(r.restart_time() == 120);
+  CHECK(r.stale_routes_time() == 100);
+  CHECK(r.families_size() == 0);
+  const v1::GracefulRestart& a = c.neighbors(0).graceful_restart();
+  CHECK(a.enabled());
+  CHECK(a.restart_time() == 120);
+  CHECK(a.stale_routes_time() == 100);
+  CHECK(std::vector<int>(a.families().begin(), a.families().end()) == std::vector<int>{v1::IPV4_UNICAST, v1::IPV6_UNICAST});
+  const v1::GracefulRestart& b = c.neighbors(1).graceful_restart();
+  CHECK_FALSE(b.enabled());
+  CHECK(b.restart_time() == 30);
+  CHECK(std::vector<int>(b.families().begin(), b.families().end()) == std::vector<int>{v1::IPV6_UNICAST});
+  const v1::GracefulRestart& v6 = c.neighbors(2).graceful_restart();
+  CHECK(std::vector<int>(v6.families().begin(), v6.families().end()) == std::vector<int>{v1::IPV6_UNICAST});
+  v1::Config again = c;
+  ApplyDefaults(again);
+  CHECK(google::protobuf::util::MessageDifferencer::Equals(c, again));
+}

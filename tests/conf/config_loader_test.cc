@@ -52,7 +52,7 @@ TEST_CASE("text format: the parser's errors carry 1-based line:col", "[conf][tex
     REQUIRE(loaded.errors.size() == 1);
     CHECK(loaded.errors[0].ToString() ==
           "t.textproto:2:3: unknown field \"frobnicate\" in Router: its fields are asn, "
-          "router_id, listen, hold_time, keepalive, connect_retry, log_level, ebgp_requires_policy");
+          "router_id, listen, hold_time, keepalive, connect_retry, log_level, ebgp_requires_policy, graceful_restart");
   }
   SECTION("a JSON-style name in a text file suggests the text name") {
     const LoadedConfig loaded = ParseConfig("router { routerId: \"1.2.3.4\" }", "t");

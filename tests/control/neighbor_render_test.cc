@@ -251,3 +251,37 @@ TEST_CASE("bagctl render: RFC 8212 notes and import rejections in the detail", "
 
 }  // namespace
 }  // namespace bagd::bagctl
+
+TEST_CASE("bagctl render: graceful restart in the detail, during a neighbor's restart", "[control][render]") {
+  auto n = SampleEstablished();
+  auto* g = n.mutable_graceful_restart();
+  g->set_enabled(true);
+  g->set_restart_time(120);
+  g->set_stale_routes_time(360);
+  g->add_families("ipv4-unicast");
+  g->add_forwarding_preserved_sent("ipv4-unicast");
+  g->set_peer_offered(true);
+  g->set_peer_restart_time(90);
+  g->add_peer_families("ipv4-unicast");
+  g->add_peer_forwarding_preserved("ipv4-unicast");
+  g->set_peer_restart_state(true);
+  g->add_retained("ipv4-unicast");
+  g->set_phase("stale");
+  g->set_stale_paths(12);
+  g->add_stale_families("ipv4-unicast");
+  g->set_deadline_unix_ms(kNowUnixMs + 360000);
+  g->set_restarts(1);
+  const std::string detail = RenderNeighborDetail(n, kNowUnixMs);
+  CHECK_THAT(detail, Catch::Matchers::Contains(
+                         "  Graceful restart: restart time 120 s, families ipv4-unicast, stale routes time 360 s, F sent: "
+                         "ipv4-unicast\n"
+                         "    Neighbor: restart time 90 s, families ipv4-unicast, F: ipv4-unicast, R (it restarted); kept "
+                         "across its restart: ipv4-unicast\n"
+                         "    Now: waiting for End-of-RIB, 12 stale paths in ipv4-unicast, removed at the latest at "
+                         "2024-05-01 12:06:00 UTC\n"
+                         "    Restarts helped: 1; stale paths removed 0; timers expired 0\n"));
+  // Off: one line.
+  auto off = SampleEstablished();
+  off.mutable_graceful_restart()->set_restart_time(0);
+  CHECK_THAT(RenderNeighborDetail(off, kNowUnixMs), Catch::Matchers::Contains("  Graceful restart: off (End-of-RIB only)\n"));
+}

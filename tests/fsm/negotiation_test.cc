@@ -119,3 +119,141 @@ TEST_CASE("Collision resolution keeps the higher identifier's connection", "[fsm
   // Compared as integers, not bytes: 10.0.0.1 > 9.255.255.255.
   CHECK(OutboundWinsCollision(0x0a000001, 0x09ffffff));
 }
+
+// --- Graceful restart (RFC 4724) ---------------------------------------------------------
+
+namespace {
+
+LocalSettings GrLocal() {
+  LocalSettings l = Local();
+  l.graceful_restart = true;
+  l.graceful_restart_time = 120;
+  l.graceful_restart_families = {true, true};
+  return l;
+}
+
+wire::GracefulRestartCap GrCap(const wire::OpenMessage& m) {
+  const auto* gr = m.Find<wire::GracefulRestartCap>();
+  REQUIRE(gr != nullptr);
+  return *gr;
+}
+
+// The peer's OPEN with a Graceful Restart capability as given.
+wire::OpenMessage PeerWithGr(wire::GracefulRestartCap cap) {
+  wire::OpenMessage m = Peer();
+  m.capabilities.push_back(wire::MultiprotocolCap{2, 1});
+  m.capabilities.push_back(std::move(cap));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("Graceful restart: our capability carries the restart time, the families and R/F as told",
+          "[fsm][negotiation][graceful-restart]") {
+  SECTION("a first start: restart time and both families, no R, no F") {
+    const auto gr = GrCap(BuildOpen(GrLocal()));
+    CHECK(gr.restart_time == 120);
+    CHECK_FALSE(gr.restart_state);
+    CHECK_FALSE(gr.notification);
+    REQUIRE(gr.families.size() == 2);
+    CHECK(gr.families[0] == wire::GracefulRestartCap::Entry{1, 1, false});
+    CHECK(gr.families[1] == wire::GracefulRestartCap::Entry{2, 1, false});
+  }
+  SECTION("after a restart with the kernel routes of IPv4 kept: R, F for IPv4 only") {
+    RestartState r;
+    r.restarting = true;
+    r.forwarding_preserved = {true, false};
+    const auto gr = GrCap(BuildOpen(GrLocal(), r));
+    CHECK(gr.restart_state);
+    REQUIRE(gr.families.size() == 2);
+    CHECK(gr.families[0].forwarding_preserved);
+    CHECK_FALSE(gr.families[1].forwarding_preserved);
+  }
+  SECTION("the families selected for graceful restart, of those negotiated") {
+    LocalSettings l = GrLocal();
+    l.graceful_restart_families = {false, true};
+    const auto gr = GrCap(BuildOpen(l));
+    REQUIRE(gr.families.size() == 1);
+    CHECK(gr.families[0].afi == 2);
+    l.families = {true, false};  // IPv6 not negotiated with this neighbor: nothing listed
+    CHECK(GrCap(BuildOpen(l)).families.empty());
+  }
+  SECTION("off (restart time 0): End-of-RIB only, no family, no R even after a restart") {
+    LocalSettings l = GrLocal();
+    l.graceful_restart_time = 0;
+    RestartState r;
+    r.restarting = true;
+    r.forwarding_preserved = {true, true};
+    const auto gr = GrCap(BuildOpen(l, r));
+    CHECK(gr.restart_time == 0);
+    CHECK(gr.families.empty());
+    CHECK_FALSE(gr.restart_state);
+  }
+  SECTION("the capability survives the codec with its bits") {
+    RestartState r;
+    r.restarting = true;
+    r.forwarding_preserved = {true, true};
+    const wire::OpenMessage open = BuildOpen(GrLocal(), r);
+    auto bytes = wire::EncodeMessage(open, wire::CodecContext{});
+    REQUIRE(bytes.ok());
+    auto back = wire::DecodeMessage(*bytes, wire::CodecContext{});
+    REQUIRE(back.ok());
+    CHECK(GrCap(std::get<wire::OpenMessage>(back.value())) == GrCap(open));
+  }
+}
+
+TEST_CASE("Graceful restart: what the peer offers is recorded per family, and what we keep for it",
+          "[fsm][negotiation][graceful-restart]") {
+  wire::GracefulRestartCap cap;
+  cap.restart_state = true;
+  cap.notification = true;
+  cap.restart_time = 90;
+  cap.families = {{1, 1, true}, {2, 1, false}, {1, 128, true}};  // VPNv4: not ours, ignored
+  const Negotiated n = As<Negotiated>(Negotiate(GrLocal(), PeerWithGr(cap)));
+  CHECK(n.graceful_restart);
+  const PeerGracefulRestart& p = n.peer_graceful_restart;
+  CHECK(p.offered);
+  CHECK(p.restart_state);
+  CHECK(p.notification);
+  CHECK(p.restart_time == 90);
+  CHECK(p.families == std::array<bool, wire::kFamilyCount>{true, true});
+  CHECK(p.forwarding_preserved == std::array<bool, wire::kFamilyCount>{true, false});
+  CHECK(n.graceful_restart_retain == std::array<bool, wire::kFamilyCount>{true, true});
+
+  SECTION("our helper is only for the families we selected") {
+    LocalSettings l = GrLocal();
+    l.graceful_restart_families = {true, false};
+    CHECK(As<Negotiated>(Negotiate(l, PeerWithGr(cap))).graceful_restart_retain ==
+          std::array<bool, wire::kFamilyCount>{true, false});
+  }
+  SECTION("our graceful restart off: nothing kept, the peer's offer still recorded") {
+    LocalSettings l = GrLocal();
+    l.graceful_restart_time = 0;
+    const Negotiated off = As<Negotiated>(Negotiate(l, PeerWithGr(cap)));
+    CHECK(off.graceful_restart);  // End-of-RIB still
+    CHECK(off.peer_graceful_restart.restart_time == 90);
+    CHECK(off.graceful_restart_retain == std::array<bool, wire::kFamilyCount>{false, false});
+  }
+  SECTION("the peer's restart time 0 or no families: nothing kept") {
+    wire::GracefulRestartCap eor_only;  // what bagd sends with graceful restart off, and GoBGP by default
+    CHECK(As<Negotiated>(Negotiate(GrLocal(), PeerWithGr(eor_only))).graceful_restart_retain ==
+          std::array<bool, wire::kFamilyCount>{false, false});
+    wire::GracefulRestartCap zero = cap;
+    zero.restart_time = 0;
+    CHECK(As<Negotiated>(Negotiate(GrLocal(), PeerWithGr(zero))).graceful_restart_retain ==
+          std::array<bool, wire::kFamilyCount>{false, false});
+  }
+  SECTION("a family the peer lists but the session does not negotiate is not kept") {
+    wire::OpenMessage m = Peer();  // IPv4 only
+    m.capabilities.push_back(cap);
+    const Negotiated v4 = As<Negotiated>(Negotiate(GrLocal(), m));
+    CHECK(v4.peer_graceful_restart.families[1]);
+    CHECK(v4.graceful_restart_retain == std::array<bool, wire::kFamilyCount>{true, false});
+  }
+  SECTION("no capability at all") {
+    const Negotiated none = As<Negotiated>(Negotiate(GrLocal(), Peer()));
+    CHECK_FALSE(none.graceful_restart);
+    CHECK_FALSE(none.peer_graceful_restart.offered);
+    CHECK(none.graceful_restart_retain == std::array<bool, wire::kFamilyCount>{false, false});
+  }
+}

@@ -18,8 +18,14 @@ FRR_AS = 65001
 
 
 def bagd_config(frr_addr):
+    # Graceful restart off (the capability carries restart time 0, End-of-RIB only, as before
+    # issue 16): with bagd's restart time and families FRR 8.4 resets the session once more
+    # after the hard clear below (its lastResetDueTo becomes "No AFI/SAFI activated for
+    # peer"), and the Cease / Administrative Reset this test looks for is shown for well under
+    # a second, so the check failed about half the time. Graceful restart with FRR has its own
+    # test (test_graceful_restart.py).
     return f"""
-router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" ebgp_requires_policy: false }}
+router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" ebgp_requires_policy: false graceful_restart {{ enabled: false }} }}
 fib {{ backend: BACKEND_NONE }}
 neighbors {{ address: "{frr_addr}" remote_as: {FRR_AS} timers {{ connect_retry: 1 }} }}
 networks {{ prefix: "10.100.0.0/24" }}

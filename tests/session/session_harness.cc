@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -123,7 +124,8 @@ absl::Status SessionHarness::Reload(std::string_view config) {
   return st;
 }
 
-SessionHarness::SessionHarness(std::string_view config, rib::FibSink* fib) {
+SessionHarness::SessionHarness(std::string_view config, rib::FibSink* fib, fsm::RestartState restart,
+                               SessionMetrics* metrics) {
   // The speaker listens on a free loopback port; a probed port can be taken by another
   // process before the speaker binds it, so a few tries.
   for (int attempt = 0;; ++attempt) {
@@ -134,6 +136,8 @@ SessionHarness::SessionHarness(std::string_view config, rib::FibSink* fib) {
     daemon::SpeakerOptions options;
     options.clock = &clock_;
     options.fib = fib;
+    options.restart = restart;
+    options.metrics = metrics;
     speaker_ = std::make_unique<Speaker>(io_, options);
     const absl::Status st = speaker_->Configure(loaded.config);
     if (st.ok()) break;
@@ -164,6 +168,10 @@ int SessionHarness::Connect(const std::string& neighbor) {
     throw std::runtime_error(absl::StrCat("connect from ", neighbor, ": ", std::strerror(errno)));
   }
   fcntl(ours, F_SETFL, fcntl(ours, F_GETFL) | O_NONBLOCK);
+  // No Nagle: a small message written while the previous one is not yet acknowledged would
+  // wait for bagd's (delayed) ACK, up to 40 ms, and Run() would see nothing to read.
+  const int one = 1;
+  setsockopt(ours, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   ends_[ours] = End{};
   Run();
   return ours;

@@ -42,7 +42,10 @@ class SessionHarness {
   // `config` in text format: a router { } block without `listen` (one on 127.0.0.1 with a
   // free port is added; nothing connects to it) and neighbors. Configures and starts.
   // `fib`: the speaker's FIB sink (convergence is tracked only with one); may be null.
-  explicit SessionHarness(std::string_view config, rib::FibSink* fib = nullptr);
+  // `restart`: bagd's own restart as the FIB stage would report it (graceful restart).
+  // `metrics`: the speaker's Prometheus series (none when null).
+  explicit SessionHarness(std::string_view config, rib::FibSink* fib = nullptr, fsm::RestartState restart = {},
+                          SessionMetrics* metrics = nullptr);
   ~SessionHarness();
 
   // A connection from `neighbor` (a 127.0.0.x address) to the speaker's listener: our end's

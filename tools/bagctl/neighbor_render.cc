@@ -105,6 +105,33 @@ void AppendRouteRefresh(std::string& out, const control::v1::RouteRefreshStatus&
   if (r.ignored() > 0) absl::StrAppend(&out, "  ROUTE-REFRESH messages ignored: ", r.ignored(), " (see bagd's log)\n");
 }
 
+// Graceful restart (RFC 4724): what each side offered, and the stale paths kept now.
+void AppendGracefulRestart(std::string& out, const control::v1::GracefulRestartStatus& g) {
+  std::string local = g.enabled() ? absl::StrCat("restart time ", g.restart_time(), " s, families ", JoinOrNone(g.families()),
+                                                 ", stale routes time ", g.stale_routes_time(), " s")
+                                  : "off (End-of-RIB only)";
+  if (g.restart_state_sent()) absl::StrAppend(&local, ", R sent (bagd restarted)");
+  if (!g.forwarding_preserved_sent().empty()) absl::StrAppend(&local, ", F sent: ", JoinOrNone(g.forwarding_preserved_sent()));
+  absl::StrAppend(&out, "  Graceful restart: ", local, "\n");
+  if (g.peer_offered()) {
+    absl::StrAppend(&out, "    Neighbor: restart time ", g.peer_restart_time(), " s, families ", JoinOrNone(g.peer_families()),
+                    ", F: ", JoinOrNone(g.peer_forwarding_preserved()), g.peer_restart_state() ? ", R (it restarted)" : "",
+                    "; kept across its restart: ", JoinOrNone(g.retained()), "\n");
+  }
+  if (g.initial_advertisement_deferred()) {
+    absl::StrAppend(&out, "    Initial advertisement deferred until bagd's tables are in\n");
+  }
+  if (!g.phase().empty()) {
+    absl::StrAppend(&out, "    Now: ", g.phase() == "restarting" ? "neighbor restarting" : "waiting for End-of-RIB", ", ",
+                    g.stale_paths(), " stale paths in ", JoinOrNone(g.stale_families()), ", removed at the latest at ",
+                    FormatUnixMs(g.deadline_unix_ms()), "\n");
+  }
+  if (g.restarts() > 0) {
+    absl::StrAppend(&out, "    Restarts helped: ", g.restarts(), "; stale paths removed ", g.stale_paths_removed(),
+                    "; timers expired ", g.timers_expired(), "\n");
+  }
+}
+
 }  // namespace
 
 std::string FormatHms(int64_t seconds) {
@@ -274,6 +301,7 @@ std::string RenderNeighborDetail(const NeighborStatus& n, int64_t now_unix_ms) {
   AppendCounterRow(out, "Total:", sent.total(), in.total());
   AppendCounterRow(out, "Bytes:", sent.bytes(), in.bytes());
   AppendRouteRefresh(out, n.route_refresh());
+  if (n.has_graceful_restart()) AppendGracefulRestart(out, n.graceful_restart());
   absl::StrAppend(&out, "  Prefixes received ", n.prefixes_received(), ", sent ", n.prefixes_sent(), "\n");
   for (const auto& l : n.prefix_limits()) {
     absl::StrAppend(&out, "  Maximum prefixes ", Printable(l.family()), ": ", l.limit(), ", warning at ", l.warning_at(),
