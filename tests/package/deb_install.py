@@ -34,6 +34,10 @@ def main():
     if os.geteuid() != 0:
         print("SKIP: needs root (mmdebstrap --mode=root)")
         return 0
+    prefix = os.environ.get("BAGD_INSTALL_PREFIX", "/usr")
+    if prefix != "/usr":
+        print(f"SKIP: the build tree installs to {prefix}; a system package needs -DCMAKE_INSTALL_PREFIX=/usr")
+        return 0
     for tool in ("cpack", "mmdebstrap", "dpkg-deb"):
         if shutil.which(tool) is None:
             print(f"FAIL: {tool} is missing (make deps installs it)")
