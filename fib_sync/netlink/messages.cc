@@ -662,6 +662,16 @@ absl::StatusOr<size_t> AppendDelRoute(Bytes& batch, uint32_t seq, const wire::Pr
   return w.Finish();
 }
 
+void AppendRouteLookup(Bytes& batch, uint32_t seq, const wire::IpAddress& address) {
+  MessageWriter w(batch, RTM_GETROUTE, NLM_F_REQUEST | NLM_F_ACK, seq);
+  rtmsg rt{};
+  rt.rtm_family = address.is_v4() ? AF_INET : AF_INET6;
+  rt.rtm_dst_len = address.is_v4() ? 32 : 128;
+  w.Fixed(rt);
+  w.Address(RTA_DST, address);
+  w.Finish();
+}
+
 size_t AppendGetNexthops(Bytes& batch, uint32_t seq) {
   MessageWriter w(batch, RTM_GETNEXTHOP, NLM_F_REQUEST | NLM_F_DUMP, seq);
   w.Fixed(MakeNhmsg(AF_UNSPEC, 0, 0));  // strict checking rejects a protocol here

@@ -143,6 +143,9 @@ absl::StatusOr<size_t> AppendGetNexthop(Bytes& batch, uint32_t seq, uint32_t id)
 // (0 = all) when the socket has NETLINK_GET_STRICT_CHK; without it the kernel ignores the
 // filter and the caller must filter.
 size_t AppendGetRoutes(Bytes& batch, uint32_t seq, wire::Afi family, uint8_t protocol, uint32_t table);
+// The kernel's route lookup for one address (RTM_GETROUTE, with an ack): its answer is the
+// route that reaches it, with the outgoing interface (oif) and gateway.
+void AppendRouteLookup(Bytes& batch, uint32_t seq, const wire::IpAddress& address);
 // Dump of every link, without statistics (IFLA_EXT_MASK = RTEXT_FILTER_SKIP_STATS).
 size_t AppendGetLinks(Bytes& batch, uint32_t seq);
 

@@ -26,13 +26,7 @@ KernelInterfaces::~KernelInterfaces() { close(fd_); }
 absl::StatusOr<std::string> KernelInterfaces::Towards(const wire::IpAddress& gateway) {
   nl::Bytes req;
   const uint32_t seq = seq_++;
-  nl::MessageWriter w(req, RTM_GETROUTE, NLM_F_REQUEST | NLM_F_ACK, seq);
-  rtmsg rt{};
-  rt.rtm_family = gateway.is_v4() ? AF_INET : AF_INET6;
-  rt.rtm_dst_len = gateway.is_v4() ? 32 : 128;
-  w.Fixed(rt);
-  w.Address(RTA_DST, gateway);
-  w.Finish();
+  nl::AppendRouteLookup(req, seq, gateway);
   auto answer = Request(fd_, req, seq);
   if (!answer.ok()) {
     return absl::UnavailableError(absl::StrCat("no route to gateway ", gateway.ToString(), ": ", answer.status().message()));
