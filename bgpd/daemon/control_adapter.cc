@@ -111,22 +111,24 @@ absl::StatusOr<control::v1::ReloadConfigResponse> ControlAdapter::ReloadConfig()
                loaded.errors.size(), loaded.errors.size() == 1 ? "error" : "errors");
     for (const auto& e : loaded.errors) log::Error("control API reload: %s", e.ToString());
   } else {
-    auto applied = OnIoThread(io_, [this, config = std::move(loaded.config), &out]() {
+    // The task owns everything it touches: after a timeout it may still run, when this
+    // call (and `out`) is gone.
+    auto applied = OnIoThread(io_, [this, config = std::move(loaded.config)]() -> absl::StatusOr<std::vector<std::string>> {
       std::vector<std::string> restart;
       absl::Status st = speaker_.Reload(config, &restart);
-      if (st.ok()) {
-        log::Info("control API: %s reloaded", options_.config_path);
-        for (auto& r : restart) out.add_needs_restart(r);
-      } else {
+      if (!st.ok()) {
         log::Error("control API reload: %s; keeping the running configuration", st.message());
+        return st;
       }
-      return st;
+      log::Info("control API: %s reloaded", options_.config_path);
+      return restart;
     }, std::chrono::seconds(30));
     if (!applied) return absl::DeadlineExceededError("bagd did not apply the configuration within 30 s");
     if (applied->ok()) {
       out.set_applied(true);
+      for (auto& r : **applied) out.add_needs_restart(r);
     } else {
-      out.add_errors(std::string(applied->message()));
+      out.add_errors(std::string(applied->status().message()));
     }
   }
   if (options_.on_reloaded) {
