@@ -107,7 +107,7 @@ std::pair<double, uint64_t> RibReweight(const fib::sonic::test::RedisServer& red
 }  // namespace
 
 int main(int argc, char** argv) {
-  int routes = 1000000, runs = 1, rib_routes = 100000;
+  int routes = 1000000, runs = 1, rib_routes = 100000, pop_batch = 128;
   bool producer_only = false;  // no consumer: the producer's own rate
   bool sequential = false;     // the consumer starts once the producer is done: each one's own rate
   for (int i = 1; i < argc; ++i) {
@@ -118,6 +118,8 @@ int main(int argc, char** argv) {
     if (!strcmp(argv[i], "--routes")) routes = std::stoi(argv[i + 1]);
     if (!strcmp(argv[i], "--runs")) runs = std::stoi(argv[i + 1]);
     if (!strcmp(argv[i], "--rib-routes")) rib_routes = std::stoi(argv[i + 1]);
+    // bagd's fib.appldb_pop_batch; the consumer pops 1024 per message (orchagent.sh's -b).
+    if (!strcmp(argv[i], "--pop-batch")) pop_batch = std::stoi(argv[i + 1]);
   }
   if (!fib::sonic::test::RedisServer::Available()) {
     std::fprintf(stderr, "appldb_bench: needs /usr/bin/redis-server\n");
@@ -172,6 +174,7 @@ int main(int argc, char** argv) {
     fib::sonic::AppldbOptions o;
     o.address = redis.address();
     o.io_timeout = std::chrono::seconds(30);
+    o.pop_batch = static_cast<size_t>(pop_batch);
     auto backend = fib::sonic::AppldbBackend::Open(
         o, [](const wire::IpAddress& gw) -> absl::StatusOr<std::string> { return gw.ToString() == "10.0.1.2" ? "Ethernet0" : "Ethernet4"; },
         nullptr);

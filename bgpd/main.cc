@@ -187,6 +187,7 @@ absl::StatusOr<std::unique_ptr<bagd::fib::FibBackend>> MakeFibBackend(const bagd
       o.confirm = f.confirm() == v1::Fib::CONFIRM_RESPONSE_CHANNEL;
       o.confirm_timeout = std::chrono::seconds(f.has_confirm_timeout() ? f.confirm_timeout()
                                                                         : bagd::conf::kDefaultAppldbConfirmTimeout);
+      o.pop_batch = f.has_appldb_pop_batch() ? f.appldb_pop_batch() : bagd::conf::kDefaultAppldbPopBatch;
       // ifname per next hop: the kernel's connected interfaces (SONiC's netdevs carry the port names).
       auto interfaces = bagd::fib::sonic::KernelInterfaces::Open();
       if (!interfaces.ok()) return absl::UnavailableError(absl::StrCat("fib: APPL_DB backend: ", interfaces.status().message()));

@@ -164,6 +164,7 @@ void ApplyDefaults(v1::Config& config) {
   if (fib.appldb_protocol().empty()) fib.set_appldb_protocol(std::string(kDefaultAppldbProtocol));
   if (fib.confirm() == v1::Fib::CONFIRM_UNSPECIFIED) fib.set_confirm(v1::Fib::CONFIRM_NONE);
   if (!fib.has_confirm_timeout()) fib.set_confirm_timeout(kDefaultAppldbConfirmTimeout);
+  if (!fib.has_appldb_pop_batch()) fib.set_appldb_pop_batch(kDefaultAppldbPopBatch);
 }
 
 }  // namespace bagd::conf

@@ -24,6 +24,7 @@ inline constexpr uint32_t kDefaultResilientIdleTimer = 120;    // seconds
 inline constexpr std::string_view kDefaultAppldbSocket = "/var/run/redis/redis.sock";
 inline constexpr std::string_view kDefaultAppldbProtocol = "bagd";  // fib.appldb_protocol
 inline constexpr uint32_t kDefaultAppldbConfirmTimeout = 10;     // fib.confirm_timeout, seconds
+inline constexpr uint32_t kDefaultAppldbPopBatch = 128;          // fib.appldb_pop_batch (swss' default)
 // After a restart: the longest the FIB waits for End-of-RIB, and how long a neighbor that is
 // not Established holds that wait (seconds).
 inline constexpr uint32_t kDefaultRestartHoldTime = 60;
@@ -100,7 +101,8 @@ EffectiveTimers NeighborTimers(const bagd::config::v1::Router& router,
 //                        half_life 300
 //   fib                  backend -> BACKEND_NETLINK, kernel_table -> 254,
 //                        appldb_socket -> /var/run/redis/redis.sock, appldb_protocol ->
-//                        bagd, confirm -> CONFIRM_NONE, confirm_timeout -> 10; max_weight
+//                        bagd, confirm -> CONFIRM_NONE, confirm_timeout -> 10,
+//                        appldb_pop_batch -> 128; max_weight
 //                        and group_budget stay 0 (the backend's limit / no limit)
 // Multipath has no defaults here (0 means "decided by the RIB").
 // Rate strings (link_bandwidth, rate, reference, default_bandwidth) are kept as written;

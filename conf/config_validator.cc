@@ -876,6 +876,12 @@ class Validator {
       Error(path("confirm_timeout"), absl::StrCat("fib: confirm_timeout ", fib.confirm_timeout(),
                                                   " is out of range: use 1..3600 seconds"));
     }
+    if (fib.has_appldb_pop_batch() && (fib.appldb_pop_batch() == 0 || fib.appldb_pop_batch() > 65536)) {
+      Error(path("appldb_pop_batch"),
+            absl::StrCat("fib: appldb_pop_batch ", fib.appldb_pop_batch(),
+                         " is out of range: use 1..65536, the keys orchagent pops per message (its -b option; 128 "
+                         "if unsure)"));
+    }
     CheckEnum(path("confirm"), fib.confirm(), "fib: ", "a confirmation mode");
     const std::string& proto = fib.appldb_protocol();
     if (!proto.empty()) {

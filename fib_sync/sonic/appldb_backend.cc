@@ -139,7 +139,7 @@ std::vector<absl::Status> AppldbBackend::Stage(const TableKeys& table, const std
     size_t sent = 0;
     absl::Status send_st;
     for (size_t c = c0; c < c1 && send_st.ok(); ++c) {
-      send_st = main_->Send(StageCommand(sha_, table, writes, chunks[c].first, chunks[c].second));
+      send_st = main_->Send(StageCommand(sha_, table, writes, chunks[c].first, chunks[c].second, options_.pop_batch));
       sent += send_st.ok();
     }
     auto r = main_->ReadReplies(sent);

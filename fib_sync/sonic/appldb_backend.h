@@ -55,6 +55,10 @@ struct AppldbOptions {
   std::chrono::milliseconds reconnect_max{10000};
   size_t keys_per_script = 512;     // keys staged by one EVALSHA
   size_t scripts_per_pipeline = 64; // EVALSHAs sent before their replies are read
+  // Keys orchagent pops per channel message (its `-b`; swss' default is 128, SONiC's
+  // orchagent.sh passes 1024): each script publishes one message per this many keys it made
+  // newly pending. 1: one message per key, as swss' ProducerStateTable does.
+  size_t pop_batch = 128;
   uint32_t max_members = 256;
 };
 

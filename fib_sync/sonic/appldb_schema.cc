@@ -103,15 +103,20 @@ absl::StatusOr<std::vector<GroupMember>> ParseGroup(const std::map<std::string, 
   return out;
 }
 
-// Written from the protocol description (sonic-appl-db.md section 1), not from swss.
+// Written from the protocol description (sonic-appl-db.md sections 1 and 3), not from swss.
+// ARGV[1] is the consumer's pop batch B: the script publishes ceil(added / B) messages for the
+// keys it newly added, after staging them all. Each message lets the consumer pop up to B
+// keys, so the messages outstanding always cover the keys pending; with B = 1 this is swss'
+// one message per newly pending key.
 const char kStageScript[] = R"lua(
 local channel, key_set, del_set, staging = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local published = 0
-local i = 1
+local batch = tonumber(ARGV[1])
+local added = 0
+local i = 2
 while i <= #ARGV do
   local op, key, n = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   i = i + 3
-  local added = redis.call('SADD', key_set, key)
+  added = added + redis.call('SADD', key_set, key)
   if op == 'D' then
     redis.call('SADD', del_set, key)
     redis.call('DEL', staging .. key)
@@ -119,17 +124,18 @@ while i <= #ARGV do
     redis.call('HSET', staging .. key, unpack(ARGV, i, i + 2 * n - 1))
   end
   i = i + 2 * n
-  if added == 1 then
-    redis.call('PUBLISH', channel, 'G')
-    published = published + 1
-  end
 end
-return published
+local messages = math.floor((added + batch - 1) / batch)
+for m = 1, messages do
+  redis.call('PUBLISH', channel, 'G')
+end
+return messages
 )lua";
 
 std::vector<std::string> StageCommand(const std::string& sha, const TableKeys& t, const std::vector<Write>& writes,
-                                      size_t begin, size_t end) {
-  std::vector<std::string> argv = {"EVALSHA", sha, "4", t.channel, t.key_set, t.del_set, t.staging};
+                                      size_t begin, size_t end, size_t pop_batch) {
+  std::vector<std::string> argv = {"EVALSHA", sha, "4", t.channel, t.key_set, t.del_set, t.staging,
+                                   absl::StrCat(std::max<size_t>(1, pop_batch))};
   for (size_t i = begin; i < end; ++i) {
     const Write& w = writes[i];
     argv.push_back(w.del ? "D" : "S");

@@ -82,12 +82,13 @@ absl::StatusOr<std::vector<GroupMember>> ParseGroup(const std::map<std::string, 
 
 // The Lua script that stages a batch of writes to one table, atomically, with the per-key
 // effect of the ProducerStateTable protocol (above). KEYS: channel, key set, del set,
-// staging prefix. ARGV: per write "S"|"D", key, field count n, then n field/value pairs.
-// Returns how many keys it published (newly pending).
+// staging prefix. ARGV: the consumer's pop batch B, then per write "S"|"D", key, field count
+// n, then n field/value pairs. Publishes ceil(newly pending keys / B) messages (orchagent pops
+// up to B keys per message) and returns that number.
 extern const char kStageScript[];
 // EVALSHA arguments for `writes` (one table) with the script's SHA1.
 std::vector<std::string> StageCommand(const std::string& sha, const TableKeys& t, const std::vector<Write>& writes,
-                                      size_t begin, size_t end);
+                                      size_t begin, size_t end, size_t pop_batch);
 
 // A message on APPL_DB_ROUTE_TABLE_RESPONSE_CHANNEL: ["SWSS_RC_SUCCESS", "<key>", "err_str",
 // "SWSS_RC_SUCCESS", "protocol", "bgp"] (sonic-swss ResponsePublisher::publishWrite).

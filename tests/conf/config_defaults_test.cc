@@ -44,6 +44,7 @@ TEST_CASE("router defaults", "[conf][defaults]") {
   CHECK(c.fib().appldb_protocol() == "bagd");
   CHECK(c.fib().confirm() == bagd::config::v1::Fib::CONFIRM_NONE);
   CHECK(c.fib().confirm_timeout() == 10);
+  CHECK(c.fib().appldb_pop_batch() == 128);
   CHECK(c.fib().max_weight() == 0);    // the backend's limit
   CHECK(c.fib().group_budget() == 0);  // no limit
   CHECK_FALSE(c.has_multipath());      // 0 means "decided by the RIB"

@@ -213,6 +213,8 @@ TEST_CASE("SONiC APPL_DB settings: valid ones load, bad ones say why", "[conf][a
            {"fib { appldb_protocol: \"123456789012345678901234567890123\" }", "must be 1..32 characters"},
            {"fib { appldb_protocol: \"bgp\" }", "is what fpmsyncd writes for FRR's routes"},
            {"fib { confirm_timeout: 3601 }", "fib: confirm_timeout 3601 is out of range: use 1..3600 seconds"},
+           {"fib { appldb_pop_batch: 0 }", "fib: appldb_pop_batch 0 is out of range: use 1..65536"},
+           {"fib { appldb_pop_batch: 65537 }", "fib: appldb_pop_batch 65537 is out of range"},
            {"fib { confirm: RESPONSE }", "unknown value RESPONSE for confirm: use CONFIRM_NONE, CONFIRM_RESPONSE_CHANNEL"},
        }) {
     INFO(c.text);

@@ -76,10 +76,10 @@ struct Rig {
   std::unique_ptr<Draining> draining;
   std::unique_ptr<Reconciler> reconciler;
 
-  Rig() {
+  explicit Rig(size_t consumer_pop_batch = 1024) {
     REQUIRE(redis.Start());
     options.address = redis.address();
-    auto o = FakeOrchagent::Connect(redis.address());
+    auto o = FakeOrchagent::Connect(redis.address(), consumer_pop_batch);
     REQUIRE(o.ok());
     orch = std::move(*o);
     orch_ptr = orch.get();
@@ -313,6 +313,52 @@ TEST_CASE("appldb: a reweight is one group write under 100k routes", "[appldb][r
   const auto& g = rig.orch->groups().begin()->second;
   CHECK(g[2].weight == 100);
   CHECK(rig.orch->violations().empty());
+}
+
+TEST_CASE("appldb: one channel message per pop batch of newly pending keys, none left behind", "[appldb][redis]") {
+  SKIP_WITHOUT_REDIS();
+  // orchagent without -b pops 128 keys per message (swss' default): bagd's default.
+  Rig rig(128);
+  REQUIRE(rig.options.pop_batch == 128);
+  REQUIRE(rig.OpenBagd().ok());
+  rib::FibUpdate u;
+  u.group_upserts = {Group(1, {{"10.0.1.2", 1}, {"10.0.2.2", 1}})};
+  for (int i = 0; i < 10000; ++i) u.route_upserts.emplace_back(Route(i), 1);
+  rig.reconciler->Update(u);
+  CHECK(rig.Flush().failed == 0);
+  CHECK(rig.orch->routes().size() == 10000);
+  CHECK(rig.orch->violations().empty());
+  for (const auto& v : rig.orch->violations()) WARN(v);
+  // 10,000 route keys in scripts of 512: 19 x ceil(512/128) + ceil(272/128) = 79 messages,
+  // and 1 for the group (swss' producer would publish 10,001).
+  CHECK(rig.orch->stats().messages == 19 * 4 + 3 + 1);
+  CHECK(rig.Cli({"SCARD", "ROUTE_TABLE_KEY_SET"}).empty());
+
+  // 300 routes move to a new group: ceil(300/128) messages for them, 1 for the group.
+  rig.orch->ResetStats();
+  rib::FibUpdate w;
+  w.group_upserts = {Group(2, {{"10.0.1.2", 1}, {"10.0.3.2", 1}})};
+  for (int i = 0; i < 300; ++i) w.route_upserts.emplace_back(Route(i), 2);
+  rig.reconciler->Update(w);
+  CHECK(rig.Flush().failed == 0);
+  CHECK(rig.orch->stats().messages == 3 + 1);
+  CHECK(rig.orch->violations().empty());
+}
+
+TEST_CASE("appldb: a pop batch above the consumer's leaves keys waiting (why the default is 128)",
+          "[appldb][redis]") {
+  SKIP_WITHOUT_REDIS();
+  Rig rig(128);
+  rig.options.pop_batch = 1024;  // orchagent's -b 1024 assumed, but it runs with 128
+  REQUIRE(rig.OpenBagd().ok());
+  rib::FibUpdate u;
+  u.group_upserts = {Group(1, {{"10.0.1.2", 1}, {"10.0.2.2", 1}})};
+  for (int i = 0; i < 512; ++i) u.route_upserts.emplace_back(Route(i), 1);
+  rig.reconciler->Update(u);
+  rig.Flush();
+  // One message for 512 keys: the consumer pops 128 and the rest wait for a message that
+  // does not come; the stand-in reports it.
+  CHECK_FALSE(rig.orch->violations().empty());
 }
 
 TEST_CASE("appldb: redis-server killed and restarted: reconnect, resync, nothing lost", "[appldb][redis]") {

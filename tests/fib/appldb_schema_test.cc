@@ -105,19 +105,21 @@ TEST_CASE("appldb: groups read back", "[appldb]") {
   CHECK_FALSE(ParseGroup(M{{"nexthop_group", "bagd-1,bagd-2"}}).ok());
 }
 
-TEST_CASE("appldb: the staging command lists KEYS then per-key op, key, count, pairs", "[appldb]") {
+TEST_CASE("appldb: the staging command lists KEYS, the pop batch, then per-key op, key, count, pairs", "[appldb]") {
   const std::vector<Write> w = {
       {"10.0.0.0/24", false, {{"nexthop_group", "bagd-1"}, {"protocol", "bagd"}}},
       {"10.0.1.0/24", true, {}},
       {"10.0.2.0/24", false, {{"a", "b"}}},
   };
-  const auto argv = StageCommand("SHA", KeysOf("ROUTE_TABLE"), w, 0, 2);
+  const auto argv = StageCommand("SHA", KeysOf("ROUTE_TABLE"), w, 0, 2, 128);
   const std::vector<std::string> want = {
       "EVALSHA", "SHA", "4", "ROUTE_TABLE_CHANNEL@0", "ROUTE_TABLE_KEY_SET", "ROUTE_TABLE_DEL_SET", "_ROUTE_TABLE:",
+      "128",
       "S", "10.0.0.0/24", "2", "nexthop_group", "bagd-1", "protocol", "bagd",
       "D", "10.0.1.0/24", "0"};
   CHECK(argv == want);
-  CHECK(StageCommand("SHA", KeysOf("ROUTE_TABLE"), w, 2, 3).size() == 7 + 5);
+  CHECK(StageCommand("SHA", KeysOf("ROUTE_TABLE"), w, 2, 3, 128).size() == 8 + 5);
+  CHECK(StageCommand("SHA", KeysOf("ROUTE_TABLE"), w, 2, 3, 0)[7] == "1");  // never a batch of 0
 }
 
 TEST_CASE("appldb: response channel messages", "[appldb]") {
