@@ -121,32 +121,24 @@ def proportionality_table(result, title):
 
 # -- convergence -----------------------------------------------------------------------------------
 
-def wait_converged(fab, since, quiet, timeout):
-    """Converged: no kernel change in any namespace for `quiet` seconds, no member waiting
-    for a hold-down anywhere, and no UPDATE counter moving during one more quiet window.
-    Returns the time of the last kernel change (or `since` if there was none)."""
-    deadline = time.monotonic() + timeout
-
-    def kernel_quiet():
-        last = max(fab.monitor.last_time(), since)
-        return time.monotonic() - last >= quiet
-
+def wait_converged(fab, since, quiet, timeout, min_change=0.0):
+    """Converged: for `quiet` seconds no kernel change in any namespace and no UPDATE counter
+    moving, and nothing waiting for a hold-down anywhere (fab.pending). Polls once a second;
+    returns the time of the last kernel change (or `since` if there was none)."""
+    deadline = since + timeout
+    last_counts, last_move = None, since
     while True:
-        left = deadline - time.monotonic()
-        wait_until(kernel_quiet, max(left, 0.1), "the kernels to be quiet", interval=0.25)
-        if fab.pending():
-            time.sleep(0.5)  # poll interval, not a measurement
-            continue
-        c1 = {n: v["sent"] for n, v in fab.counters().items()}
-        mark = time.monotonic()
-        wait_until(lambda: time.monotonic() - mark >= quiet and kernel_quiet(), max(deadline - time.monotonic(), 0.1),
-                   "a quiet window", interval=0.25)
-        c2 = {n: v["sent"] for n, v in fab.counters().items()}
-        if c1 == c2 and not fab.pending() and kernel_quiet():
-            evs = fab.monitor.since(since)
-            return max((e[0] for e in evs), default=since)
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not converged after {timeout:.0f}s")
+        now = time.monotonic()
+        counts = {n: v["sent"] for n, v in fab.counters().items()}
+        if counts != last_counts:
+            last_counts, last_move = counts, now
+        busy = fab.pending(min_change)
+        last_kernel = max(fab.monitor.last_time(), since)
+        if not busy and now - max(last_kernel, last_move) >= quiet:
+            return max((e[0] for e in fab.monitor.since(since)), default=since)
+        if now > deadline:
+            raise AssertionError(f"not converged after {timeout:.0f}s: {busy[:4]}")
+        time.sleep(1.0)  # the poll interval, not a measurement: times come from the kernel
 
 
 # -- ripple ------------------------------------------------------------------------------------------
@@ -230,7 +222,8 @@ def run_scenario(fab, sc, log, quiet, timeout):
     log(f"scenario {sc['name']} (damping {fab.damping_mode})")
     undo = act(fab, sc, log)
     t_done = time.monotonic()
-    last = wait_converged(fab, t_action, quiet, timeout)
+    mcp = float(damping.get("min_change_percent", 5)) / 100
+    last = wait_converged(fab, t_action, quiet, timeout, mcp)
     after = fab.counters()
     events = fab.monitor.since(t_action)
     rows = churn(fab, before, after, events, t_action)
@@ -240,7 +233,6 @@ def run_scenario(fab, sc, log, quiet, timeout):
            "convergence": last - t_action if last > t_action else 0.0, "stimulus": t_done - t_action,
            "proportionality": prop, "events": events, "t_action": t_action,
            "state_before": state_before, "goals": []}
-    mcp = float(damping.get("min_change_percent", 5)) / 100
     should = changed_routers(ideal_before, ideal_after, mcp)
     touched = {n for n, r in rows.items() if r["group_ops"] + r["route_ops"] + r["nexthop_ops"] + r["route_notifications"] > 0}
     res["should_change"], res["touched"] = sorted(should), sorted(touched)
@@ -273,13 +265,13 @@ def run_scenario(fab, sc, log, quiet, timeout):
     return res
 
 
-def restore(fab, res, quiet, timeout, baseline):
+def restore(fab, res, quiet, timeout, baseline, min_change=0.0):
     """Undoes a scenario and waits until every kernel holds its baseline weights again."""
     if res["undo"] is None:
         return None
     t0 = time.monotonic()
     res["undo"]()
-    wait_converged(fab, t0, quiet, timeout)
+    wait_converged(fab, t0, quiet, timeout, min_change)
 
     def back():
         w = fab.kernel_weights()

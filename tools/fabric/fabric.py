@@ -56,7 +56,7 @@ def describe(topo, fab, took, say):
 def settle_args(topo, mode):
     d = topo.damping if mode == "on" else topo.damping_off
     readv = float(d.get("readvertise_interval", topo.damping.get("readvertise_interval", 5)))
-    quiet = max(3.0, readv + 1.5)
+    quiet = max(2.0, readv + 1.0)
     timeout = float(topo.damping.get("max_hold_down", 30)) + 90
     return quiet, timeout
 

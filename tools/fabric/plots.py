@@ -58,6 +58,9 @@ def weights_over_time(res, topo, prefix, path):
     cols = 4
     rows = (len(names) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.2 * rows), sharex=True, sharey=True, squeeze=False)
+    vals = [100 * v for ln in lines.values() for _, s in ln for v in s.values()]
+    lo, hi = min(vals), max(vals)
+    pad = max(2.0, (hi - lo) * 0.15)
     for ax in axes.flat:
         ax.set_visible(False)
     for ax, n in zip(axes.flat, names):
@@ -67,9 +70,9 @@ def weights_over_time(res, topo, prefix, path):
         for h in hops:
             ax.step([t for t, _ in line], [100 * s.get(h, 0.0) for _, s in line], where="post", label=h)
         ax.set_title(n, fontsize=9)
-        ax.set_ylim(0, 100)
         ax.legend(fontsize=6, loc="lower right")
         ax.grid(alpha=0.3)
+        ax.set_ylim(max(0, lo - pad), min(100, hi + pad))
     for ax in axes[-1]:
         ax.set_xlabel("s after the event")
     for ax in axes[:, 0]:
