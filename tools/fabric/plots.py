@@ -88,7 +88,8 @@ def churn_bars(results, path):
     """results: {damping: res} of one scenario."""
     modes = [m for m in ("on", "off") if m in results]
     routers = list(next(iter(results.values()))["rows"])
-    metrics = (("group_ops", "kernel group ops"), ("route_ops", "kernel route ops"), ("sent", "UPDATEs sent"))
+    metrics = (("group_ops", "kernel group operations"), ("route_ops", "route operations (bagd to the FIB)"),
+               ("sent", "UPDATEs sent"))
     fig, axes = plt.subplots(1, len(metrics), figsize=(15, 3.6))
     width = 0.8 / len(modes)
     for ax, (key, label) in zip(axes, metrics):
@@ -99,6 +100,7 @@ def churn_bars(results, path):
         ax.set_xticklabels(routers, rotation=60, fontsize=7)
         ax.set_title(label, fontsize=9)
         ax.grid(axis="y", alpha=0.3)
+        ax.set_ylim(bottom=0)
         ax.legend(fontsize=7)
     name = next(iter(results.values()))["name"]
     fig.suptitle(f"{name}: churn per router", fontsize=10)
