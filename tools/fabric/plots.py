@@ -1,8 +1,6 @@
 """Pictures of the experiments (matplotlib, Debian's python3-matplotlib), PNG into an output
 folder: weights over time at each router for a scenario, churn per router as bars (damping
 on and off side by side), and measured vs ideal path shares."""
-import os
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -77,11 +75,7 @@ def weights_over_time(res, topo, prefix, path):
         ax.set_xlabel("s after the event")
     for ax in axes[:, 0]:
         ax.set_ylabel("share %")
-    fig.suptitle(f"{res['name']} (damping {res['damping']}): next-hop shares for {prefix} in each kernel", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return save(fig, path, f"{res['name']} (damping {res['damping']}): next-hop shares for {prefix} in each kernel")
 
 
 def churn_bars(results, path):
@@ -102,12 +96,7 @@ def churn_bars(results, path):
         ax.grid(axis="y", alpha=0.3)
         ax.set_ylim(bottom=0)
         ax.legend(fontsize=7)
-    name = next(iter(results.values()))["name"]
-    fig.suptitle(f"{name}: churn per router", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return save(fig, path, f"{next(iter(results.values()))['name']}: churn per router")
 
 
 def proportionality_scatter(states, path):
@@ -122,13 +111,12 @@ def proportionality_scatter(states, path):
     ax.set_ylabel("share from the kernel weights (%)")
     ax.legend(fontsize=6)
     ax.grid(alpha=0.3)
-    ax.set_title("capacity proportionality: every path", fontsize=10)
+    return save(fig, path, "capacity proportionality: every path")
+
+
+def save(fig, path, title):
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return path
-
-
-def ensure_dir(d):
-    os.makedirs(d, exist_ok=True)
-    return d
