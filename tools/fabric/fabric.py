@@ -138,7 +138,7 @@ def cmd_up(args, topo):
         took = fab.up()
         describe(topo, fab, took, print)
         for n in topo.routers:
-            print(f"  {n:6} ip netns exec {fab.ns[n]} ...   bagctl --socket {fab.sock(n)} show nexthop-groups")
+            print(f"  {n:6} ip netns exec {fab.ns[n]} ip nexthop   {fab.bagctl} --socket {fab.sock(n)} show nexthop-groups")
         print("Ctrl-C tears it down.")
         try:
             while True:
