@@ -48,7 +48,7 @@ def describe(topo, fab, took, say):
         f"{topo.planes} BAG planes x {topo.bag_per_plane} BAG routers; {len(topo.links)} LAGs, "
         f"{sum(len(ln.lanes('spine')) for ln in topo.links)} member lanes of {format_rate(topo.lane_speed)}; "
         f"{topo.prefixes_per_building} prefixes per building. Up (every session Established, every prefix in "
-        f"every kernel) in {took:.1f} s. Local capacity (issue 17 part 1) "
+        f"every kernel) in {took:.1f} s; the bagd processes use {fab.rss_mib():.0f} MiB in all. Local capacity (issue 17 part 1) "
         f"{'configured on every neighbor' if fab.local_capacity else 'not supported by this bagd: not configured'}.")
     say()
 

@@ -227,6 +227,17 @@ class Fabric:
             return True
         wait_until(complete, max(timeout, 5), "every building's prefixes in every kernel", interval=0.5)
 
+    def rss_mib(self):
+        """Resident memory of every bagd, summed (MiB)."""
+        total = 0
+        for n in self.alive():
+            try:
+                with open(f"/proc/{self.procs[n].pid}/status") as f:
+                    total += next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+            except (OSError, StopIteration):
+                pass
+        return total / 1024
+
     def kill(self, name):
         """A router is lost (power): bagd dies (SIGKILL, its sockets close, so its neighbors
         see the sessions end), then every interface of its LAGs goes down, so the routers at
