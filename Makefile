@@ -7,6 +7,7 @@
 #   make fuzz      libFuzzer targets with clang; FUZZ_SECONDS per target (default 60)
 #   make demo      bagd with FRR and GoBGP peers in network namespaces (root)
 #   make demo-sonic the same peers, bagd writing SONiC APPL_DB in a private redis-server (root)
+#   make fabric    a BAG domain of 16 bagd routers in namespaces: proportionality and ripple experiments (root, < 10 min)
 
 JOBS        ?= 2
 BUILD       ?= build
@@ -23,9 +24,9 @@ DEPS := cmake g++ make ninja-build ccache pkg-config \
         catch2 libbenchmark-dev nlohmann-json3-dev clang libclang-rt-14-dev \
         libgrpc++-dev protobuf-compiler-grpc libboost-dev libre2-dev \
         iproute2 python3 frr gobgpd libhiredis-dev redis-server \
-        go-md2man dpkg-dev mmdebstrap
+        go-md2man dpkg-dev mmdebstrap python3-matplotlib
 
-.PHONY: all deps build test test-asan bench fuzz demo demo-sonic deb clean
+.PHONY: all deps build test test-asan bench fuzz demo demo-sonic fabric deb clean
 
 all: build
 
@@ -74,6 +75,12 @@ fuzz: deps
 demo: deps
 	$(MAKE) build
 	python3 tools/demo/demo.py
+
+# Debian's python3 (its python3-matplotlib draws the pictures); tables and pictures in $(BUILD)/fabric.
+FABRIC_PYTHON ?= /usr/bin/python3
+fabric: deps
+	$(MAKE) build
+	$(FABRIC_PYTHON) tools/fabric/fabric.py all --build $(BUILD) --out $(BUILD)/fabric
 
 # The Debian package (CPack DEB, from the install rules; docs/operations.md), Release, stripped.
 deb: deps
