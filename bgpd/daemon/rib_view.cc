@@ -217,14 +217,14 @@ void FillGroup(const rib::NextHopGroup& g, absl::Time now, const rib::DampingCon
     o.set_bandwidth_source(rib::BandwidthSourceName(m.source));
     if (m.link_bandwidth) o.set_link_bandwidth(m.link_bandwidth->ToString());
     o.set_applied_bandwidth_bps(m.effective);
-    o.set_advertised_applied_bps(m.hold.applied());
-    const rib::LocalLink* local = groups.local_link(m.local_source);
-    if (local != nullptr) {
+    // Local capacity: only for a member over a LAG (the others' output stays as it was).
+    if (const rib::LocalLink* local = groups.local_link(m.local_source)) {
       o.set_local_capacity_source(local->name);
       if (local->known) o.set_local_capacity_bps(local->bps);
+      o.set_local_capped(m.local_capped);
+      o.set_advertised_applied_bps(m.hold.applied());
+      o.set_applied_from(AppliedFrom(m, local));
     }
-    o.set_local_capped(m.local_capped);
-    o.set_applied_from(AppliedFrom(m, local));
     o.set_share(m.share);
     o.set_weight(m.weight);
     o.set_weight_share(sum ? static_cast<double>(m.weight) / static_cast<double>(sum) : 0);

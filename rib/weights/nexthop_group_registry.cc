@@ -189,6 +189,12 @@ void NextHopGroupRegistry::Rekey(NextHopGroup& g, const Target& t, absl::Time no
       continue;
     }
     NextHopGroup::Member kept = *old;
+    if ((kept.source == BandwidthSource::kLocalLink) != (m.source == BandwidthSource::kLocalLink)) {
+      // Weighed at its LAG before and at a value of its own now, or the other way round: a
+      // change of unit, not of capacity (the LAG's capacity has a hold-down of its own), so
+      // it starts at the new value, as a member that joins.
+      kept.hold = MemberHoldDown(m.bps);
+    }
     const HoldDownOutcome o = kept.hold.Observe(m.bps, now, config_.damping);
     if (immediate && o == HoldDownOutcome::kHeld) {
       kept.hold.ApplyNow();

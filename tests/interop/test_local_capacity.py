@@ -138,7 +138,8 @@ class LocalCapacity(unittest.TestCase):
         self.assertEqual({a: bagd.neighbor(a)["established_transitions"] for a in (p1, p2, r4)}, transitions)
         m = member(p1)
         self.assertFalse(m.get("local_capped", False))
-        self.assertEqual(m["applied_from"], "advertised")
+        self.assertEqual(m.get("local_capacity_source", ""), "")  # not over a LAG any more
+        self.assertEqual(m.get("applied_from", ""), "")
 
 
 if __name__ == "__main__":
