@@ -921,7 +921,9 @@ class Validator {
               absl::StrCat("neighbor ", n.address(), ": local_capacity_source: no capacity source named '",
                            n.local_capacity_source(), "' (define it under capacity_sources)"));
       }
-      if (n.local_capacity_source().empty() && n.local_capacity() != v1::LOCAL_CAPACITY_UNSPECIFIED) {
+      // CAP is the default (ApplyDefaults writes it everywhere); IGNORE without a source
+      // would say something that does nothing.
+      if (n.local_capacity_source().empty() && n.local_capacity() == v1::LOCAL_CAPACITY_IGNORE) {
         Error(Child(base, Field(v1::Neighbor::descriptor(), "local_capacity")),
               absl::StrCat("neighbor ", n.address(), ": local_capacity needs local_capacity_source (the capacity "
                            "source this neighbor is reached over)"));

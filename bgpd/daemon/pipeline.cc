@@ -103,6 +103,11 @@ void Pipeline::LocalCapacityApplied(int16_t index, double bps) {
   }
 }
 
+bool Pipeline::LocalCapacityInUse(const std::string& source) const {
+  const int16_t index = local_capacity_.IndexOf(source);
+  return index >= 0 && std::find(source_of_peer_.begin(), source_of_peer_.end(), index) != source_of_peer_.end();
+}
+
 std::optional<double> Pipeline::CapOf(rib::PeerIndex peer) const {
   return local_capacity_.Applied(rib::LocalSourceOf(source_of_peer_, peer));
 }

@@ -69,6 +69,8 @@ class Pipeline final : private LocalCapacityView {
   // link bandwidth follow.
   rib::HoldDownOutcome ObserveLocalCapacity(const std::string& source, double bps);
   const LocalCapacity& local_capacity() const { return local_capacity_; }
+  // Some neighbor is reached over `source` (it caps weights and exports).
+  bool LocalCapacityInUse(const std::string& source) const;
   // The damping changed (reload): the sources' pending recoveries follow the new timers.
   void ReconfigureLocalCapacity(const rib::DampingConfig& old_damping, const rib::DampingConfig& damping) {
     local_capacity_.Reconfigure(old_damping, damping);

@@ -156,6 +156,7 @@ void Speaker::ApplyLocalCapacity(const config::v1::Config& config) {
 
 rib::HoldDownOutcome Speaker::ObserveLocalCapacity(const std::string& source, double bps) {
   const rib::HoldDownOutcome o = pipeline_->ObserveLocalCapacity(source, bps);
+  if (!pipeline_->LocalCapacityInUse(source)) return o;  // only for `networks`: the capacity line says it
   if (o == rib::HoldDownOutcome::kApplied) {
     log::Info("local capacity %s: %s: the weights of the next hops over it follow", source,
               wire::FormatBitsPerSecond(bps));

@@ -55,7 +55,14 @@ class LocalCapacity(unittest.TestCase):
             run(["ip", "-n", b, "link", "add", f"m{i}", "type", "veth", "peer", "name", f"m{i}p"])
             run(["ip", "-n", b, "link", "set", f"m{i}", "up"])
             run(["ip", "-n", b, "link", "set", f"m{i}p", "up"])
-        bagd = lab.start_bagd(b, bagd_config(p1, p2, r4))
+        bagd = lab.start_bagd(b, bagd_config(p1, p2, r4), extra=("--metrics-listen", "127.0.0.1:9179"))
+
+        def metric(name):
+            script = ("import urllib.request; print(urllib.request.urlopen("
+                      "'http://127.0.0.1:9179/metrics', timeout=2).read().decode())")
+            body = run(["ip", "netns", "exec", b, sys.executable, "-c", script]).stdout
+            line = next((x for x in body.splitlines() if x.startswith(name + " ")), None)
+            return float(line.split()[-1]) if line else None
         lab.start_frr(f1, frr_source(65001, "10.255.0.2", b1, 4000), p1, name="frr1")
         lab.start_frr(f2, frr_source(65002, "10.255.0.3", b2, 4000), p2, name="frr2")
         rx = lab.start_frr(r, frr_receiver_conf(br4, LOCAL_AS), r4, name="frr-rx")
@@ -116,12 +123,14 @@ class LocalCapacity(unittest.TestCase):
         # Upstream learns the bottleneck: 3G + 4G = 7G (875000000 bytes/s).
         wait_value(rx_lb, "LB:65000:875000000", 10, "cumulative 7G at the receiver")
         self.assertIn("local capacity lag1: 3Gbps", bagd.log())
+        wait_value(lambda: metric('bagd_local_capacity_bps{source="lag1"}'), 3e9, 5, "the source's metric")
+        self.assertEqual(metric("bagd_local_capacity_capped_members"), 1)
 
         # It comes back: held for the 3 s hold-down, then raised.
         time.sleep(0.5)
         t1 = time.monotonic()
         run(["ip", "-n", b, "link", "set", "m0p", "up"])
-        wait_until(lambda: "held until the hold-down ends" in bagd.log(), 5, "the recovery held")
+        wait_until(lambda: "local capacity lag1: 4Gbps: held until the hold-down ends" in bagd.log(), 5, "the recovery held")
         self.assertEqual(kernel_weights(), {p1: 3, p2: 4})
         wait_until(lambda: kernel_weights() == {p1: 1, p2: 1}, 15, "kernel weights 1:1 after the hold-down")
         self.assertGreater(time.monotonic() - t1, 2.5)
