@@ -98,6 +98,9 @@ void ApplyDefaults(v1::Config& config) {
     const v1::DefaultAction end = ebgp && requires_policy ? v1::DEFAULT_ACTION_REJECT : v1::DEFAULT_ACTION_ACCEPT;
     if (neighbor.default_import() == v1::DEFAULT_ACTION_UNSPECIFIED) neighbor.set_default_import(end);
     if (neighbor.default_export() == v1::DEFAULT_ACTION_UNSPECIFIED) neighbor.set_default_export(end);
+    // Local capacity caps when a source is given (docs/capacity.md); written for every
+    // neighbor, so no enum is left unspecified (it does nothing without a source).
+    if (neighbor.local_capacity() == v1::LOCAL_CAPACITY_UNSPECIFIED) neighbor.set_local_capacity(v1::LOCAL_CAPACITY_CAP);
     v1::NeighborLinkBandwidth& export_lb = *neighbor.mutable_link_bandwidth();
     if (export_lb.mode() == v1::NeighborLinkBandwidth::EXPORT_UNSPECIFIED) {
       export_lb.set_mode(v1::NeighborLinkBandwidth::EXPORT_AUTO);

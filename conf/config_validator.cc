@@ -918,6 +918,23 @@ class Validator {
       }
       CheckRate(path("member_speed"), c.member_speed(), prefix, "member_speed");
     }
+    for (int i = 0; i < config_.neighbors_size(); ++i) {
+      const v1::Neighbor& n = config_.neighbors(i);
+      const FieldPath base = {{Field(v1::Config::descriptor(), "neighbors"), i}};
+      if (!n.local_capacity_source().empty() &&
+          std::find(names.begin(), names.end(), n.local_capacity_source()) == names.end()) {
+        Error(Child(base, Field(v1::Neighbor::descriptor(), "local_capacity_source")),
+              absl::StrCat("neighbor ", n.address(), ": local_capacity_source: no capacity source named '",
+                           n.local_capacity_source(), "' (define it under capacity_sources)"));
+      }
+      // CAP is the default (ApplyDefaults writes it everywhere); IGNORE without a source
+      // would say something that does nothing.
+      if (n.local_capacity_source().empty() && n.local_capacity() == v1::LOCAL_CAPACITY_IGNORE) {
+        Error(Child(base, Field(v1::Neighbor::descriptor(), "local_capacity")),
+              absl::StrCat("neighbor ", n.address(), ": local_capacity needs local_capacity_source (the capacity "
+                           "source this neighbor is reached over)"));
+      }
+    }
     for (int i = 0; i < config_.networks_size(); ++i) {
       const v1::Network& n = config_.networks(i);
       if (n.capacity_source().empty()) continue;

@@ -140,6 +140,13 @@ bool Advertiser::Reconfigure(rib::PeerIndex index, ExportConfig config) {
   return changed;
 }
 
+void Advertiser::LocalCapacityChanged() {
+  for (size_t i = 0; i < peers_.size(); ++i) {
+    PeerState* p = Writable(static_cast<rib::PeerIndex>(i));
+    if (p != nullptr && p->out != nullptr && p->out->established()) AdvertisePaced(*p, Everything());
+  }
+}
+
 std::optional<wire::PathAttributes> Advertiser::ExportAttributes(rib::PeerIndex to_index, const wire::Prefix& prefix,
                                                                  std::span<const rib::Path> multipath) const {
   if (multipath.empty() || to_index >= peers_.size() || peers_[to_index].out == nullptr) return std::nullopt;
@@ -240,7 +247,17 @@ std::optional<wire::PathAttributes> Advertiser::ExportAttributes(rib::PeerIndex 
   }
   const bool next_hop_unchanged = !to_ebgp && !from.local && !next_hop_self && !policy_next_hop;
   absl::InlinedVector<std::optional<wire::LinkBandwidth>, 8> lbs;  // per prefix and peer: no heap
-  for (const rib::Path& p : multipath) lbs.push_back(p.attrs->link_bandwidth.chosen);
+  for (const rib::Path& p : multipath) {
+    std::optional<wire::LinkBandwidth> chosen = p.attrs->link_bandwidth.chosen;
+    // When traffic comes to us (we are the next hop), it leaves over our own LAG: count the
+    // path at no more than the LAG's capacity (a path without LB counts at the capacity).
+    if (local_ != nullptr && !next_hop_unchanged) {
+      if (const auto cap = local_->CapOf(p.peer); cap && (!chosen || *cap < chosen->bits_per_second())) {
+        chosen = wire::LinkBandwidth::FromBitsPerSecond(local_as_, *cap, !chosen || chosen->transitive());
+      }
+    }
+    lbs.push_back(chosen);
+  }
   a.ReplaceLinkBandwidth(rib::ExportLinkBandwidth(lb, lbs, next_hop_unchanged, local_as_));
   return a;
 }

@@ -55,6 +55,16 @@ class Outbound {
   virtual void Advertised(size_t prefixes) = 0;
 };
 
+// The local capacity a neighbor's paths are reached over (docs/capacity.md, "Local
+// capacity"), after its hold-down: the link bandwidth we generate from a multipath set
+// (cumulative) counts each path at min(its link bandwidth, this), so upstream routers learn
+// the real bottleneck. Implemented by the Pipeline.
+class LocalCapacityView {
+ public:
+  virtual ~LocalCapacityView() = default;
+  virtual std::optional<double> CapOf(rib::PeerIndex peer) const = 0;
+};
+
 // A neighbor's export side, from the config.
 struct ExportConfig {
   rib::LinkBandwidthExport link_bandwidth;
@@ -78,6 +88,11 @@ class Advertiser {
 
   // The RIB's pending changes to every neighbor (paced by its MRAI), then to `next`.
   void Flush();
+  // Where the local capacity caps come from (null: none); outlives the advertiser.
+  void SetLocalCapacity(const LocalCapacityView* view) { local_ = view; }
+  // A local capacity changed: every neighbor's routes are exported again and only what
+  // differs goes out (paced as usual; bandwidth re-advertisement damping applies).
+  void LocalCapacityChanged();
   // The session came up: the whole table, as a change from nothing.
   void SessionUp(rib::PeerIndex index);
   // The session ended: its Adj-RIB-Out, pacing and bandwidth damping are cleared (the RIB's
@@ -133,6 +148,7 @@ class Advertiser {
   session::Clock& clock_;
   uint32_t local_as_;
   std::vector<PeerState> peers_;  // by rib index
+  const LocalCapacityView* local_ = nullptr;
   bool flushing_ = false;
   // The timers' handlers capture `this` and an index: each timer is a member of the state
   // it serves, and a stopped or destroyed Timer never calls its handler.

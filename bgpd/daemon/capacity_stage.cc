@@ -42,6 +42,7 @@ absl::Status CapacityStage::Start() {
     const double bps = tracker_.Capacity(s.name);
     hold_[s.name] = rib::MemberHoldDown(bps);
     Publish(s.name);
+    speaker_.ObserveLocalCapacity(s.name, bps);  // damped there, on the speaker's clock
   }
   started_ = true;
   events_ = std::make_unique<boost::asio::posix::stream_descriptor>(io_, watcher_->fd());
@@ -81,6 +82,8 @@ void CapacityStage::Observe(const std::string& source) {
                                                      : std::string());
   if (o == rib::HoldDownOutcome::kApplied || o == rib::HoldDownOutcome::kCancelled) Publish(source);
   Arm();
+  // As a weight input of the neighbors reached over it (their own hold-down, same rules).
+  speaker_.ObserveLocalCapacity(source, bps);
 }
 
 void CapacityStage::Arm() {

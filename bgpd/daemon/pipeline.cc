@@ -1,5 +1,7 @@
 #include "bgpd/daemon/pipeline.h"
 
+#include <algorithm>
+
 namespace bagd::daemon {
 
 namespace {
@@ -13,7 +15,9 @@ Pipeline::Pipeline(uint32_t local_as, const rib::DecisionConfig& decision, const
                    session::Clock& clock, rib::FibSink* fib, session::SessionMetrics* metrics)
     : core_(local_as, decision),
       weights_(core_.rib(), weights, clock, fib, metrics),
-      advertiser_(core_, weights_, clock, local_as) {
+      advertiser_(core_, weights_, clock, local_as),
+      local_capacity_(clock, [this](int16_t index, double bps) { LocalCapacityApplied(index, bps); }) {
+  advertiser_.SetLocalCapacity(this);
   rib::PeerInfo local;
   local.local = true;
   local.name = "local";
@@ -65,6 +69,47 @@ Pipeline::Reconfigured Pipeline::ReconfigureNeighbor(rib::PeerIndex index, const
   core_.SetImport(index, policies);
   r.export_changed = advertiser_.Reconfigure(index, ExportConfig{lb_export, policies.export_});
   return r;
+}
+
+void Pipeline::SetLocalCapacitySources(const std::vector<std::string>& source_of_peer) {
+  rib::LocalSourceOfPeer by_peer(source_of_peer.size(), -1);
+  for (size_t i = 0; i < source_of_peer.size(); ++i) {
+    if (!source_of_peer[i].empty()) by_peer[i] = local_capacity_.Add(source_of_peer[i]);
+  }
+  while (!by_peer.empty() && by_peer.back() < 0) by_peer.pop_back();
+  const bool changed = by_peer != source_of_peer_;
+  source_of_peer_ = by_peer;
+  weights_.SetLocalSources(local_capacity_.names(), std::move(by_peer));
+  for (int16_t i = 0; i < static_cast<int16_t>(local_capacity_.names().size()); ++i) {
+    if (const auto bps = local_capacity_.Applied(i)) weights_.SetLocalCapacity(i, *bps);
+  }
+  if (changed) advertiser_.LocalCapacityChanged();
+}
+
+rib::HoldDownOutcome Pipeline::ObserveLocalCapacity(const std::string& source, double bps) {
+  if (local_capacity_.IndexOf(source) < 0) {
+    local_capacity_.Add(source);
+    weights_.SetLocalSources(local_capacity_.names(), source_of_peer_);
+  }
+  return local_capacity_.Observe(source, bps, weights_.groups().config().damping);
+}
+
+void Pipeline::LocalCapacityApplied(int16_t index, double bps) {
+  weights_.SetLocalCapacity(index, bps);
+  // Only a source some neighbor is reached over changes what is exported (a source that
+  // only feeds `networks` does not re-export the table).
+  if (std::find(source_of_peer_.begin(), source_of_peer_.end(), index) != source_of_peer_.end()) {
+    advertiser_.LocalCapacityChanged();
+  }
+}
+
+bool Pipeline::LocalCapacityInUse(const std::string& source) const {
+  const int16_t index = local_capacity_.IndexOf(source);
+  return index >= 0 && std::find(source_of_peer_.begin(), source_of_peer_.end(), index) != source_of_peer_.end();
+}
+
+std::optional<double> Pipeline::CapOf(rib::PeerIndex peer) const {
+  return local_capacity_.Applied(rib::LocalSourceOf(source_of_peer_, peer));
 }
 
 }  // namespace bagd::daemon

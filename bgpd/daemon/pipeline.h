@@ -9,6 +9,7 @@
 
 #include "bgpd/daemon/advertiser.h"
 #include "bgpd/daemon/config_translation.h"
+#include "bgpd/daemon/local_capacity.h"
 #include "bgpd/daemon/routing_core.h"
 #include "bgpd/daemon/weights_stage.h"
 #include "bgpd/session/clock.h"
@@ -16,7 +17,7 @@
 
 namespace bagd::daemon {
 
-class Pipeline {
+class Pipeline final : private LocalCapacityView {
  public:
   Pipeline(uint32_t local_as, const rib::DecisionConfig& decision, const rib::WeightsConfig& weights,
            session::Clock& clock, rib::FibSink* fib, session::SessionMetrics* metrics);
@@ -59,10 +60,31 @@ class Pipeline {
   Reconfigured ReconfigureNeighbor(rib::PeerIndex index, const NeighborPolicies& policies,
                                    const rib::LinkBandwidthExport& lb_export);
 
+  // Local capacity (docs/capacity.md, "Local capacity"). Which capacity source each
+  // neighbor (by RIB index) is reached over with LOCAL_CAPACITY_CAP, by name ("": none);
+  // a change (config, reload) re-weighs and re-exports at once, no session touched.
+  void SetLocalCapacitySources(const std::vector<std::string>& source_of_peer);
+  // A source's live capacity (bits/s up), from the capacity stage: damped here (a drop at
+  // once, a recovery after the hold-down), then the weights and the exported cumulative
+  // link bandwidth follow.
+  rib::HoldDownOutcome ObserveLocalCapacity(const std::string& source, double bps);
+  const LocalCapacity& local_capacity() const { return local_capacity_; }
+  // Some neighbor is reached over `source` (it caps weights and exports).
+  bool LocalCapacityInUse(const std::string& source) const;
+  // The damping changed (reload): the sources' pending recoveries follow the new timers.
+  void ReconfigureLocalCapacity(const rib::DampingConfig& old_damping, const rib::DampingConfig& damping) {
+    local_capacity_.Reconfigure(old_damping, damping);
+  }
+
  private:
+  std::optional<double> CapOf(rib::PeerIndex peer) const override;
+  void LocalCapacityApplied(int16_t index, double bps);
+
   RoutingCore core_;
   WeightsStage weights_;
   Advertiser advertiser_;
+  LocalCapacity local_capacity_;
+  rib::LocalSourceOfPeer source_of_peer_;  // by RIB index; -1: none
   rib::PeerIndex local_index_ = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace bagd::daemon {
@@ -183,8 +184,24 @@ namespace bagd::daemon {
 
 namespace {
 
+// Where a member's applied bandwidth comes from, for bagctl: "local link lag1 300G <
+// advertised 400G" (the LAG is the bottleneck), "advertised 400G <= local link lag1 800G".
+std::string AppliedFrom(const rib::NextHopGroup::Member& m, const rib::LocalLink* local) {
+  if (local == nullptr || !local->known) return "advertised";
+  const std::string link = absl::StrCat("local link ", local->name, " ", wire::FormatBitsPerSecond(local->bps));
+  const std::string advertised = absl::StrCat("advertised ", wire::FormatBitsPerSecond(m.hold.applied()));
+  if (m.source == rib::BandwidthSource::kLocalLink) {
+    return m.local_capped ? absl::StrCat(link, " (no link bandwidth advertised)")
+                          : absl::StrCat(link, " (no link bandwidth advertised; link down: not used)");
+  }
+  if (m.source != rib::BandwidthSource::kCommunity && m.source != rib::BandwidthSource::kDefault) {
+    return absl::StrCat(rib::BandwidthSourceName(m.source), " (", link, " not used)");
+  }
+  return m.local_capped ? absl::StrCat(link, " < ", advertised) : absl::StrCat(advertised, " <= ", link);
+}
+
 void FillGroup(const rib::NextHopGroup& g, absl::Time now, const rib::DampingConfig& damping,
-               control::v1::NextHopGroup& out) {
+               const rib::NextHopGroupRegistry& groups, control::v1::NextHopGroup& out) {
   out.set_id(g.id);
   out.set_family(wire::FamilyName(g.family));
   out.set_prefixes(g.prefixes);
@@ -199,7 +216,15 @@ void FillGroup(const rib::NextHopGroup& g, absl::Time now, const rib::DampingCon
     o.set_bandwidth_bps(m.bps);
     o.set_bandwidth_source(rib::BandwidthSourceName(m.source));
     if (m.link_bandwidth) o.set_link_bandwidth(m.link_bandwidth->ToString());
-    o.set_applied_bandwidth_bps(m.hold.applied());
+    o.set_applied_bandwidth_bps(m.effective);
+    // Local capacity: only for a member over a LAG (the others' output stays as it was).
+    if (const rib::LocalLink* local = groups.local_link(m.local_source)) {
+      o.set_local_capacity_source(local->name);
+      if (local->known) o.set_local_capacity_bps(local->bps);
+      o.set_local_capped(m.local_capped);
+      o.set_advertised_applied_bps(m.hold.applied());
+      o.set_applied_from(AppliedFrom(m, local));
+    }
     o.set_share(m.share);
     o.set_weight(m.weight);
     o.set_weight_share(sum ? static_cast<double>(m.weight) / static_cast<double>(sum) : 0);
@@ -286,7 +311,7 @@ absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
   if (request.id() != 0) {
     const rib::NextHopGroup* g = groups.Find(request.id());
     if (!g) return absl::NotFoundError(absl::StrFormat("no next-hop group %d", request.id()));
-    FillGroup(*g, now, d, *resp.add_groups());
+    FillGroup(*g, now, d, groups, *resp.add_groups());
     FillServing(*g, groups, fib_object, *resp.mutable_groups(0));
     return resp;
   }
@@ -295,12 +320,12 @@ absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
     if (!p) return absl::NotFoundError(absl::StrFormat("no route for %s", request.prefix()));
     const rib::NextHopGroup* g = groups.GroupOf(*p);
     if (!g) return absl::NotFoundError(absl::StrFormat("route %s has no next-hop group", p->ToString()));
-    FillGroup(*g, now, d, *resp.add_groups());
+    FillGroup(*g, now, d, groups, *resp.add_groups());
     FillServing(*g, groups, fib_object, *resp.mutable_groups(0));
     return resp;
   }
   for (const rib::NextHopGroup* g : groups.Groups()) {
-    FillGroup(*g, now, d, *resp.add_groups());
+    FillGroup(*g, now, d, groups, *resp.add_groups());
     FillServing(*g, groups, fib_object, *resp.mutable_groups(resp.groups_size() - 1));
   }
   return resp;

@@ -136,8 +136,37 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
     }
     if (auto added = AddPeer(std::move(pc), *lb_export, chains[i]); !added.ok()) return added.status();
   }
+  ApplyLocalCapacity(config);
   if (auto st = ApplyGtsmToListeners(); !st.ok()) return st;
   return absl::OkStatus();
+}
+
+void Speaker::ApplyLocalCapacity(const config::v1::Config& config) {
+  std::vector<std::string> by_peer;
+  for (const auto& n : config.neighbors()) {
+    if (n.local_capacity_source().empty() || n.local_capacity() == config::v1::LOCAL_CAPACITY_IGNORE) continue;
+    auto a = wire::IpAddress::Parse(n.address());
+    Peer* p = a.ok() ? FindPeer(a->ToString()) : nullptr;
+    if (p == nullptr) continue;
+    if (by_peer.size() <= p->rib_index) by_peer.resize(p->rib_index + 1);
+    by_peer[p->rib_index] = n.local_capacity_source();
+  }
+  pipeline_->SetLocalCapacitySources(by_peer);
+}
+
+rib::HoldDownOutcome Speaker::ObserveLocalCapacity(const std::string& source, double bps) {
+  const rib::HoldDownOutcome o = pipeline_->ObserveLocalCapacity(source, bps);
+  if (!pipeline_->LocalCapacityInUse(source)) return o;  // only for `networks`: the capacity line says it
+  if (o == rib::HoldDownOutcome::kApplied) {
+    log::Info("local capacity %s: %s: the weights of the next hops over it follow", source,
+              wire::FormatBitsPerSecond(bps));
+  } else if (o == rib::HoldDownOutcome::kHeld) {
+    log::Info("local capacity %s: %s: held until the hold-down ends", source, wire::FormatBitsPerSecond(bps));
+  } else if (o == rib::HoldDownOutcome::kSuppressed) {
+    log::Info("local capacity %s: %s: below min_change_percent, the weights stay", source,
+              wire::FormatBitsPerSecond(bps));
+  }
+  return o;
 }
 
 absl::StatusOr<Peer*> Speaker::AddPeer(PeerConfig pc, const rib::LinkBandwidthExport& lb_export,
@@ -751,6 +780,10 @@ absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::
   // Damping, link-bandwidth policy and FIB limits: groups and sessions stay.
   const bool refeed = ReweighOnReload(config_, config);
   FlushRibChanges();
+  // Local capacity: which neighbors are capped by which source (re-weighed at once if that
+  // changed), and the sources' pending recoveries timed by the new damping.
+  pipeline_->ReconfigureLocalCapacity(pipeline_->weights().groups().config().damping, weights->damping);
+  ApplyLocalCapacity(config);
   // New policy or limits: every route is weighed again, at once (an operator's change, not
   // the network's, so no hold-down).
   pipeline_->weights().Reconfigure(*weights, refeed);

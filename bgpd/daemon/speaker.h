@@ -93,6 +93,10 @@ class Speaker : public RouteSink, public NeighborRibs {
   // Live capacity: the link bandwidth of the networks originated for `source` (bits/s; 0:
   // the source has no capacity up). Before Start it is the starting value.
   void SetOriginatedBandwidth(const std::string& source, double bps);
+  // Live capacity of a source as a weight input (docs/capacity.md, "Local capacity"): the
+  // neighbors reached over it (local_capacity_source) have their members capped at it,
+  // after its own hold-down. The raw value (bits/s up); returns what the hold-down did.
+  rib::HoldDownOutcome ObserveLocalCapacity(const std::string& source, double bps);
   // Cease / Administrative Shutdown to every neighbor, then `done` once the NOTIFICATIONs
   // are flushed (or after `grace`).
   void Shutdown(const std::string& message, std::chrono::milliseconds grace, std::function<void()> done);
@@ -207,6 +211,8 @@ class Speaker : public RouteSink, public NeighborRibs {
   // stored routes); returns what was done, for the log.
   std::string ReapplyImport(Peer& peer, bool had_stored);
   void Originate(const Network& n);
+  // Which capacity source each neighbor is reached over, to the pipeline (Configure, Reload).
+  void ApplyLocalCapacity(const config::v1::Config& config);
   // Checked on End-of-RIB, on session loss, and once restart_neighbor_wait after Start.
   void CheckConvergence();
 

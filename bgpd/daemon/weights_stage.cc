@@ -72,7 +72,7 @@ void WeightsStage::Run() {
   v.erase(std::unique(v.begin(), v.end()), v.end());
   // The members as the RIB has them now (the change set said where to look; reading them
   // here, not carrying them in the batch, keeps a full-table batch at ~40 bytes a prefix).
-  for (const wire::Prefix& prefix : pending_) batch_.Add(rib_, prefix);
+  for (const wire::Prefix& prefix : pending_) batch_.Add(rib_, prefix, local_);
   pending_.clear();
   if (pending_.capacity() > 262144) pending_.shrink_to_fit();
   if (runs_.capacity() > 4096) runs_.shrink_to_fit();
@@ -84,11 +84,30 @@ void WeightsStage::Run() {
 void WeightsStage::Reconfigure(const rib::WeightsConfig& config, bool reweigh) {
   RunNow();
   groups_.Reconfigure(config, Now());
-  if (reweigh) {
-    rib::MembersBatch all;
-    rib_.ForEach([&](const wire::Prefix& prefix, const rib::Destination&) { all.Add(rib_, prefix); });
-    groups_.Update(all.View(), Now(), /*immediate=*/true);
-  }
+  if (reweigh) ReweighAll();
+  FlushFib();
+}
+
+void WeightsStage::ReweighAll() {
+  rib::MembersBatch all;
+  rib_.ForEach([&](const wire::Prefix& prefix, const rib::Destination&) { all.Add(rib_, prefix, local_); });
+  groups_.Update(all.View(), Now(), /*immediate=*/true);
+}
+
+void WeightsStage::SetLocalSources(std::vector<std::string> names, rib::LocalSourceOfPeer by_peer) {
+  // Trailing "none" entries say nothing: compare without them.
+  while (!by_peer.empty() && by_peer.back() < 0) by_peer.pop_back();
+  groups_.SetLocalSources(std::move(names));  // same index, same name: values kept
+  if (by_peer == local_) return;
+  RunNow();
+  local_ = std::move(by_peer);
+  ReweighAll();
+  FlushFib();
+}
+
+void WeightsStage::SetLocalCapacity(int16_t index, double bps) {
+  RunNow();
+  groups_.SetLocalCapacity(index, bps);
   FlushFib();
 }
 
@@ -125,6 +144,10 @@ void WeightsStage::RefreshMetrics() {
   const rib::WeightCounters& c = groups_.counters();
   metrics_->NextHopGroups().Set(static_cast<double>(groups_.group_count()));
   metrics_->QuantizationMaxError().Set(groups_.max_error());
+  metrics_->LocalCapacityCappedMembers().Set(static_cast<double>(groups_.local_capped_members()));
+  for (int16_t i = 0; const rib::LocalLink* l = groups_.local_link(i); ++i) {
+    if (l->known) metrics_->LocalCapacity(l->name).Set(l->bps);
+  }
   auto sync = [](prometheus::Counter& counter, uint64_t value) {
     const double delta = static_cast<double>(value) - counter.Value();
     if (delta > 0) counter.Increment(delta);

@@ -30,12 +30,20 @@ class WeightsStage final : public rib::RouteChangeListener {
   // New damping, link-bandwidth policy or FIB limits (reload). `reweigh`: every route is
   // weighed again at once (an operator's change, not the network's: no hold-down).
   void Reconfigure(const rib::WeightsConfig& config, bool reweigh);
+  // Local capacity (docs/capacity.md): the sources by index (names only added, indexes
+  // stable) and which one each neighbor (by RIB index) is reached over. A change of the
+  // latter re-resolves every route at once (an operator's change: no hold-down), without
+  // touching a session.
+  void SetLocalSources(std::vector<std::string> names, rib::LocalSourceOfPeer by_peer);
+  // A source's capacity after its own hold-down (LocalCapacity): its groups are re-weighed.
+  void SetLocalCapacity(int16_t index, double bps);
 
   const rib::NextHopGroupRegistry& groups() const { return groups_; }
   rib::FibSink* fib() const { return fib_; }
 
  private:
   void Run();
+  void ReweighAll();  // every route's members again, at once (no hold-down)
   void FlushFib();  // hands the registry's FIB update on and re-arms the hold-down timer
   void RefreshMetrics();
   absl::Time Now() const { return absl::FromUnixMillis(clock_.WallMs()); }
@@ -48,6 +56,7 @@ class WeightsStage final : public rib::RouteChangeListener {
   std::vector<wire::Prefix> pending_;  // changed since the last batch, may repeat
   std::vector<size_t> runs_;           // where each sorted run of pending_ starts
   rib::MembersBatch batch_;            // storage kept between batches
+  rib::LocalSourceOfPeer local_;       // each neighbor's local capacity source
   std::unique_ptr<session::Timer> batch_timer_;
   std::unique_ptr<session::Timer> hold_timer_;
   bool scheduled_ = false;

@@ -60,6 +60,14 @@ SessionMetrics::SessionMetrics(std::shared_ptr<prometheus::Registry> registry)
                               .Name("bagd_weight_quantization_max_error_ratio")
                               .Help("Largest relative share error of any group's installed weights")
                               .Register(*registry_)),
+      local_capacity_(prometheus::BuildGauge()
+                          .Name("bagd_local_capacity_bps")
+                          .Help("A local capacity source's capacity as the weights use it (after its hold-down)")
+                          .Register(*registry_)),
+      local_capacity_capped_(prometheus::BuildGauge()
+                                 .Name("bagd_local_capacity_capped_members")
+                                 .Help("Next-hop-group members weighed at their local link's capacity")
+                                 .Register(*registry_)),
       fib_operations_(prometheus::BuildCounter()
                           .Name("bagd_fib_operations_total")
                           .Help("Group and route operations handed to the FIB")
@@ -207,6 +215,10 @@ prometheus::Counter& SessionMetrics::WeightChanges(const std::string& outcome) {
   return weight_changes_.Add({{"outcome", outcome}});
 }
 prometheus::Gauge& SessionMetrics::QuantizationMaxError() { return quantization_error_.Add({}); }
+prometheus::Gauge& SessionMetrics::LocalCapacity(const std::string& source) {
+  return local_capacity_.Add({{"source", source}});
+}
+prometheus::Gauge& SessionMetrics::LocalCapacityCappedMembers() { return local_capacity_capped_.Add({}); }
 prometheus::Counter& SessionMetrics::FibOperations(const std::string& kind) { return fib_operations_.Add({{"kind", kind}}); }
 prometheus::Gauge& SessionMetrics::GroupBudget(const std::string& what) {
   auto& f = group_budget_[what];

@@ -18,6 +18,10 @@
 //   bagd_weight_quantization_max_error_ratio           gauge: largest relative share error of any
 //                                                      group's installed weights (0.01 = 1 %)
 //   bagd_fib_operations_total{kind}                    counter: group / route operations handed to the FIB
+//   bagd_local_capacity_bps{source}                    gauge: a local capacity source's capacity as the
+//                                                      weights use it (after its hold-down)
+//   bagd_local_capacity_capped_members                 gauge: next-hop-group members weighed at their
+//                                                      local link's capacity (below what they advertise)
 //   bagd_fib_failures_total                            counter: backend operations that failed (retried)
 //   bagd_fib_retries_total                             counter: retry passes over what failed
 //   bagd_fib_resyncs_total                             counter: full comparisons with the backend
@@ -90,6 +94,8 @@ class SessionMetrics {
   prometheus::Gauge& NextHopGroups();
   prometheus::Counter& WeightChanges(const std::string& outcome);
   prometheus::Gauge& QuantizationMaxError();
+  prometheus::Gauge& LocalCapacity(const std::string& source);
+  prometheus::Gauge& LocalCapacityCappedMembers();
   prometheus::Counter& FibOperations(const std::string& kind);
   // bagd_nexthop_groups_<what> (the group budget's gauges, above); created when first used.
   prometheus::Gauge& GroupBudget(const std::string& what);
@@ -128,6 +134,8 @@ class SessionMetrics {
   prometheus::Family<prometheus::Gauge>& nexthop_groups_;
   prometheus::Family<prometheus::Counter>& weight_changes_;
   prometheus::Family<prometheus::Gauge>& quantization_error_;
+  prometheus::Family<prometheus::Gauge>& local_capacity_;
+  prometheus::Family<prometheus::Gauge>& local_capacity_capped_;
   prometheus::Family<prometheus::Counter>& fib_operations_;
   prometheus::Family<prometheus::Gauge>& prefix_limit_;
   prometheus::Family<prometheus::Gauge>& prefix_limit_state_;

@@ -11,6 +11,7 @@ const char* BandwidthSourceName(BandwidthSource s) {
     case BandwidthSource::kEqualCost: return "equal-cost";
     case BandwidthSource::kDrained: return "drained";
     case BandwidthSource::kSkipped: return "skipped";
+    case BandwidthSource::kLocalLink: return "local-link";
   }
   return "?";
 }
@@ -24,14 +25,17 @@ ResolvedBandwidths ResolveBandwidths(std::span<const MemberInput> inputs, const 
     double bps = 0;
     bool missing = false;
     std::optional<wire::LinkBandwidth> lb;
+    int16_t local_source = -1;
   };
   std::vector<Merged> merged;
   for (const MemberInput& in : inputs) {
     auto it = std::find_if(merged.begin(), merged.end(), [&](const Merged& m) { return m.next_hop == in.next_hop; });
     if (it == merged.end()) {
-      merged.push_back(Merged{in.next_hop, 0, false, in.link_bandwidth});
+      merged.push_back(Merged{in.next_hop, 0, false, in.link_bandwidth, in.local_source});
       it = merged.end() - 1;
     }
+    // Two neighbors over one next hop with different sources: the first one's (the best path's).
+    if (it->local_source < 0) it->local_source = in.local_source;
     if (in.link_bandwidth) {
       it->bps += in.link_bandwidth->bits_per_second();
     } else {
@@ -43,6 +47,7 @@ ResolvedBandwidths ResolveBandwidths(std::span<const MemberInput> inputs, const 
   double largest = 0;
   size_t with_lb = 0;
   for (const Merged& m : merged) {
+    if (m.missing && m.local_source >= 0) ++with_lb;  // weighed at its local capacity
     if (m.missing) continue;
     ++with_lb;
     largest = std::max(largest, m.bps);
@@ -51,7 +56,7 @@ ResolvedBandwidths ResolveBandwidths(std::span<const MemberInput> inputs, const 
   const double equal = largest > 0 ? largest : 1.0;
 
   auto all_equal = [&](BandwidthSource source) {
-    for (const Merged& m : merged) out.members.push_back(MemberBandwidth{m.next_hop, equal, source, m.lb});
+    for (const Merged& m : merged) out.members.push_back(MemberBandwidth{m.next_hop, equal, source, m.lb, -1});
   };
   if (!policy.use_link_bandwidth || (with_lb < merged.size() && policy.missing == MissingBandwidth::kEqualCost) ||
       (with_lb == 0 && policy.missing == MissingBandwidth::kSkip)) {
@@ -59,8 +64,11 @@ ResolvedBandwidths ResolveBandwidths(std::span<const MemberInput> inputs, const 
     return out;
   }
   for (const Merged& m : merged) {
-    MemberBandwidth mb{m.next_hop, m.bps, BandwidthSource::kCommunity, m.lb};
-    if (m.missing) {
+    MemberBandwidth mb{m.next_hop, m.bps, BandwidthSource::kCommunity, m.lb, m.local_source};
+    if (m.missing && m.local_source >= 0) {
+      mb.bps = 0;  // the registry weighs it at the local capacity
+      mb.source = BandwidthSource::kLocalLink;
+    } else if (m.missing) {
       if (policy.missing == MissingBandwidth::kSkip) {
         mb.bps = 0;
         mb.source = BandwidthSource::kSkipped;
@@ -74,7 +82,9 @@ ResolvedBandwidths ResolveBandwidths(std::span<const MemberInput> inputs, const 
     }
     out.members.push_back(mb);
   }
-  const bool any_traffic = std::any_of(out.members.begin(), out.members.end(), [](const MemberBandwidth& m) { return m.bps > 0; });
+  const bool any_traffic = std::any_of(out.members.begin(), out.members.end(), [](const MemberBandwidth& m) {
+    return m.bps > 0 || m.source == BandwidthSource::kLocalLink;
+  });
   if (!any_traffic) {
     // Every member drained: the prefix still has paths, so spread over all of them rather
     // than blackhole it (the caller logs this).

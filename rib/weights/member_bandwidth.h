@@ -35,6 +35,8 @@ enum class BandwidthSource : uint8_t {
   kEqualCost,  // equal weights: LB ignored, or some path lacks LB (kEqualCost), or all drained
   kDrained,    // the community says 0: the member carries no traffic
   kSkipped,    // no community under kSkip: the member carries no traffic
+  kLocalLink,  // no community, but the next hop is reached over a local capacity source
+               // (Neighbor.local_capacity_source): its capacity is the bandwidth
 };
 const char* BandwidthSourceName(BandwidthSource s);  // "community", "default", ...
 
@@ -42,6 +44,9 @@ const char* BandwidthSourceName(BandwidthSource s);  // "community", "default", 
 struct MemberInput {
   wire::IpAddress next_hop;
   std::optional<wire::LinkBandwidth> link_bandwidth;  // the path's chosen, valid LB
+  // The local capacity source (an index the weights stage assigns, LocalCapacitySources)
+  // the path's neighbor is reached over, when it caps (LOCAL_CAPACITY_CAP); -1: none.
+  int16_t local_source = -1;
 };
 
 struct MemberBandwidth {
@@ -49,6 +54,7 @@ struct MemberBandwidth {
   double bps = 0;  // the value weights are computed from; 0: carries no traffic
   BandwidthSource source = BandwidthSource::kCommunity;
   std::optional<wire::LinkBandwidth> link_bandwidth;  // as received, for display
+  int16_t local_source = -1;  // the member's local capacity source, as MemberInput
 };
 
 struct ResolvedBandwidths {
@@ -58,6 +64,13 @@ struct ResolvedBandwidths {
 
 // Paths with the same next hop are one member (their bandwidths add up: two sessions over
 // one link are still one next hop in the FIB).
+//
+// Local capacity (docs/capacity.md, "Local capacity"): a member whose paths come over a
+// local capacity source keeps its advertised bandwidth here (the group key); the weights
+// are computed from min(advertised after hold-down, local capacity) by the registry, so a
+// LAG losing a member re-weighs the group in place. A member without link bandwidth over
+// such a source is not "missing": it is kLocalLink (bps 0 here), weighed at the local
+// capacity. Equal-cost sets stay equal cost.
 //
 // Equal weights are expressed as equal bandwidths: the largest bandwidth any member
 // advertises (1 bit/s if none does), so that a set moving between weighted and equal cost

@@ -22,6 +22,10 @@ std::string KeyOf(wire::Family family, const ResolvedBandwidths& r) {
     key.push_back(static_cast<char>(a.size()));
     key.append(reinterpret_cast<const char*>(a.bytes()), a.size());
     key.append(reinterpret_cast<const char*>(&m.bps), sizeof m.bps);
+    if (m.local_source >= 0) {  // capped by a local link: not the same member as uncapped
+      key.push_back('L');
+      key.append(reinterpret_cast<const char*>(&m.local_source), sizeof m.local_source);
+    }
   }
   return key;
 }
@@ -32,7 +36,10 @@ bool SameMembers(std::span<const MemberInput> a, std::span<const MemberInput> b)
   for (size_t k = 0; k < a.size(); ++k) {
     const MemberInput& x = a[k];
     const MemberInput& y = b[k];
-    if (!(x.next_hop == y.next_hop) || x.link_bandwidth.has_value() != y.link_bandwidth.has_value()) return false;
+    if (!(x.next_hop == y.next_hop) || x.link_bandwidth.has_value() != y.link_bandwidth.has_value() ||
+        x.local_source != y.local_source) {
+      return false;
+    }
     if (x.link_bandwidth && x.link_bandwidth->ToExtendedCommunity().raw != y.link_bandwidth->ToExtendedCommunity().raw) {
       return false;
     }
@@ -40,14 +47,22 @@ bool SameMembers(std::span<const MemberInput> a, std::span<const MemberInput> b)
   return true;
 }
 
+NextHopGroup::Member NewMember(const MemberBandwidth& m) {
+  NextHopGroup::Member out{m.next_hop, m.bps, m.source, m.link_bandwidth, MemberHoldDown(m.bps)};
+  out.local_source = m.local_source;
+  return out;
+}
+
 }  // namespace
 
-void MembersBatch::Add(const Rib& rib, const wire::Prefix& prefix) {
+void MembersBatch::Add(const Rib& rib, const wire::Prefix& prefix, const LocalSourceOfPeer& local) {
   size_t n = 0;
   if (const Destination* d = rib.Find(prefix)) {
     // As MembersOf, without building a PathSet.
     d->ForEachMultipath([&](const Path& p) {
-      if (!rib.peer(p.peer).local) scratch_[n++] = MemberInput{p.attrs->next_hop, p.attrs->link_bandwidth.chosen};
+      if (!rib.peer(p.peer).local) {
+        scratch_[n++] = MemberInput{p.attrs->next_hop, p.attrs->link_bandwidth.chosen, LocalSourceOf(local, p.peer)};
+      }
     });
   }
   const std::span<const MemberInput> members(scratch_, n);
@@ -84,12 +99,12 @@ void MembersBatch::Clear() {
   }
 }
 
-PrefixMembers MembersOf(const Rib& rib, const wire::Prefix& prefix) {
+PrefixMembers MembersOf(const Rib& rib, const wire::Prefix& prefix, const LocalSourceOfPeer& local) {
   PrefixMembers pm{prefix, {}};
   if (const Destination* d = rib.Find(prefix)) {
     for (const Path& p : rib.MultipathOf(*d)) {
       if (rib.peer(p.peer).local) continue;
-      pm.members.push_back(MemberInput{p.attrs->next_hop, p.attrs->link_bandwidth.chosen});
+      pm.members.push_back(MemberInput{p.attrs->next_hop, p.attrs->link_bandwidth.chosen, LocalSourceOf(local, p.peer)});
     }
   }
   return pm;
@@ -151,7 +166,7 @@ NextHopGroup& NextHopGroupRegistry::Create(const Target& t, const NextHopGroup* 
   }
   for (size_t i = 0; i < t.resolved.members.size(); ++i) {
     const MemberBandwidth& m = t.resolved.members[i];
-    g.members.push_back(NextHopGroup::Member{m.next_hop, m.bps, m.source, m.link_bandwidth, MemberHoldDown(m.bps)});
+    g.members.push_back(NewMember(m));
   }
   g.key_weights = t.weights;
   g.all_drained = t.resolved.all_drained;
@@ -170,10 +185,16 @@ void NextHopGroupRegistry::Rekey(NextHopGroup& g, const Target& t, absl::Time no
                             [&](const NextHopGroup::Member& o) { return o.next_hop == m.next_hop; });
     if (old == g.members.end()) {
       // A next hop that joins is used at once; one that left is gone at once (below).
-      members.push_back(NextHopGroup::Member{m.next_hop, m.bps, m.source, m.link_bandwidth, MemberHoldDown(m.bps)});
+      members.push_back(NewMember(m));
       continue;
     }
     NextHopGroup::Member kept = *old;
+    if ((kept.source == BandwidthSource::kLocalLink) != (m.source == BandwidthSource::kLocalLink)) {
+      // Weighed at its LAG before and at a value of its own now, or the other way round: a
+      // change of unit, not of capacity (the LAG's capacity has a hold-down of its own), so
+      // it starts at the new value, as a member that joins.
+      kept.hold = MemberHoldDown(m.bps);
+    }
     const HoldDownOutcome o = kept.hold.Observe(m.bps, now, config_.damping);
     if (immediate && o == HoldDownOutcome::kHeld) {
       kept.hold.ApplyNow();
@@ -184,6 +205,7 @@ void NextHopGroupRegistry::Rekey(NextHopGroup& g, const Target& t, absl::Time no
     kept.bps = m.bps;
     kept.source = m.source;
     kept.link_bandwidth = m.link_bandwidth;
+    kept.local_source = m.local_source;
     members.push_back(std::move(kept));
   }
   g.members = std::move(members);
@@ -200,20 +222,47 @@ void NextHopGroupRegistry::Rekey(NextHopGroup& g, const Target& t, absl::Time no
   Reweigh(g);
 }
 
+void NextHopGroupRegistry::Effective(NextHopGroup::Member& m) const {
+  const double applied = m.hold.applied();
+  m.effective = applied;
+  m.local_capped = false;
+  const LocalLink* local = local_link(m.local_source);
+  if (local == nullptr || !local->known) return;
+  if (m.source == BandwidthSource::kLocalLink) {
+    m.effective = local->bps;
+    m.local_capped = true;
+  } else if ((m.source == BandwidthSource::kCommunity || m.source == BandwidthSource::kDefault) &&
+             local->bps < applied) {
+    m.effective = local->bps;
+    m.local_capped = true;
+  }
+}
+
 void NextHopGroupRegistry::Reweigh(NextHopGroup& g) {
+  for (auto& m : g.members) Effective(m);
   // Damping never keeps every live next hop out: if nothing is applied, apply all.
-  const bool any = std::any_of(g.members.begin(), g.members.end(), [](const auto& m) { return m.hold.applied() > 0; });
+  const bool any = std::any_of(g.members.begin(), g.members.end(), [](const auto& m) { return m.effective > 0; });
   if (!any) {
     for (auto& m : g.members) {
       if (m.hold.ApplyNow()) ++counters_.applied;
+      Effective(m);
+    }
+  }
+  if (std::none_of(g.members.begin(), g.members.end(), [](const auto& m) { return m.effective > 0; })) {
+    // Every member's local link is down (or unknown yet): the local capacity gives no
+    // proportions, so it is not used rather than blackhole the prefix (the kernel drops a
+    // next hop whose interface is down on its own).
+    for (auto& m : g.members) {
+      m.effective = m.hold.applied() > 0 ? m.hold.applied() : 1.0;
+      m.local_capped = false;
     }
   }
   std::vector<double> applied;
   double total = 0;
   for (const auto& m : g.members) {
-    if (m.hold.applied() > 0) {
-      applied.push_back(m.hold.applied());
-      total += m.hold.applied();
+    if (m.effective > 0) {
+      applied.push_back(m.effective);
+      total += m.effective;
     }
   }
   std::vector<FibGroupMember> installed;
@@ -224,14 +273,14 @@ void NextHopGroupRegistry::Reweigh(NextHopGroup& g) {
     for (uint32_t w : q.weights) sum += w;
     size_t k = 0;
     for (auto& m : g.members) {
-      if (m.hold.applied() <= 0) {
+      if (m.effective <= 0) {
         m.weight = 0;
         m.share = 0;
         m.error = 0;
         continue;
       }
       m.weight = q.weights[k++];
-      m.share = m.hold.applied() / total;
+      m.share = m.effective / total;
       m.error = std::abs(static_cast<double>(m.weight) / static_cast<double>(sum) - m.share) / m.share;
       g.max_error = std::max(g.max_error, m.error);
       installed.push_back(FibGroupMember{m.next_hop, m.weight});
@@ -299,6 +348,7 @@ void NextHopGroupRegistry::Update(std::span<const MembersView> changes, absl::Ti
       const uint64_t lb = m.link_bandwidth ? m.link_bandwidth->ToExtendedCommunity().raw : 0;
       sig.push_back(m.link_bandwidth ? 1 : 0);
       sig.append(reinterpret_cast<const char*>(&lb), sizeof lb);
+      sig.append(reinterpret_cast<const char*>(&m.local_source), sizeof m.local_source);
     }
     auto [it, fresh] = by_signature.try_emplace(sig, static_cast<uint32_t>(unique.size()));
     if (fresh) unique.push_back(Resolve(pm));
@@ -429,7 +479,7 @@ FibUpdate NextHopGroupRegistry::TakeFibUpdate() {
           const NextHopGroup* g = Find(id);
           double bps = 0;
           if (g) {
-            for (const auto& m : g->members) bps += m.hold.applied();
+            for (const auto& m : g->members) bps += m.effective;
           }
           return bps > 0 ? bps : 1.0;
         },
@@ -468,6 +518,41 @@ void NextHopGroupRegistry::Reconfigure(const WeightsConfig& config, absl::Time n
 }
 
 std::vector<std::string> NextHopGroupRegistry::TakeNotices() { return std::exchange(notices_, {}); }
+
+void NextHopGroupRegistry::SetLocalSources(std::vector<std::string> names) {
+  std::vector<LocalLink> links(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    links[i].name = std::move(names[i]);
+    // A source that keeps its name keeps its capacity.
+    for (const LocalLink& old : local_) {
+      if (old.name == links[i].name) links[i] = old;
+    }
+  }
+  local_ = std::move(links);
+  // A source renumbered (not the daemon's way: it only adds) weighs its members anew.
+  for (auto& [id, g] : groups_) Reweigh(g);
+}
+
+void NextHopGroupRegistry::SetLocalCapacity(int16_t index, double bps) {
+  if (index < 0 || static_cast<size_t>(index) >= local_.size()) return;
+  LocalLink& l = local_[index];
+  if (l.known && l.bps == bps) return;
+  l.bps = bps;
+  l.known = true;
+  for (auto& [id, g] : groups_) {
+    if (std::any_of(g.members.begin(), g.members.end(), [&](const auto& m) { return m.local_source == index; })) {
+      Reweigh(g);
+    }
+  }
+}
+
+size_t NextHopGroupRegistry::local_capped_members() const {
+  size_t n = 0;
+  for (const auto& [id, g] : groups_) {
+    for (const auto& m : g.members) n += m.local_capped;
+  }
+  return n;
+}
 
 const NextHopGroup* NextHopGroupRegistry::GroupOf(const wire::Prefix& prefix) const {
   const GroupId* id = route_group_.Find(prefix);

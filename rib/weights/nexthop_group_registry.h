@@ -45,9 +45,17 @@ struct PrefixMembers {
   absl::InlinedVector<MemberInput, 4> members;  // no allocation for the usual ECMP widths
 };
 
+// Which local capacity source (an index, -1: none) each neighbor's paths come over, by RIB
+// peer index (Neighbor.local_capacity_source with LOCAL_CAPACITY_CAP). Peers past the end
+// have none.
+using LocalSourceOfPeer = std::vector<int16_t>;
+inline int16_t LocalSourceOf(const LocalSourceOfPeer& table, PeerIndex peer) {
+  return peer < table.size() ? table[peer] : int16_t{-1};
+}
+
 // The members of `prefix`'s multipath set as the RIB has it now. Our own routes (config
 // `networks`) have no next hop to install and are left out.
-PrefixMembers MembersOf(const Rib& rib, const wire::Prefix& prefix);
+PrefixMembers MembersOf(const Rib& rib, const wire::Prefix& prefix, const LocalSourceOfPeer& local = {});
 
 // What NextHopGroupRegistry::Update reads: a prefix and a view of its members.
 struct MembersView {
@@ -61,7 +69,7 @@ struct MembersView {
 // stays small.
 class MembersBatch {
  public:
-  void Add(const Rib& rib, const wire::Prefix& prefix);
+  void Add(const Rib& rib, const wire::Prefix& prefix, const LocalSourceOfPeer& local = {});
   // The views, valid until the next Add or Clear.
   std::span<const MembersView> View();
   size_t size() const { return views_.size(); }
@@ -92,6 +100,14 @@ struct NextHopGroup {
     BandwidthSource source = BandwidthSource::kCommunity;
     std::optional<wire::LinkBandwidth> link_bandwidth;  // as received
     MemberHoldDown hold;
+    // Local capacity (docs/capacity.md): the source the member is reached over (-1: none)
+    // and the bandwidth the weight is computed from, min(hold.applied(), local capacity),
+    // or the local capacity alone for a kLocalLink member.
+    int16_t local_source = -1;
+    double effective = 0;
+    // Why `effective` is what it is: the local capacity is below what is advertised (or
+    // stands in for a missing community).
+    bool local_capped = false;
     uint32_t weight = 0;     // installed weight; 0: not in the FIB group
     double share = 0;        // ideal share of the applied bandwidth
     double error = 0;        // |weight share - share| / share
@@ -114,6 +130,14 @@ struct WeightCounters {
   uint64_t suppressed = 0;  // changes below min_change_percent, never applied
   uint64_t group_updates = 0;  // group upserts handed to the FIB
   uint64_t route_updates = 0;  // route upserts and deletes handed to the FIB
+};
+
+// One local capacity source as the weights see it: its name (display) and its capacity after
+// the source's own damping (bgpd/daemon/local_capacity.h); unknown until first set.
+struct LocalLink {
+  std::string name;
+  double bps = 0;
+  bool known = false;
 };
 
 class NextHopGroupRegistry {
@@ -140,6 +164,18 @@ class NextHopGroupRegistry {
   void set_fib_tracking(bool on) { track_fib_ = on; }
   // Log lines the caller should print (a set whose members all drained, ...).
   std::vector<std::string> TakeNotices();
+  // Local capacity: the sources members may name (MemberInput::local_source indexes this
+  // list; a reload may rename, the caller then re-resolves every route).
+  void SetLocalSources(std::vector<std::string> names);
+  // Source `index` now has `bps` (already damped by the caller): every group with a member
+  // over it is weighed again in place (same id, one group operation, no route touched).
+  void SetLocalCapacity(int16_t index, double bps);
+  const LocalLink* local_link(int16_t index) const {
+    return index >= 0 && static_cast<size_t>(index) < local_.size() ? &local_[index] : nullptr;
+  }
+  // Members whose weight comes from the local capacity now: below what they advertise, or
+  // standing in for a missing community (bagd_local_capacity_capped_members).
+  size_t local_capped_members() const;
 
   const NextHopGroup* GroupOf(const wire::Prefix& prefix) const;
   const NextHopGroup* Find(GroupId id) const;
@@ -171,6 +207,8 @@ class NextHopGroupRegistry {
   void Reweigh(NextHopGroup& g);
   void Attach(const wire::Prefix& prefix, NextHopGroup& g);
   void Detach(NextHopGroup& g);
+  // What a member's weight is computed from: its applied bandwidth capped by its local link.
+  void Effective(NextHopGroup::Member& m) const;
 
   WeightsConfig config_;
   std::optional<GroupBudget> budget_;
@@ -187,6 +225,7 @@ class NextHopGroupRegistry {
   absl::flat_hash_map<std::vector<double>, std::vector<uint32_t>> quantized_;
   WeightCounters counters_;
   std::vector<std::string> notices_;
+  std::vector<LocalLink> local_;  // by MemberInput::local_source
   bool track_fib_ = true;
 };
 

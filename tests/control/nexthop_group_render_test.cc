@@ -210,3 +210,46 @@ TEST_CASE("bagctl nexthop-group render: the APPL_DB key and confirmation", "[con
   CHECK_THAT(RenderNextHopGroup(g, sample.settings(), kNowUnixMs),
              Catch::Contains("appldb NEXTHOP_GROUP_TABLE:bagd-195887105  not asked (fib.confirm is CONFIRM_NONE)\n"));
 }
+
+TEST_CASE("bagctl nexthop-group render: where a member's applied value comes from (local capacity)",
+          "[control][render][nexthop-groups][local-capacity]") {
+  const auto sample = SampleNextHopGroups();
+  NextHopGroup g;
+  g.set_id(3);
+  g.set_family("ipv4-unicast");
+  g.set_prefixes(2);
+  struct Row {
+    const char* next_hop;
+    double advertised, applied;
+    const char* source;
+    const char* lag;
+    const char* from;
+    uint32_t weight;
+  };
+  for (const Row& row : {Row{"10.0.0.1", 400e9, 300e9, "community", "lag1", "local link lag1 300Gbps < advertised 400Gbps", 3},
+                         Row{"10.0.0.2", 400e9, 400e9, "community", "", "", 4},
+                         Row{"10.0.0.3", 0, 200e9, "local-link", "lag2", "local link lag2 200Gbps (no link bandwidth advertised)", 2}}) {
+    NextHopGroupMember* m = g.add_members();
+    m->set_next_hop(row.next_hop);
+    m->set_bandwidth_bps(row.advertised);
+    m->set_bandwidth_source(row.source);
+    m->set_applied_bandwidth_bps(row.applied);
+    m->set_weight(row.weight);
+    m->set_target_weight(row.weight);
+    m->set_share(row.applied / 900e9);
+    m->set_weight_share(row.weight / 9.0);
+    m->set_damping_state("stable");
+    m->set_local_capacity_source(row.lag);
+    m->set_applied_from(row.from);
+  }
+  CHECK(RenderNextHopGroup(g, sample.settings(), kNowUnixMs) ==
+        "group 3  ipv4-unicast  2 prefixes  max error 0.00%\n"
+        "  NEXT HOP        ADVERTISED     APPLIED SHARE % WEIGHT ERROR % STATE  PENALTY APPLIED FROM\n"
+        "  10.0.0.1        400G              300G   33.33      3    0.00 stable 0.00    local link lag1 300Gbps < advertised 400Gbps\n"
+        "  10.0.0.2        400G              400G   44.44      4    0.00 stable 0.00    advertised\n"
+        "  10.0.0.3        0 (local-link)    200G   22.22      2    0.00 stable 0.00    local link lag2 200Gbps (no link bandwidth advertised)\n");
+  SECTION("no member over a LAG: no column (the table as before)") {
+    for (auto& m : *g.mutable_members()) m.clear_local_capacity_source();
+    CHECK(RenderNextHopGroup(g, sample.settings(), kNowUnixMs).find("APPLIED FROM") == std::string::npos);
+  }
+}

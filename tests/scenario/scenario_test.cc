@@ -18,6 +18,7 @@
 #include "bgpd/daemon/pipeline.h"
 #include "bgpd/session/clock.h"
 #include "bgpd/session/log.h"
+#include "bgpd/wire/message.h"
 #include "conf/rate_text.h"
 #include "rib/weights/nexthop_group_registry.h"
 #include "tests/scenario/recording_fib.h"
@@ -85,6 +86,49 @@ class SilentNeighbor final : public daemon::Outbound {
   void SendUpdates(std::vector<wire::Bytes>) override { FAIL("a scenario neighbor was sent an UPDATE"); }
   void SendRouteRefresh(const wire::RouteRefreshMessage&) override {}
   void Advertised(size_t) override {}
+
+ private:
+  std::string name_;
+};
+
+// An established eBGP neighbor that records what it is sent (`listener`): per prefix the
+// link bandwidth of its last announcement (nullopt: none), withdrawals, and the UPDATE count.
+class ListeningNeighbor final : public daemon::Outbound {
+ public:
+  explicit ListeningNeighbor(std::string name) : name_(std::move(name)) {}
+  const std::string& name() const override { return name_; }
+  bool established() const override { return true; }
+  bool ebgp() const override { return true; }
+  bool family_negotiated(wire::Family f) const override { return f == wire::Family::kIpv4Unicast; }
+  wire::CodecContext EncodeContext() const override {
+    wire::CodecContext c;
+    c.ebgp = true;
+    return c;
+  }
+  std::optional<wire::IpAddress> LocalAddress() const override { return *wire::IpAddress::Parse("192.0.2.254"); }
+  uint32_t advertisement_interval_s() const override { return 0; }
+  void SendUpdates(std::vector<wire::Bytes> messages) override {
+    for (const wire::Bytes& m : messages) {
+      auto d = wire::DecodeMessage(m, EncodeContext());
+      if (!d.ok() || !std::holds_alternative<wire::UpdateMessage>(d.value())) FAIL("undecodable UPDATE sent");
+      const auto& u = std::get<wire::UpdateMessage>(d.value());
+      if (u.nlri.empty() && u.withdrawn.empty()) continue;  // End-of-RIB
+      ++updates;
+      for (const wire::Nlri& n : u.withdrawn) sent[n.prefix] = Sent{false, std::nullopt};
+      std::optional<double> lb;
+      if (const auto chosen = u.attrs.SelectedLinkBandwidth().chosen) lb = chosen->bits_per_second();
+      for (const wire::Nlri& n : u.nlri) sent[n.prefix] = Sent{true, lb};
+    }
+  }
+  void SendRouteRefresh(const wire::RouteRefreshMessage&) override {}
+  void Advertised(size_t) override {}
+
+  struct Sent {
+    bool announced = false;
+    std::optional<double> lb;
+  };
+  std::map<wire::Prefix, Sent> sent;
+  size_t updates = 0;
 
  private:
   std::string name_;
@@ -161,6 +205,19 @@ class Scenario {
     const bool burst = cmd == "announce" || cmd == "withdraw" || cmd == "down";
     if (!burst) Flush();
     if (cmd == "peer") return AddPeer(w);
+    if (cmd == "listener") return AddListener(w);
+    if (cmd == "local-capacity") {
+      // local-capacity SOURCE RATE: the source's members now add up to RATE (raw, as the
+      // capacity stage reports it; damped by the pipeline)
+      pipeline_->ObserveLocalCapacity(w.at(1), ParseRateOrThrow(w.at(2)));
+      return CheckFib();
+    }
+    if (cmd == "local-source") {
+      // local-source PEER SOURCE|none: a reload moves the neighbor to another LAG (or none)
+      local_source_[PeerNamed(w.at(1))] = w.at(2) == "none" ? "" : w.at(2);
+      ApplyLocalSources();
+      return CheckFib();
+    }
     if (cmd == "announce") return Announce(w);
     if (cmd == "withdraw") return Withdraw(w);
     if (cmd == "down") return pipeline_->SessionDown(PeerNamed(w.at(1)));
@@ -171,8 +228,17 @@ class Scenario {
     throw ScenarioError{absl::StrCat("unknown command '", cmd, "'")};
   }
 
-  void AddPeer(const std::vector<std::string>& w) {
-    // peer NAME ADDRESS AS
+  void ApplyLocalSources() {
+    std::vector<std::string> by_peer;
+    for (const auto& [index, source] : local_source_) {
+      if (by_peer.size() <= index) by_peer.resize(index + 1);
+      by_peer[index] = source;
+    }
+    pipeline_->SetLocalCapacitySources(by_peer);
+  }
+
+  // `peer`/`listener NAME ADDRESS AS`: an eBGP neighbor whose router id is its rank.
+  rib::PeerInfo InfoOf(const std::vector<std::string>& w) {
     rib::PeerInfo info;
     auto a = wire::IpAddress::Parse(w.at(2));
     if (!a.ok()) throw ScenarioError{absl::StrCat("bad address '", w.at(2), "'")};
@@ -181,14 +247,45 @@ class Scenario {
     info.source.router_id = static_cast<uint32_t>(peers_.size() + 1);
     info.asn = static_cast<uint32_t>(ParseNumber(w.at(3)));
     info.name = w.at(1);
+    return info;
+  }
+
+  void AddListener(const std::vector<std::string>& w) {
+    // listener NAME ADDRESS AS
+    const rib::PeerInfo info = InfoOf(w);
+    listeners_.emplace_back(w.at(1));
+    rib::LinkBandwidthExport lb;  // EXPORT_AUTO: cumulative when we are the next hop
+    const rib::PeerIndex index =
+        pipeline_->AddNeighbor(info, info.source.address, listeners_.back(), daemon::NeighborPolicies{}, lb);
+    pipeline_->SessionUp(index, info.source.router_id);
+    peers_[w.at(1)] = index;
+    listener_of_[w.at(1)] = &listeners_.back();
+  }
+
+  ListeningNeighbor& ListenerNamed(const std::string& name) {
+    auto it = listener_of_.find(name);
+    if (it == listener_of_.end()) throw ScenarioError{absl::StrCat("no listener '", name, "'")};
+    return *it->second;
+  }
+
+  void AddPeer(const std::vector<std::string>& w) {
+    // peer NAME ADDRESS AS [local SOURCE]
+    const rib::PeerInfo info = InfoOf(w);
+    const wire::IpAddress a = info.source.address;
     const uint32_t router_id = info.source.router_id;
     neighbors_.emplace_back(w.at(1));
     const rib::PeerIndex index =
-        pipeline_->AddNeighbor(info, *a, neighbors_.back(), daemon::NeighborPolicies{}, rib::LinkBandwidthExport{});
+        pipeline_->AddNeighbor(info, a, neighbors_.back(), daemon::NeighborPolicies{}, rib::LinkBandwidthExport{});
     pipeline_->SessionUp(index, router_id);
     peers_[w.at(1)] = index;
-    next_hop_[w.at(1)] = *a;
+    next_hop_[w.at(1)] = a;
     asn_[w.at(1)] = info.asn;
+    if (w.size() >= 6 && w[4] == "local") {
+      local_source_[index] = w[5];
+      ApplyLocalSources();
+    } else if (w.size() > 4) {
+      throw ScenarioError{"peer NAME ADDRESS AS [local SOURCE]"};
+    }
   }
 
   void Announce(const std::vector<std::string>& w) {
@@ -396,6 +493,44 @@ class Scenario {
         else if (kv.first == "suppressed") CHECK(c.suppressed == want);
         else throw ScenarioError{absl::StrCat("unknown counter '", kv.first, "'")};
       }
+    } else if (what == "sent") {
+      // expect sent LISTENER PREFIX lb RATE | no-lb | withdrawn | nothing
+      ListeningNeighbor& l = ListenerNamed(w.at(2));
+      const wire::Prefix p = Prefix(w.at(3));
+      auto it = l.sent.find(p);
+      const std::string& want = w.at(4);
+      if (want == "nothing") {
+        CHECK(it == l.sent.end());
+        return;
+      }
+      if (it == l.sent.end()) throw ScenarioError{absl::StrCat(w.at(2), " was sent nothing for ", p.ToString())};
+      if (want == "withdrawn") {
+        CHECK_FALSE(it->second.announced);
+      } else if (want == "no-lb") {
+        CHECK(it->second.announced);
+        CHECK_FALSE(it->second.lb.has_value());
+      } else if (want == "lb") {
+        CHECK(it->second.announced);
+        REQUIRE(it->second.lb.has_value());
+        // The community holds a float32 of bytes/s: compare at its precision.
+        CHECK(*it->second.lb == Approx(ParseRateOrThrow(w.at(5))).epsilon(1e-6));
+      } else {
+        throw ScenarioError{"expect sent LISTENER PREFIX lb RATE | no-lb | withdrawn | nothing"};
+      }
+    } else if (what == "updates") {
+      // expect updates LISTENER N: UPDATEs sent to it since the last `expect updates`
+      ListeningNeighbor& l = ListenerNamed(w.at(2));
+      CHECK(l.updates == ParseNumber(w.at(3)));
+      l.updates = 0;
+    } else if (what == "applied") {
+      // expect applied PREFIX NH RATE (local|advertised): the bandwidth its weight is
+      // computed from, and whether the local link decides it
+      const auto& m = MemberOf(Prefix(w.at(2)), w.at(3));
+      CHECK(m.effective == Approx(ParseRateOrThrow(w.at(4))));
+      if (w.size() >= 6) {
+        if (w[5] != "local" && w[5] != "advertised") throw ScenarioError{"expect applied PREFIX NH RATE local|advertised"};
+        CHECK(m.local_capped == (w[5] == "local"));
+      }
     } else if (what == "same-group") {
       // expect same-group PREFIX PREFIX
       const auto* a = registry().GroupOf(Prefix(w.at(2)));
@@ -415,6 +550,9 @@ class Scenario {
   session::ManualClock clock_;
   RecordingFib fib_;
   std::deque<SilentNeighbor> neighbors_;  // outlive the pipeline, which points at them
+  std::deque<ListeningNeighbor> listeners_;
+  std::map<std::string, ListeningNeighbor*> listener_of_;
+  std::map<rib::PeerIndex, std::string> local_source_;  // `peer ... local SOURCE`
   std::unique_ptr<daemon::Pipeline> pipeline_;
   std::optional<rib::GroupServing> serving_;
   std::map<std::string, rib::PeerIndex> peers_;

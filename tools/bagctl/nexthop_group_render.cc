@@ -1,5 +1,6 @@
 #include "tools/bagctl/nexthop_group_render.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
@@ -161,10 +162,15 @@ std::string RenderNextHopGroup(const NextHopGroup& g, const WeightSettings& sett
     out += "  (no members)\n";
     return out;
   }
-  const std::vector<TableColumn> columns = {
+  std::vector<TableColumn> columns = {
       {"NEXT HOP", false, 15}, {"ADVERTISED", false, 0}, {"APPLIED", true, 0}, {"SHARE %", true, 0},
       {"WEIGHT", true, 0},     {"ERROR %", true, 0},     {"STATE", false, 0},  {"PENALTY", false, 0},
   };
+  // With local capacity (docs/capacity.md), where each applied value comes from: the LAG
+  // or what the next hop advertises. Not shown for groups no LAG caps (the table as before).
+  const bool local = std::any_of(g.members().begin(), g.members().end(),
+                                 [](const NextHopGroupMember& m) { return !m.local_capacity_source().empty(); });
+  if (local) columns.push_back({"APPLIED FROM", false, 0});
   std::vector<std::vector<std::string>> rows;
   for (const NextHopGroupMember& m : g.members()) {
     // A member with no share of the bandwidth has no relative error to speak of.
@@ -179,6 +185,7 @@ std::string RenderNextHopGroup(const NextHopGroup& g, const WeightSettings& sett
         DampingStateColumn(m, now_unix_ms),
         PenaltyColumn(m, settings),
     });
+    if (local) rows.back().push_back(m.applied_from().empty() ? "advertised" : Printable(m.applied_from()));
   }
   out += RenderTable(columns, rows, "  ");
   return out;
