@@ -155,6 +155,19 @@ class SessionMetrics {
  private:
   prometheus::Family<prometheus::Gauge>* gr_stale_paths_ = nullptr;
   prometheus::Family<prometheus::Counter>* gr_events_ = nullptr;
+
+  // --- The FIB's own next-hop-group cap (fib_sync/reconciler.h, docs/weights.md): registered
+  // on first use.
+ public:
+  // bagd_fib_groups_refused_total: group creates the FIB sync refused for want of room.
+  prometheus::Counter& FibGroupsRefused();
+  // bagd_fib_group_limit, bagd_fib_groups, bagd_fib_groups_waiting, bagd_fib_routes_waiting:
+  // `what` is "limit", "groups", "waiting" or "waiting_routes".
+  prometheus::Gauge& FibGroupGauge(const std::string& what);
+
+ private:
+  prometheus::Family<prometheus::Counter>* fib_groups_refused_ = nullptr;
+  std::map<std::string, prometheus::Family<prometheus::Gauge>*> fib_group_gauges_;
 };
 
 // Observations counted on the event thread without a lock (an UPDATE costs about a

@@ -137,7 +137,8 @@ double GroupBudget::Traffic(const Wanted& w) const {
 }
 
 size_t GroupBudget::HardRoom() const {
-  const size_t used = before_ + created_;
+  // Keeping an adopted group creates nothing: only the kept ones count.
+  const size_t used = adopting_ ? slots_.size() : before_ + created_;
   return used >= config_.max_groups ? 0 : config_.max_groups - used;
 }
 
@@ -167,15 +168,63 @@ void GroupBudget::SetContent(Slot& s, const std::vector<FibGroupMember>& members
 }
 
 GroupId GroupBudget::NewSlot(GroupId tmpl) {
-  const GroupId id = next_slot_++;
+  // Adopting: the exact group is in the FIB already, with these members; it stays, in place.
+  const bool keep = adopting_ && adopted_.erase(tmpl) > 0;
+  const GroupId id = keep ? tmpl : next_slot_++;
   Slot& s = slots_[id];
   s.id = id;
   s.tmpl = tmpl;
+  s.announced = keep;
   const Wanted& w = wanted_.at(tmpl);
   SetContent(s, w.members, w.share, w.nh_class);
-  ++created_;
-  assert(before_ + created_ <= config_.max_groups);
+  if (keep) {
+    dirty_slots_.erase(id);
+  } else {
+    ++created_;
+    assert(before_ + created_ <= config_.max_groups);
+  }
   return id;
+}
+
+void GroupBudget::Adopt(const std::vector<FibGroup>& groups,
+                        const std::vector<std::pair<wire::Prefix, GroupId>>& routes) {
+  assert(wanted_.empty() && slots_.empty());
+  wanted_.reserve(groups.size());
+  for (const FibGroup& g : groups) {
+    Wanted& w = wanted_[g.id];
+    w.members = g.members;
+    w.share = SharesOf(g.members);
+    w.nh_class = ClassOf(g.members);
+    adopted_.insert(g.id);
+  }
+  routes_.reserve(routes.size());
+  for (const auto& [p, gid] : routes) {
+    auto it = wanted_.find(gid);
+    if (it == wanted_.end()) continue;
+    routes_[p] = Route{gid, gid};
+    ++it->second.prefixes;
+    ++it->second.installed_routes;
+  }
+}
+
+void GroupBudget::PlaceAdopted(absl::FunctionRef<double(GroupId)> bandwidth, absl::Time now) {
+  // Every wanted group is placed as on a fresh table, but a slot is one of the adopted
+  // groups kept in place; the routes of the others move onto the kept ones (all of them are
+  // looked at), and the others are deleted after the routes.
+  std::vector<GroupId> all;
+  all.reserve(wanted_.size());
+  for (auto& [id, w] : wanted_) {
+    w.bw = bandwidth(id);
+    all.push_back(id);
+    if (w.installed_routes > 0) moved_.insert(id);
+  }
+  adopting_ = true;
+  Place(std::move(all), now);
+  adopting_ = false;
+  std::vector<GroupId> retired(adopted_.begin(), adopted_.end());
+  std::sort(retired.begin(), retired.end());
+  freed_.insert(freed_.end(), retired.begin(), retired.end());
+  adopted_.clear();
 }
 
 void GroupBudget::Assign(GroupId wid, Wanted& w, GroupId slot, double error, absl::Time now) {
@@ -709,13 +758,16 @@ std::optional<absl::Time> GroupBudget::NextDue(absl::Time now) const {
 }
 
 FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(GroupId)> bandwidth, absl::Time now) {
-  before_ = slots_.size();
+  // Adopting (the limit just turned on): the FIB holds every adopted group until this
+  // update's deletes.
+  before_ = adopted_.empty() ? slots_.size() : adopted_.size();
   created_ = 0;
   moved_.clear();
   dirty_slots_.clear();
   freed_.clear();
   maybe_empty_.clear();
   slot_lost_template_.clear();
+  if (!adopted_.empty()) PlaceAdopted(bandwidth, now);
   std::vector<GroupId> unplaced;
   std::vector<GroupId> touched_slots;
   std::vector<GroupId> touched_wanted;
