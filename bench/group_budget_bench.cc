@@ -7,12 +7,14 @@
 // traffic-weighted share error, the time GroupBudget takes to decide (median of 5 fresh
 // runs), and the FIB operations one LAG member loss costs (next hop 1 loses a member for
 // every prefix), next to the same loss without a budget. Prints markdown for
-// docs/benchmarks.md. Deterministic input (fixed seed); no arguments.
+// docs/benchmarks.md. Deterministic input (fixed seed). Arguments: the budgets to run
+// (default 128 512 2048), e.g. one budget under a profiler.
 //
-//   build-bench/bench/group_budget_bench
+//   build-bench/bench/group_budget_bench [BUDGET...]
 #include <algorithm>
 #include <ctime>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <numeric>
 #include <random>
@@ -137,7 +139,10 @@ double Median(std::vector<double> v) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  std::vector<uint32_t> budgets;
+  for (int i = 1; i < argc; ++i) budgets.push_back(static_cast<uint32_t>(std::strtoul(argv[i], nullptr, 10)));
+  if (budgets.empty()) budgets = {128, 512, 2048};
   const Input in = MakeInput();
   const Table t = Build(in);
   const FibUpdate full = FullUpdate(t);
@@ -160,7 +165,7 @@ int main() {
 
   std::printf("| budget | method | installed | worst error | weighted error | decide, CPU ms (median of 5) | member loss: FIB ops "
               "| worst error after |\n|---|---|---|---|---|---|---|---|\n");
-  for (const uint32_t budget : {128u, 512u, 2048u}) {
+  for (const uint32_t budget : budgets) {
     GroupBudgetConfig c;
     c.max_groups = budget;
     std::vector<double> ms;

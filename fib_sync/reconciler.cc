@@ -217,6 +217,7 @@ std::vector<absl::Status> Reconciler::Apply(const std::vector<FibOp>& ops, Flush
 
 FlushResult Reconciler::Flush() {
   FlushResult r;
+  const std::set<rib::GroupId> refused_before = refused_;
   // 1. Next hops.
   {
     std::vector<FibOp> ops;
@@ -245,98 +246,26 @@ FlushResult Reconciler::Flush() {
       }
     }
   }
-  // 2. Groups, with the members whose next hops exist (a group missing one stays dirty).
-  {
-    std::vector<FibOp> ops;
-    std::vector<std::pair<rib::GroupId, bool>> meta;  // group, complete
-    for (auto it = dirty_groups_.begin(); it != dirty_groups_.end();) {
-      auto d = groups_.find(*it);
-      if (d == groups_.end()) {
-        it = dirty_groups_.erase(it);
-        continue;
-      }
-      Bind(*it, d->second);
-      auto members = KernelMembers(d->second, true);
-      const bool complete = members.size() == d->second.members.size();
-      auto c = confirmed_.groups.find(d->second.id);
-      std::vector<std::pair<ObjectId, uint32_t>> have;
-      if (c != confirmed_.groups.end()) {
-        have = c->second;
-        std::sort(have.begin(), have.end());
-      }
-      if (members.empty() || (c != confirmed_.groups.end() && have == members)) {
-        if (complete && !members.empty()) {
-          it = dirty_groups_.erase(it);
-        } else {
-          ++it;
-        }
-        continue;
-      }
-      ops.push_back(GroupOp{d->second.id, std::move(members), false});
-      meta.emplace_back(*it, complete);
-      ++it;
-    }
-    const auto st = Apply(ops, r);
-    for (size_t i = 0; i < st.size(); ++i) {
-      if (!st[i].ok()) continue;
-      const GroupOp& op = std::get<GroupOp>(ops[i]);
-      confirmed_.groups[op.id] = op.members;
-      if (meta[i].second) dirty_groups_.erase(meta[i].first);
-    }
+  // 2-5. Groups, routes, unused groups. Under the cap, a flush whose deletes freed slots
+  // for groups it had to refuse, or whose route moves left a group's routes all wanting a
+  // refused one, goes round again (a few times at most).
+  FlushGroups(r);
+  size_t progress = FlushRoutes(r);
+  progress += DeleteUnusedGroups(r);
+  for (int round = 0; round < 8 && !refused_.empty() && progress > 0; ++round) {
+    FlushGroups(r);
+    progress = FlushRoutes(r);
+    progress += DeleteUnusedGroups(r);
   }
-  // 3 and 4. Routes: add or repoint to a confirmed group; delete what is not wanted.
-  {
-    std::vector<FibOp> ops;
-    std::vector<wire::Prefix> clean;
-    for (const wire::Prefix& prefix : dirty_routes_) {
-      auto current = confirmed_.routes.find(prefix);
-      auto want = routes_.find(prefix);
-      if (want == routes_.end()) {
-        if (current == confirmed_.routes.end() || stale_routes_.contains(prefix)) {
-          clean.push_back(prefix);
-        } else {
-          ops.push_back(RouteOp{prefix, current->second, true});
-        }
-        continue;
-      }
-      auto g = groups_.find(want->second);
-      if (g == groups_.end() || !confirmed_.groups.contains(g->second.id)) continue;  // group not installed yet
-      if (current != confirmed_.routes.end() && current->second == g->second.id) {
-        clean.push_back(prefix);
-        continue;
-      }
-      ops.push_back(RouteOp{prefix, g->second.id, false});
-    }
-    for (const auto& p : clean) dirty_routes_.erase(p);
-    // Upserts before deletes (make-before-break within the batch).
-    std::stable_partition(ops.begin(), ops.end(), [](const FibOp& op) { return !std::get<RouteOp>(op).remove; });
-    const auto st = Apply(ops, r);
-    for (size_t i = 0; i < st.size(); ++i) {
-      if (!st[i].ok()) continue;
-      const RouteOp& op = std::get<RouteOp>(ops[i]);
-      SetConfirmedRoute(op.prefix, op.remove ? std::nullopt : std::optional<ObjectId>(op.group));
-      dirty_routes_.erase(op.prefix);
-    }
-  }
-  // 5. Groups no confirmed route uses any more.
-  {
-    std::vector<FibOp> ops;
-    for (auto it = delete_groups_.begin(); it != delete_groups_.end();) {
-      if (!confirmed_.groups.contains(*it)) {
-        allocated_.erase(*it);
-        it = delete_groups_.erase(it);
-        continue;
-      }
-      if (!route_refs_.contains(*it)) ops.push_back(GroupOp{*it, {}, true});
-      ++it;
-    }
-    const auto st = Apply(ops, r);
-    for (size_t i = 0; i < st.size(); ++i) {
-      if (!st[i].ok()) continue;
-      const ObjectId id = std::get<GroupOp>(ops[i]).id;
-      confirmed_.groups.erase(id);
-      delete_groups_.erase(id);
-      allocated_.erase(id);
+  r.groups_refused = refused_.size();
+  for (const rib::GroupId gid : refused_) {
+    if (refused_before.contains(gid)) continue;  // said already; still waiting
+    ++stats_.groups_refused;
+    if (r.errors.size() < kMaxErrorsReported) {
+      r.errors.push_back(absl::StrCat("next-hop group ", gid, " not created: the FIB holds ", confirmed_.groups.size(),
+                                      " groups and its limit is ", options_.max_groups,
+                                      " (fib.max_groups or the backend's); its routes stay on the group they have "
+                                      "(new ones wait uninstalled) and it is created as soon as a group is deleted"));
     }
   }
   // 6. Next hops no group uses any more.
@@ -365,6 +294,229 @@ FlushResult Reconciler::Flush() {
     }
   }
   return r;
+}
+
+void Reconciler::FlushGroups(FlushResult& r) {
+  // Groups, with the members whose next hops exist (a group missing one stays dirty).
+  struct Pending {
+    rib::GroupId gid;
+    GroupOp op;
+    bool complete;
+  };
+  std::vector<Pending> writes, creates;  // in place (no slot needed) / new objects
+  for (auto it = dirty_groups_.begin(); it != dirty_groups_.end();) {
+    auto d = groups_.find(*it);
+    if (d == groups_.end()) {
+      it = dirty_groups_.erase(it);
+      continue;
+    }
+    Bind(*it, d->second);
+    auto members = KernelMembers(d->second, true);
+    const bool complete = members.size() == d->second.members.size();
+    auto c = confirmed_.groups.find(d->second.id);
+    std::vector<std::pair<ObjectId, uint32_t>> have;
+    if (c != confirmed_.groups.end()) {
+      have = c->second;
+      std::sort(have.begin(), have.end());
+    }
+    if (members.empty() || (c != confirmed_.groups.end() && have == members)) {
+      if (complete && !members.empty()) {
+        it = dirty_groups_.erase(it);
+      } else {
+        ++it;
+      }
+      continue;
+    }
+    Pending p{*it, GroupOp{d->second.id, std::move(members), false}, complete};
+    (c != confirmed_.groups.end() ? writes : creates).push_back(std::move(p));
+    ++it;
+  }
+  refused_.clear();
+  if (options_.max_groups != 0) {
+    auto room = [&]() -> size_t {
+      return confirmed_.groups.size() >= options_.max_groups ? 0 : options_.max_groups - confirmed_.groups.size();
+    };
+    if (creates.size() > room()) FreeUnused(creates.size() - room(), r);
+    size_t admitted = 0;
+    std::vector<Pending> fit;
+    TakeOver index;
+    for (Pending& p : creates) {
+      if (admitted < room()) {
+        ++admitted;
+        fit.push_back(std::move(p));
+      } else if (auto id = Rebind(p.gid, groups_.at(p.gid), index)) {
+        // In place into the object its routes are on: no slot.
+        p.op.id = *id;
+        ++r.groups_rebound;
+        ++stats_.groups_rebound;
+        writes.push_back(std::move(p));
+      } else {
+        refused_.insert(p.gid);
+      }
+    }
+    creates = std::move(fit);
+  }
+  std::vector<FibOp> ops;
+  std::vector<std::pair<rib::GroupId, bool>> meta;  // group, complete
+  for (auto* list : {&writes, &creates}) {
+    for (Pending& p : *list) {
+      ops.push_back(std::move(p.op));
+      meta.emplace_back(p.gid, p.complete);
+    }
+  }
+  const auto st = Apply(ops, r);
+  for (size_t i = 0; i < st.size(); ++i) {
+    if (!st[i].ok()) continue;
+    const GroupOp& op = std::get<GroupOp>(ops[i]);
+    confirmed_.groups[op.id] = op.members;
+    if (meta[i].second) dirty_groups_.erase(meta[i].first);
+  }
+}
+
+size_t Reconciler::FreeUnused(size_t need, FlushResult& r) {
+  // Safe for traffic: no confirmed route uses them. Groups bagd deleted first, then a
+  // previous run's that nothing claimed (the sweep would delete them anyway; one claimed
+  // later costs a create instead).
+  std::vector<FibOp> ops;
+  for (const std::set<ObjectId>* from : {&delete_groups_, &stale_groups_}) {
+    for (const ObjectId id : *from) {
+      if (ops.size() == need) break;
+      if (confirmed_.groups.contains(id) && !route_refs_.contains(id)) ops.push_back(GroupOp{id, {}, true});
+    }
+  }
+  const auto st = Apply(ops, r);
+  size_t freed = 0;
+  for (size_t i = 0; i < st.size(); ++i) {
+    if (!st[i].ok()) continue;
+    const ObjectId id = std::get<GroupOp>(ops[i]).id;
+    if (stale_groups_.erase(id) > 0) ++stats_.swept;
+    ConfirmGroupDeleted(id);
+    ++freed;
+  }
+  return freed;
+}
+
+std::optional<ObjectId> Reconciler::Rebind(rib::GroupId want, DesiredGroup& g, TakeOver& index) {
+  // An object nobody wants any more (being deleted, or a previous run's), every one of
+  // whose confirmed routes wants `want`: replacing it in place moves them all at once.
+  if (!index.built) {
+    index.built = true;
+    struct On {
+      rib::GroupId want = 0;
+      size_t routes = 0;
+      bool mixed = false;
+    };
+    absl::flat_hash_map<ObjectId, On> on;
+    for (const std::set<ObjectId>* from : {&delete_groups_, &stale_groups_}) {
+      for (const ObjectId id : *from) {
+        if (confirmed_.groups.contains(id) && route_refs_.contains(id)) on.try_emplace(id);
+      }
+    }
+    if (!on.empty()) {
+      for (const auto& [prefix, id] : confirmed_.routes) {
+        auto o = on.find(id);
+        if (o == on.end()) continue;
+        auto w = routes_.find(prefix);
+        const rib::GroupId gid = w == routes_.end() ? 0 : w->second;
+        if (o->second.routes++ == 0) {
+          o->second.want = gid;
+        } else if (o->second.want != gid) {
+          o->second.mixed = true;
+        }
+      }
+    }
+    for (const auto& [id, o] : on) {
+      if (!o.mixed && o.want != 0 && o.routes == route_refs_.at(id)) {
+        auto [it, fresh] = index.object_of.try_emplace(o.want, id);
+        if (!fresh) it->second = std::min(it->second, id);  // deterministic
+      }
+    }
+  }
+  auto it = index.object_of.find(want);
+  if (it == index.object_of.end()) return std::nullopt;
+  const ObjectId id = it->second;
+  index.object_of.erase(it);
+  // `g`'s own id was never written (it is a create): give it back.
+  if (g.id != 0 && !confirmed_.groups.contains(g.id)) {
+    group_object_.erase(g.id);
+    allocated_.erase(g.id);
+  }
+  g.id = id;
+  group_object_[id] = want;
+  allocated_.insert(id);
+  delete_groups_.erase(id);
+  stale_groups_.erase(id);
+  return id;
+}
+
+void Reconciler::ConfirmGroupDeleted(ObjectId id) {
+  confirmed_.groups.erase(id);
+  delete_groups_.erase(id);
+  allocated_.erase(id);
+}
+
+size_t Reconciler::FlushRoutes(FlushResult& r) {
+  // Routes: add or repoint to a confirmed group; delete what is not wanted.
+  std::vector<FibOp> ops;
+  std::vector<wire::Prefix> clean;
+  waiting_routes_ = 0;
+  for (const wire::Prefix& prefix : dirty_routes_) {
+    auto current = confirmed_.routes.find(prefix);
+    auto want = routes_.find(prefix);
+    if (want == routes_.end()) {
+      if (current == confirmed_.routes.end() || stale_routes_.contains(prefix)) {
+        clean.push_back(prefix);
+      } else {
+        ops.push_back(RouteOp{prefix, current->second, true});
+      }
+      continue;
+    }
+    auto g = groups_.find(want->second);
+    if (g == groups_.end() || !confirmed_.groups.contains(g->second.id)) {  // group not installed yet
+      if (refused_.contains(want->second)) ++waiting_routes_;
+      continue;
+    }
+    if (current != confirmed_.routes.end() && current->second == g->second.id) {
+      clean.push_back(prefix);
+      continue;
+    }
+    ops.push_back(RouteOp{prefix, g->second.id, false});
+  }
+  for (const auto& p : clean) dirty_routes_.erase(p);
+  // Upserts before deletes (make-before-break within the batch).
+  std::stable_partition(ops.begin(), ops.end(), [](const FibOp& op) { return !std::get<RouteOp>(op).remove; });
+  const auto st = Apply(ops, r);
+  size_t done = 0;
+  for (size_t i = 0; i < st.size(); ++i) {
+    if (!st[i].ok()) continue;
+    const RouteOp& op = std::get<RouteOp>(ops[i]);
+    SetConfirmedRoute(op.prefix, op.remove ? std::nullopt : std::optional<ObjectId>(op.group));
+    dirty_routes_.erase(op.prefix);
+    ++done;
+  }
+  return done;
+}
+
+size_t Reconciler::DeleteUnusedGroups(FlushResult& r) {
+  // Groups no confirmed route uses any more.
+  std::vector<FibOp> ops;
+  for (auto it = delete_groups_.begin(); it != delete_groups_.end();) {
+    if (!confirmed_.groups.contains(*it)) {
+      allocated_.erase(*it);
+      it = delete_groups_.erase(it);
+      continue;
+    }
+    if (!route_refs_.contains(*it)) ops.push_back(GroupOp{*it, {}, true});
+    ++it;
+  }
+  const auto st = Apply(ops, r);
+  size_t freed = 0;
+  for (size_t i = 0; i < st.size(); ++i) {
+    if (!st[i].ok()) continue;
+    ConfirmGroupDeleted(std::get<GroupOp>(ops[i]).id);
+    ++freed;
+  }
+  return freed;
 }
 
 void Reconciler::Sweep() {

@@ -7,6 +7,17 @@
 // A failed operation stays dirty and is retried by the next Flush(). Only what the backend
 // confirmed is reported as installed.
 //
+// The group cap (`max_groups`, the backend's or the config's limit): a second line of
+// defence behind the weights stage's budget (rib/weights/group_budget.h). The backend never
+// holds more groups than the cap after any operation, stale ones of a previous run and ones
+// waiting for their deletion included. When a flush wants more creates than there is room,
+// it first deletes what no confirmed route uses (safe for traffic), then gives a group whose
+// routes all sit on one group being deleted that group's object, replaced in place (the
+// routes get what they want in one operation, no extra slot); a group still without room is
+// refused: not created, counted (stats().groups_refused, refused_groups()), its routes stay
+// where they are (or, new ones, uninstalled and counted in waiting_routes()), and it is
+// tried again in the same flush once the flush's deletes free a slot, and at every flush.
+//
 // Restart without churn: Start() dumps what the backend holds that bagd owns. Those objects
 // are "stale" until the new desired state claims them: a next hop by its gateway, a group by
 // its members and weights when it is first written (not when it first appears: the desired
@@ -34,12 +45,16 @@ struct ReconcilerOptions {
   // bagd allocates object ids from here up, skipping ids others use ("bagd" in hex: far
   // from the low ids FRR's zebra and iproute2 users pick).
   ObjectId id_base = 0x0BAD0000;
+  // Most groups the backend may hold at any moment; 0: no cap (SetMaxGroups changes it).
+  uint32_t max_groups = 0;
 };
 
 struct FlushResult {
   size_t applied = 0;  // operations the backend confirmed
   size_t failed = 0;   // operations that failed (still dirty)
   size_t nexthop_ops = 0, group_ops = 0, route_ops = 0;
+  size_t groups_refused = 0;  // group creates not sent: no room under max_groups (still dirty)
+  size_t groups_rebound = 0;  // groups that took over the object of a group being deleted
   std::vector<std::string> errors;  // "group 195887105 = ...: Invalid argument (weight)", at most 20
 };
 
@@ -49,6 +64,8 @@ struct ReconcilerStats {
   uint64_t resyncs = 0;
   uint64_t adopted = 0;  // objects claimed from a previous run
   uint64_t swept = 0;    // objects of a previous run deleted by Sweep()
+  uint64_t groups_refused = 0;  // times a group create was refused for want of room (max_groups)
+  uint64_t groups_rebound = 0;  // groups written into the object of a group being deleted
 };
 
 class Reconciler {
@@ -68,6 +85,15 @@ class Reconciler {
   absl::Status Resync();
   // Returns false when the event changes nothing bagd has (e.g. the notification of its own delete).
   bool OnEvent(const FibEvent& e);
+
+  // The group cap (ReconcilerOptions::max_groups); a reload may change it. 0: none.
+  void SetMaxGroups(uint32_t max_groups) { options_.max_groups = max_groups; }
+  uint32_t max_groups() const { return options_.max_groups; }
+  // Groups the backend holds now (ours, a previous run's, and ones not deleted yet).
+  size_t group_count() const { return confirmed_.groups.size(); }
+  // Groups not created at the last flush for want of room, and the routes waiting for them.
+  size_t refused_groups() const { return refused_.size(); }
+  size_t waiting_routes() const { return waiting_routes_; }
 
   bool dirty() const;
   size_t pending() const;  // operations not yet confirmed: dirty objects and deletes to do
@@ -98,6 +124,19 @@ class Reconciler {
   std::vector<std::pair<ObjectId, uint32_t>> KernelMembers(const DesiredGroup& g, bool confirmed_only) const;
   void Record(FlushResult& r, const FibOp& op, const absl::Status& st);
   std::vector<absl::Status> Apply(const std::vector<FibOp>& ops, FlushResult& r);
+  void FlushGroups(FlushResult& r);
+  size_t FlushRoutes(FlushResult& r);  // returns the route operations applied
+  size_t DeleteUnusedGroups(FlushResult& r);  // returns how many went
+  // Under the cap: frees up to `need` slots by deleting groups no confirmed route uses.
+  size_t FreeUnused(size_t need, FlushResult& r);
+  // Under the cap: `want` (rib id) takes the object of a group being deleted (or a stale one)
+  // whose confirmed routes all want it; returns that object, after rebinding.
+  struct TakeOver {  // built at the first Rebind of a flush
+    bool built = false;
+    absl::flat_hash_map<rib::GroupId, ObjectId> object_of;  // group -> object all its routes sit on
+  };
+  std::optional<ObjectId> Rebind(rib::GroupId want, DesiredGroup& g, TakeOver& index);
+  void ConfirmGroupDeleted(ObjectId id);
 
   FibBackend& backend_;
   ReconcilerOptions options_;
@@ -121,6 +160,8 @@ class Reconciler {
   std::set<ObjectId> delete_groups_, delete_nexthops_;
   bool resync_wanted_ = false;
   ObjectId next_id_ = 0;
+  std::set<rib::GroupId> refused_;  // groups refused at the last flush (no room)
+  size_t waiting_routes_ = 0;       // dirty routes whose group was refused
   ReconcilerStats stats_;
 };
 

@@ -1,5 +1,7 @@
 #include "fib_sync/recording_backend.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace bagd::fib {
@@ -10,7 +12,11 @@ std::vector<absl::Status> RecordingBackend::Apply(std::span<const FibOp> ops) {
   for (const FibOp& op : ops) {
     absl::Status st = fault_ ? fault_(op) : absl::OkStatus();
     if (st.ok()) st = ApplyOne(op);
-    if (st.ok()) log_.push_back(op);
+    if (st.ok()) {
+      log_.push_back(op);
+      peak_groups_ = std::max(peak_groups_, state_.groups.size());
+      if (after_each_) after_each_(op, state_);
+    }
     out.push_back(std::move(st));
   }
   return out;
@@ -40,6 +46,9 @@ absl::Status RecordingBackend::ApplyOne(const FibOp& op) {
       return absl::OkStatus();
     }
     if (g->members.empty()) return absl::InvalidArgumentError("a group needs members");
+    if (caps_.max_groups != 0 && !state_.groups.contains(g->id) && state_.groups.size() >= caps_.max_groups) {
+      return absl::ResourceExhaustedError(absl::StrCat("the group table is full (", caps_.max_groups, " groups)"));
+    }
     for (const auto& [id, w] : g->members) {
       if (!state_.nexthops.contains(id)) return absl::FailedPreconditionError(absl::StrCat("no next hop ", id));
       if (w < 1 || w > caps_.max_weight) return absl::InvalidArgumentError(absl::StrCat("weight ", w, " out of range"));

@@ -17,6 +17,11 @@ class RecordingBackend : public FibBackend {
   absl::StatusOr<FibState> Dump() override { return state_; }
 
   void set_capabilities(const FibCapabilities& c) { caps_ = c; }
+  // As a switch whose group table is full: a group create past `caps.max_groups` fails
+  // (RESOURCE_EXHAUSTED). The most groups held after any one operation is kept.
+  size_t peak_groups() const { return peak_groups_; }
+  // Called after every operation that succeeded (tests assert on the state at each step).
+  void set_after_each(std::function<void(const FibOp&, const FibState&)> f) { after_each_ = std::move(f); }
   // Return a status other than OK to make an operation fail.
   void set_fault(std::function<absl::Status(const FibOp&)> fault) { fault_ = std::move(fault); }
   // As the kernel on link loss: the next hop goes, and out of every group.
@@ -32,6 +37,8 @@ class RecordingBackend : public FibBackend {
   FibState state_;
   std::vector<FibOp> log_;
   std::function<absl::Status(const FibOp&)> fault_;
+  std::function<void(const FibOp&, const FibState&)> after_each_;
+  size_t peak_groups_ = 0;
 };
 
 }  // namespace bagd::fib

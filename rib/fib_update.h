@@ -39,6 +39,16 @@ struct FibUpdate {
   }
 };
 
+// What a FIB that counts its groups did with its cap (fib_sync/reconciler.h), for bagctl.
+struct FibGroupCap {
+  uint32_t limit = 0;            // the cap (0: none)
+  uint64_t groups = 0;           // groups the FIB holds now
+  uint64_t refused_total = 0;    // group creates refused for want of room, since start
+  uint64_t refused_now = 0;      // groups waiting for room now
+  uint64_t waiting_routes = 0;   // routes waiting for them (on their old group, or not installed)
+  uint64_t rebound_total = 0;    // groups written in place into the object their routes left
+};
+
 // The contract between the next-hop-group registry (through the daemon's weights stage) and
 // fib_sync/: each FibUpdate in order, applied make-before-break (above). The daemon's FIB
 // stage implements it; tests record it.
@@ -51,6 +61,11 @@ class FibSink {
   // Every neighbor's initial table is in (End-of-RIB, docs/fib.md): a sink that holds writes
   // after a restart may write and sweep now. Called once.
   virtual void InitialTablesIn() {}
+  // The most groups the FIB may hold (the group budget's effective fib.max_groups; 0: none),
+  // at start and at every reload: a FIB that counts its groups enforces it too.
+  virtual void SetGroupLimit(uint32_t /*max_groups*/) {}
+  // What that cap did; none when the sink does not count.
+  virtual std::optional<FibGroupCap> GroupCap() const { return std::nullopt; }
 };
 
 }  // namespace bagd::rib

@@ -67,6 +67,9 @@ absl::StatusOr<control::v1::ListNextHopGroupsResponse> ControlAdapter::ListNextH
   return OnIoThread(io_, [this, request]() -> absl::StatusOr<control::v1::ListNextHopGroupsResponse> {
            auto resp = daemon::ListNextHopGroups(speaker_.rib(), speaker_.groups(), request, absl::Now(),
                                                  [this](rib::GroupId g) { return speaker_.FibObjectOf(g); });
+           if (resp.ok()) {
+             if (auto cap = speaker_.FibGroupCap()) daemon::FillFibGroupCap(*cap, *resp);
+           }
            if (resp.ok() && annotate_) {
              for (auto& g : *resp->mutable_groups()) annotate_(g);
            }

@@ -73,6 +73,24 @@ void FibStage::Apply(const rib::FibUpdate& update) {
   if (!holding_) Flush();
 }
 
+void FibStage::SetGroupLimit(uint32_t max_groups) {
+  if (max_groups == reconciler_.max_groups()) return;
+  log::Info("fib: at most %d next-hop groups in the FIB%s", max_groups, max_groups == 0 ? " (no limit)" : "");
+  reconciler_.SetMaxGroups(max_groups);
+  if (reconciler_.refused_groups() > 0) Flush();
+}
+
+std::optional<rib::FibGroupCap> FibStage::GroupCap() const {
+  rib::FibGroupCap c;
+  c.limit = reconciler_.max_groups();
+  c.groups = reconciler_.group_count();
+  c.refused_total = reconciler_.stats().groups_refused;
+  c.refused_now = reconciler_.refused_groups();
+  c.waiting_routes = reconciler_.waiting_routes();
+  c.rebound_total = reconciler_.stats().groups_rebound;
+  return c;
+}
+
 void FibStage::Release() {
   if (released_) return;
   released_ = true;
@@ -114,6 +132,12 @@ void FibStage::Flush() {
     }
     if (r.failed > 0) m->FibFailures().Increment(static_cast<double>(r.failed));
     m->FibPending().Set(static_cast<double>(reconciler_.pending()));
+    const double refused = static_cast<double>(reconciler_.stats().groups_refused) - m->FibGroupsRefused().Value();
+    if (refused > 0) m->FibGroupsRefused().Increment(refused);
+    m->FibGroupGauge("limit").Set(reconciler_.max_groups());
+    m->FibGroupGauge("groups").Set(static_cast<double>(reconciler_.group_count()));
+    m->FibGroupGauge("waiting").Set(static_cast<double>(reconciler_.refused_groups()));
+    m->FibGroupGauge("waiting_routes").Set(static_cast<double>(reconciler_.waiting_routes()));
   }
   if (r.applied > 0 || r.failed > 0) {
     log::Debug("fib: %d operations applied (%d next hop, %d group, %d route), %d failed", r.applied, r.nexthop_ops,

@@ -44,6 +44,10 @@ class FibStage final : public rib::FibSink {
   void Apply(const rib::FibUpdate& update) override;
   std::optional<uint32_t> ObjectOf(rib::GroupId g) const override { return reconciler_.GroupObject(g); }
   void InitialTablesIn() override { Release(); }
+  // The reconciler's group cap (fib_sync/reconciler.h): the effective fib.max_groups. A
+  // higher one lets refused groups in at once.
+  void SetGroupLimit(uint32_t max_groups) override;
+  std::optional<rib::FibGroupCap> GroupCap() const override;
   // After a restart (the backend holds objects of a previous run), nothing is sent until
   // Release() — every neighbor's initial table is in — or `startup_hold` has passed, so the
   // new run claims the old objects whole instead of rebuilding them peer by peer. Release

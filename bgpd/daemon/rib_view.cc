@@ -286,6 +286,17 @@ void FillBudget(const rib::GroupBudget& b, control::v1::NextHopGroupBudget& out)
 
 }  // namespace
 
+void FillFibGroupCap(const rib::FibGroupCap& cap, control::v1::ListNextHopGroupsResponse& out) {
+  if (cap.limit == 0 && cap.refused_total == 0) return;
+  control::v1::NextHopGroupBudget& b = *out.mutable_budget();
+  b.set_fib_limit(cap.limit);
+  b.set_fib_groups(cap.groups);
+  b.set_fib_refused(cap.refused_total);
+  b.set_fib_waiting_groups(cap.refused_now);
+  b.set_fib_waiting_routes(cap.waiting_routes);
+  b.set_fib_rebound(cap.rebound_total);
+}
+
 absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
     const rib::Rib& rib, const rib::NextHopGroupRegistry& groups, const control::v1::ListNextHopGroupsRequest& request,
     absl::Time now, const std::function<std::optional<uint32_t>(rib::GroupId)>& fib_object) {

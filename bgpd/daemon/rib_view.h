@@ -36,6 +36,9 @@ std::optional<wire::Prefix> FindRoute(const rib::Rib& rib, const std::string& qu
 absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
     const rib::Rib& rib, const rib::NextHopGroupRegistry& groups, const control::v1::ListNextHopGroupsRequest& request,
     absl::Time now, const std::function<std::optional<uint32_t>(rib::GroupId)>& fib_object = nullptr);
+// The FIB sync's group cap into the budget totals (bagctl show nexthop-groups); nothing when
+// the FIB has no cap.
+void FillFibGroupCap(const rib::FibGroupCap& cap, control::v1::ListNextHopGroupsResponse& out);
 control::v1::RibSummary RibSummary(const rib::Rib& rib, const rib::AttributeStore& store);
 
 }  // namespace bagd::daemon

@@ -679,7 +679,7 @@ absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::
   for (const std::string& f : ChangedFields(config_.fib(), config.fib())) {
     if (f == "max_weight" || f == "group_budget" || f == "max_groups" || f == "group_reserve" ||
         f == "group_merge" || f == "group_merge_weight") {
-      continue;  // applied below (max_groups to or from 0: at a restart, the registry says so)
+      continue;  // applied below, in place (max_groups to or from 0 too: the registry adopts or releases)
     }
     restart.push_back(f == "restart_hold_time" || f == "restart_neighbor_wait" || f == "retain_on_exit"
                           ? absl::StrCat("fib.", f, " (used at start and exit)")

@@ -117,6 +117,10 @@ class Speaker : public RouteSink, public NeighborRibs {
   std::optional<uint32_t> FibObjectOf(rib::GroupId g) const {
     return options_.fib != nullptr ? options_.fib->ObjectOf(g) : std::nullopt;
   }
+  // What the FIB stage's own group cap did (bagctl), when there is one.
+  std::optional<rib::FibGroupCap> FibGroupCap() const {
+    return options_.fib != nullptr ? options_.fib->GroupCap() : std::nullopt;
+  }
   // The explain views (bagctl show routes --neighbor, policy test).
   const policy::PolicySet* policies() const override { return policies_.get(); }
   std::optional<rib::PeerIndex> RibIndexOf(const std::string& canonical_address) const override;

@@ -23,6 +23,7 @@ WeightsStage::WeightsStage(const rib::Rib& rib, const rib::WeightsConfig& config
       batch_timer_(clock.NewTimer()),
       hold_timer_(clock.NewTimer()) {
   groups_.set_fib_tracking(fib_ != nullptr);
+  if (fib_ != nullptr) fib_->SetGroupLimit(groups_.config().budget.max_groups);  // the FIB's own cap
 }
 
 void WeightsStage::OnRouteChanges(std::span<const rib::RouteChange> changes) {
@@ -84,6 +85,9 @@ void WeightsStage::Run() {
 void WeightsStage::Reconfigure(const rib::WeightsConfig& config, bool reweigh) {
   RunNow();
   groups_.Reconfigure(config, Now());
+  // The FIB's own cap before the update the new limit causes: a lower one only deletes, a
+  // higher one lets the creates through.
+  if (fib_ != nullptr) fib_->SetGroupLimit(groups_.config().budget.max_groups);
   if (reweigh) ReweighAll();
   FlushFib();
 }

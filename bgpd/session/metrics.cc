@@ -326,4 +326,31 @@ prometheus::Counter& SessionMetrics::GracefulRestartEvents(const std::string& n,
   return gr_events_->Add({{"neighbor", n}, {"event", event}});
 }
 
+prometheus::Counter& SessionMetrics::FibGroupsRefused() {
+  if (fib_groups_refused_ == nullptr) {
+    fib_groups_refused_ = &prometheus::BuildCounter()
+                               .Name("bagd_fib_groups_refused_total")
+                               .Help("Next-hop group creates the FIB sync refused: the FIB held its limit of groups "
+                                     "(fib.max_groups or the backend's); created once a group is deleted")
+                               .Register(*registry_);
+  }
+  return fib_groups_refused_->Add({});
+}
+
+prometheus::Gauge& SessionMetrics::FibGroupGauge(const std::string& what) {
+  static const std::map<std::string, std::pair<std::string, std::string>> kSeries{
+      {"limit", {"bagd_fib_group_limit", "Most next-hop groups the FIB sync lets the FIB hold (0: no limit)"}},
+      {"groups", {"bagd_fib_groups", "Next-hop groups the FIB holds (bagd's, a previous run's, ones being deleted)"}},
+      {"waiting", {"bagd_fib_groups_waiting", "Next-hop groups not created for want of room under the limit"}},
+      {"waiting_routes",
+       {"bagd_fib_routes_waiting", "Routes whose next-hop group waits for room (on their old group, or not installed)"}},
+  };
+  auto& f = fib_group_gauges_[what];
+  if (f == nullptr) {
+    const auto& [name, help] = kSeries.at(what);
+    f = &prometheus::BuildGauge().Name(name).Help(help).Register(*registry_);
+  }
+  return f->Add({});
+}
+
 }  // namespace bagd::session

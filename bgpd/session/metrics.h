@@ -45,6 +45,11 @@
 //                                                      gauges: share error of merged groups, the
 //                                                      largest and the traffic-weighted mean
 //   bagd_nexthop_groups_route_moves_total              counter: installed routes repointed by merges
+//   bagd_fib_group_limit, bagd_fib_groups               gauges: the FIB sync's own cap on the groups
+//                                                      (0: none) and the groups the FIB holds
+//   bagd_fib_groups_waiting, bagd_fib_routes_waiting    gauges: groups not created for want of room
+//                                                      under it, and the routes waiting for them
+//   bagd_fib_groups_refused_total                      counter: group creates refused for want of room
 //   bagd_neighbor_prefix_limit{neighbor,family}        gauge: the configured maximum prefixes
 //   bagd_neighbor_prefix_limit_state{neighbor,family}  gauge: 0 below the warning threshold,
 //                                                      1 at or above it, 2 above the limit
@@ -163,6 +168,19 @@ class SessionMetrics {
  private:
   prometheus::Family<prometheus::Gauge>* gr_stale_paths_ = nullptr;
   prometheus::Family<prometheus::Counter>* gr_events_ = nullptr;
+
+  // --- The FIB's own next-hop-group cap (fib_sync/reconciler.h, docs/weights.md): registered
+  // on first use.
+ public:
+  // bagd_fib_groups_refused_total: group creates the FIB sync refused for want of room.
+  prometheus::Counter& FibGroupsRefused();
+  // bagd_fib_group_limit, bagd_fib_groups, bagd_fib_groups_waiting, bagd_fib_routes_waiting:
+  // `what` is "limit", "groups", "waiting" or "waiting_routes".
+  prometheus::Gauge& FibGroupGauge(const std::string& what);
+
+ private:
+  prometheus::Family<prometheus::Counter>* fib_groups_refused_ = nullptr;
+  std::map<std::string, prometheus::Family<prometheus::Gauge>*> fib_group_gauges_;
 };
 
 // Observations counted on the event thread without a lock (an UPDATE costs about a

@@ -39,6 +39,132 @@ double AlignedError(const std::vector<double>& want, const std::vector<double>& 
   return e;
 }
 
+// Centers (n shares each, at `shares + c * n`) in a k-d tree whose nodes keep the bounding
+// box of their centers: the nearest center of a point under the share error
+// max_k |c_k - w_k| / w_k, by branch and bound. A box whose nearest corner is already as
+// far off as the best center found is not entered, on any of the n next hops (a window on
+// one next hop's share alone still held ~40 % of the centers).
+class CenterTree {
+ public:
+  CenterTree(const double* shares, size_t n, uint32_t first, uint32_t end) : shares_(shares), n_(n) {
+    ids_.resize(end - first);
+    std::iota(ids_.begin(), ids_.end(), first);
+    nodes_.reserve(2 * ids_.size() / kLeaf + 2);
+    if (!ids_.empty()) Build(0, static_cast<uint32_t>(ids_.size()));
+  }
+
+  // Improves `err` and `best` (a center index) with the centers at or past `skip_below`
+  // (those before it were compared already). Ties keep the earlier center.
+  void Nearest(const double* want, const double* inv, uint32_t skip_below, double& err, uint32_t& best) const {
+    if (!nodes_.empty()) Search(0, want, inv, skip_below, err, best);
+  }
+
+ private:
+  static constexpr uint32_t kLeaf = 1;
+  struct Node {
+    uint32_t begin, end;  // into ids_
+    int32_t left = -1, right = -1;
+  };
+
+  int32_t Build(uint32_t begin, uint32_t end) {
+    const auto at = static_cast<int32_t>(nodes_.size());
+    nodes_.push_back(Node{begin, end});
+    const size_t box = box_.size();
+    box_.resize(box + 2 * n_);
+    double* lo = box_.data() + box;
+    double* hi = lo + n_;
+    for (size_t k = 0; k < n_; ++k) {
+      lo[k] = kInf;
+      hi[k] = -kInf;
+    }
+    for (uint32_t x = begin; x < end; ++x) {
+      const double* c = shares_ + size_t{ids_[x]} * n_;
+      for (size_t k = 0; k < n_; ++k) {
+        lo[k] = std::min(lo[k], c[k]);
+        hi[k] = std::max(hi[k], c[k]);
+      }
+    }
+    if (end - begin <= kLeaf) return at;
+    // Split where the shares differ most relatively (the error is relative: a small share
+    // spread thin matters as much as a large one spread wide).
+    size_t dim = 0;
+    for (size_t k = 1; k < n_; ++k) {
+      if (hi[k] * lo[dim] > hi[dim] * lo[k]) dim = k;
+    }
+    if (hi[dim] == lo[dim]) return at;  // all alike: a leaf
+    const uint32_t mid = begin + (end - begin) / 2;
+    std::nth_element(ids_.begin() + begin, ids_.begin() + mid, ids_.begin() + end, [&](uint32_t a, uint32_t b) {
+      const double x = shares_[size_t{a} * n_ + dim], y = shares_[size_t{b} * n_ + dim];
+      return x != y ? x < y : a < b;
+    });
+    const int32_t left = Build(begin, mid);
+    const int32_t right = Build(mid, end);
+    nodes_[at].left = left;
+    nodes_[at].right = right;
+    return at;
+  }
+
+  // Branch-free loops over the next hops (a handful): cheaper than stopping early.
+  double Error(const double* got, const double* want, const double* inv) const {
+    double e = 0;
+    for (size_t k = 0; k < n_; ++k) {
+      const double d = (got[k] - want[k]) * inv[k];
+      const double a = d < 0 ? -d : d;
+      e = a > e ? a : e;
+    }
+    return e;
+  }
+  // The least error any center in node `x`'s box can have.
+  double Bound(int32_t x, const double* want, const double* inv) const {
+    const double* lo = box_.data() + size_t(x) * 2 * n_;
+    const double* hi = lo + n_;
+    // Two running maxima: the next hops' terms do not wait on each other.
+    double b0 = 0, b1 = 0;
+    size_t k = 0;
+    for (; k + 1 < n_; k += 2) {
+      const double below0 = (lo[k] - want[k]) * inv[k], above0 = (want[k] - hi[k]) * inv[k];
+      const double below1 = (lo[k + 1] - want[k + 1]) * inv[k + 1], above1 = (want[k + 1] - hi[k + 1]) * inv[k + 1];
+      const double d0 = below0 > above0 ? below0 : above0, d1 = below1 > above1 ? below1 : above1;
+      b0 = d0 > b0 ? d0 : b0;
+      b1 = d1 > b1 ? d1 : b1;
+    }
+    if (k < n_) {
+      const double below = (lo[k] - want[k]) * inv[k], above = (want[k] - hi[k]) * inv[k];
+      const double d = below > above ? below : above;
+      b0 = d > b0 ? d : b0;
+    }
+    return b0 > b1 ? b0 : b1;
+  }
+
+  void Search(int32_t x, const double* want, const double* inv, uint32_t skip_below, double& err,
+              uint32_t& best) const {
+    const Node& node = nodes_[x];
+    if (node.left < 0) {
+      for (uint32_t y = node.begin; y < node.end; ++y) {
+        const uint32_t c = ids_[y];
+        if (c < skip_below) continue;
+        const double e = Error(shares_ + size_t{c} * n_, want, inv);
+        if (e < err || (e == err && c < best)) {
+          err = e;
+          best = c;
+        }
+      }
+      return;
+    }
+    const double bl = Bound(node.left, want, inv), br = Bound(node.right, want, inv);
+    const bool left_first = bl <= br;
+    const int32_t first = left_first ? node.left : node.right, second = left_first ? node.right : node.left;
+    if ((left_first ? bl : br) <= err) Search(first, want, inv, skip_below, err, best);
+    if ((left_first ? br : bl) <= err) Search(second, want, inv, skip_below, err, best);
+  }
+
+  const double* shares_;
+  size_t n_;
+  std::vector<uint32_t> ids_;
+  std::vector<Node> nodes_;
+  std::vector<double> box_;  // per node: lo[n], hi[n]
+};
+
 }  // namespace
 
 double ShareError(const std::vector<FibGroupMember>& own, const std::vector<FibGroupMember>& served) {
@@ -137,7 +263,8 @@ double GroupBudget::Traffic(const Wanted& w) const {
 }
 
 size_t GroupBudget::HardRoom() const {
-  const size_t used = before_ + created_;
+  // Keeping an adopted group creates nothing: only the kept ones count.
+  const size_t used = adopting_ ? slots_.size() : before_ + created_;
   return used >= config_.max_groups ? 0 : config_.max_groups - used;
 }
 
@@ -167,15 +294,63 @@ void GroupBudget::SetContent(Slot& s, const std::vector<FibGroupMember>& members
 }
 
 GroupId GroupBudget::NewSlot(GroupId tmpl) {
-  const GroupId id = next_slot_++;
+  // Adopting: the exact group is in the FIB already, with these members; it stays, in place.
+  const bool keep = adopting_ && adopted_.erase(tmpl) > 0;
+  const GroupId id = keep ? tmpl : next_slot_++;
   Slot& s = slots_[id];
   s.id = id;
   s.tmpl = tmpl;
+  s.announced = keep;
   const Wanted& w = wanted_.at(tmpl);
   SetContent(s, w.members, w.share, w.nh_class);
-  ++created_;
-  assert(before_ + created_ <= config_.max_groups);
+  if (keep) {
+    dirty_slots_.erase(id);
+  } else {
+    ++created_;
+    assert(before_ + created_ <= config_.max_groups);
+  }
   return id;
+}
+
+void GroupBudget::Adopt(const std::vector<FibGroup>& groups,
+                        const std::vector<std::pair<wire::Prefix, GroupId>>& routes) {
+  assert(wanted_.empty() && slots_.empty());
+  wanted_.reserve(groups.size());
+  for (const FibGroup& g : groups) {
+    Wanted& w = wanted_[g.id];
+    w.members = g.members;
+    w.share = SharesOf(g.members);
+    w.nh_class = ClassOf(g.members);
+    adopted_.insert(g.id);
+  }
+  routes_.reserve(routes.size());
+  for (const auto& [p, gid] : routes) {
+    auto it = wanted_.find(gid);
+    if (it == wanted_.end()) continue;
+    routes_[p] = Route{gid, gid};
+    ++it->second.prefixes;
+    ++it->second.installed_routes;
+  }
+}
+
+void GroupBudget::PlaceAdopted(absl::FunctionRef<double(GroupId)> bandwidth, absl::Time now) {
+  // Every wanted group is placed as on a fresh table, but a slot is one of the adopted
+  // groups kept in place; the routes of the others move onto the kept ones (all of them are
+  // looked at), and the others are deleted after the routes.
+  std::vector<GroupId> all;
+  all.reserve(wanted_.size());
+  for (auto& [id, w] : wanted_) {
+    w.bw = bandwidth(id);
+    all.push_back(id);
+    if (w.installed_routes > 0) moved_.insert(id);
+  }
+  adopting_ = true;
+  Place(std::move(all), now);
+  adopting_ = false;
+  std::vector<GroupId> retired(adopted_.begin(), adopted_.end());
+  std::sort(retired.begin(), retired.end());
+  freed_.insert(freed_.end(), retired.begin(), retired.end());
+  adopted_.clear();
 }
 
 void GroupBudget::Assign(GroupId wid, Wanted& w, GroupId slot, double error, absl::Time now) {
@@ -252,29 +427,49 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
   std::sort(unplaced.begin(), unplaced.end());
   unplaced.erase(std::unique(unplaced.begin(), unplaced.end()), unplaced.end());
   // Wanted groups with the same weights are one point.
+  // (wanted_ does not change shape in Place: its entries stay where they are.)
   struct Raw {
     uint32_t cls;
     GroupId first;  // the wanted group whose shares stand for the point
+    Wanted* first_w;
     double traffic;
-    absl::InlinedVector<GroupId, 1> groups;  // usually one: no allocation
+    absl::InlinedVector<std::pair<GroupId, Wanted*>, 1> groups;  // usually one: no allocation
   };
   std::vector<Raw> raw;
   raw.reserve(unplaced.size());
   {
-    absl::flat_hash_map<std::string, size_t> by_key;
+    // Keyed by the wanted group itself, hashed and compared by its class and weights (no
+    // key string per group: wanted_ does not change shape in this loop).
+    struct SameWeights {
+      using is_transparent = void;
+      size_t operator()(const Wanted* w) const {
+        size_t h = absl::HashOf(w->nh_class);
+        for (const auto& m : w->members) h = absl::HashOf(h, m.weight);
+        return h;
+      }
+      bool operator()(const Wanted* a, const Wanted* b) const {
+        if (a->nh_class != b->nh_class || a->members.size() != b->members.size()) return false;
+        for (size_t k = 0; k < a->members.size(); ++k) {
+          if (a->members[k].weight != b->members[k].weight) return false;
+        }
+        return true;
+      }
+    };
+    absl::flat_hash_map<const Wanted*, size_t, SameWeights, SameWeights> by_key;
     by_key.reserve(unplaced.size());
     for (const GroupId wid : unplaced) {
       auto it = wanted_.find(wid);
       if (it == wanted_.end() || it->second.prefixes == 0 || it->second.slot != 0) continue;
       Wanted& w = it->second;
-      std::string key = ContentKey(w.nh_class, w.members);
-      if (auto s = by_content_.find(key); s != by_content_.end()) {
-        Assign(wid, w, s->second, 0, now);  // the very weights are installed already
-        continue;
+      if (!by_content_.empty()) {
+        if (auto s = by_content_.find(ContentKey(w.nh_class, w.members)); s != by_content_.end()) {
+          Assign(wid, w, s->second, 0, now);  // the very weights are installed already
+          continue;
+        }
       }
-      auto [p, fresh] = by_key.try_emplace(std::move(key), raw.size());
-      if (fresh) raw.push_back(Raw{w.nh_class, wid, 0, {}});
-      raw[p->second].groups.push_back(wid);
+      auto [p, fresh] = by_key.try_emplace(&w, raw.size());
+      if (fresh) raw.push_back(Raw{w.nh_class, wid, &w, 0, {}});
+      raw[p->second].groups.emplace_back(wid, &w);
       raw[p->second].traffic += Traffic(w);
     }
   }
@@ -289,13 +484,12 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
     uint32_t cls;
     size_t begin, end;
     size_t n;    // next hops
-    size_t dim;  // the next hop whose shares spread most (the final search's window)
     std::vector<GroupId> centers;       // slots of this class, in the order they came
     std::vector<double> center_shares;  // n per center
   };
   const size_t count = raw.size();
   std::vector<const std::vector<double>*> share_of(count);
-  for (size_t x = 0; x < count; ++x) share_of[x] = &wanted_.at(raw[x].first).share;
+  for (size_t x = 0; x < count; ++x) share_of[x] = &raw[x].first_w->share;
   std::vector<size_t> order(count);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return raw[x].cls < raw[y].cls; });
@@ -308,19 +502,6 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
     r.begin = i;
     r.end = j;
     r.n = classes_[r.cls].next_hops.size();
-    r.dim = 0;
-    double spread = -1;
-    for (size_t k = 0; k < r.n; ++k) {
-      double lo = kInf, hi = 0;
-      for (size_t x = i; x < j; ++x) {
-        lo = std::min(lo, (*share_of[order[x]])[k]);
-        hi = std::max(hi, (*share_of[order[x]])[k]);
-      }
-      if (hi / lo > spread) {
-        spread = hi / lo;
-        r.dim = k;
-      }
-    }
     for (const GroupId sid : classes_[r.cls].slots) {
       r.centers.push_back(sid);
       const Slot& sl = slots_.at(sid);
@@ -376,7 +557,7 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
   };
   std::vector<std::vector<Entry>> heaps(ranges.size());
   // A big batch (a restart, a reload) first picks slots among a sample of its points, then
-  // brings every point up to date at once (catch_up, cheap: a windowed search), and picks
+  // brings every point up to date at once (catch_up: a nearest-center search in a k-d tree), and picks
   // the last quarter of the slots among all points, so no outlier the sample missed is left
   // far off. `stride` 1: every point from the start.
   constexpr size_t kSample = 4096;
@@ -415,7 +596,7 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
       if (s.nh_class == r.cls || !Compatible(r.cls, s.nh_class, false)) continue;
       for (size_t i = r.begin; i < r.end; ++i) {
         if (err[i] == 0) continue;
-        if (auto e = ErrorOf(wanted_.at(raw[order[i]].first), s, err[i]); e && *e < err[i]) {
+        if (auto e = ErrorOf(*raw[order[i]].first_w, s, err[i]); e && *e < err[i]) {
           err[i] = *e;
           best[i] = s.id;
         }
@@ -463,9 +644,8 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
   }
   // 2. Farthest first: the worst-served point gets the next slot, while the steady state
   //    has room (the reserve stays free).
-  // Every point against the centers it has not seen: the centers sorted by the share of the
-  // widest-spread next hop, searched outward from the point's own share, stopping where that
-  // next hop alone is off by more than the best error found.
+  // Every point against the centers it has not seen: the nearest of them found in a k-d tree
+  // over those centers (CenterTree: a box no closer than the best error found is skipped).
   // `from`: per range, the first center some point has not seen (the older ones every point has).
   std::vector<size_t> from(ranges.size(), 0);
   auto catch_up = [&] {
@@ -473,30 +653,16 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
       Range& r = ranges[ri];
       const size_t nc = r.centers.size();
       if (nc <= from[ri]) continue;
-      std::vector<std::pair<double, uint32_t>> by_dim;  // (share of dim, center)
-      by_dim.reserve(nc - from[ri]);
-      for (size_t c = from[ri]; c < nc; ++c) by_dim.emplace_back(r.center_shares[c * r.n + r.dim], static_cast<uint32_t>(c));
-      std::sort(by_dim.begin(), by_dim.end());
+      const CenterTree tree(r.center_shares.data(), r.n, static_cast<uint32_t>(from[ri]), static_cast<uint32_t>(nc));
       from[ri] = nc;
       for (size_t i = r.begin; i < r.end; ++i) {
         if (seen[i] == nc || err[i] == 0) continue;
-        const double w = shares[off[i] + r.dim];
-        const double iw = inv[off[i] + r.dim];
-        const auto mid = std::lower_bound(by_dim.begin(), by_dim.end(), std::make_pair(w, uint32_t{0}));
-        const uint32_t first_unseen = seen[i];
-        auto consider = [&](uint32_t c) {
-          if (c < first_unseen) return;
-          const double e = error_to(r, i, c, err[i]);
-          if (e < err[i]) {
-            err[i] = e;
-            best[i] = r.centers[c];
-          }
-        };
-        for (auto it = mid; it != by_dim.end() && std::abs(it->first - w) * iw < err[i]; ++it) consider(it->second);
-        for (auto it = mid; it != by_dim.begin();) {
-          --it;
-          if (std::abs(it->first - w) * iw >= err[i]) break;
-          consider(it->second);
+        uint32_t c = UINT32_MAX;
+        double e = err[i];
+        tree.Nearest(shares.data() + off[i], inv.data() + off[i], seen[i], e, c);
+        if (c != UINT32_MAX && e < err[i]) {
+          err[i] = e;
+          best[i] = r.centers[c];
         }
         seen[i] = static_cast<uint32_t>(nc);
       }
@@ -528,7 +694,7 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
     const Raw& p = raw[order[i]];
     bool fallback = false;
     if (best[i] == 0) {
-      const Wanted& w0 = wanted_.at(p.first);
+      const Wanted& w0 = *p.first_w;
       double e = kInf;
       for (const auto& [sid, s] : slots_) {
         if (auto x = ErrorOf(w0, s, kInf, /*any_subset=*/true); x && (*x < e || (*x == e && sid < best[i]))) {
@@ -539,8 +705,8 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
       err[i] = e;
       fallback = best[i] != 0;
     }
-    for (const GroupId wid : p.groups) {
-      Wanted& w = wanted_.at(wid);
+    for (const auto& [wid, wp] : p.groups) {
+      Wanted& w = *wp;
       if (best[i] == 0) {
         if (!unrouted_.insert(wid).second) continue;
         notices_.push_back(absl::StrCat("next-hop group budget: ", w.prefixes,
@@ -709,13 +875,16 @@ std::optional<absl::Time> GroupBudget::NextDue(absl::Time now) const {
 }
 
 FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(GroupId)> bandwidth, absl::Time now) {
-  before_ = slots_.size();
+  // Adopting (the limit just turned on): the FIB holds every adopted group until this
+  // update's deletes.
+  before_ = adopted_.empty() ? slots_.size() : adopted_.size();
   created_ = 0;
   moved_.clear();
   dirty_slots_.clear();
   freed_.clear();
   maybe_empty_.clear();
   slot_lost_template_.clear();
+  if (!adopted_.empty()) PlaceAdopted(bandwidth, now);
   std::vector<GroupId> unplaced;
   std::vector<GroupId> touched_slots;
   std::vector<GroupId> touched_wanted;

@@ -111,6 +111,17 @@ class GroupBudget {
   std::optional<absl::Time> NextDue(absl::Time now) const;
   // New knobs; a lower limit merges down at the next Apply (deletes only: no peak).
   void Reconfigure(const GroupBudgetConfig& config) { config_ = config; }
+  // The limit turned on while the FIB holds every exact group (a reload; before the first
+  // Apply): `groups` as the FIB has them (ids are wanted-group ids) and the routes on them.
+  // The next Apply keeps the best of them as slots, under their own ids and in place (no
+  // group is created for it), moves the routes of the others onto those and deletes them:
+  // the FIB never holds more groups than it did.
+  void Adopt(const std::vector<FibGroup>& groups, const std::vector<std::pair<wire::Prefix, GroupId>>& routes);
+  // The slot a route is installed on (0: none): for turning the limit off.
+  GroupId InstalledSlot(const wire::Prefix& p) const {
+    auto it = routes_.find(p);
+    return it == routes_.end() ? 0 : it->second.installed;
+  }
   const GroupBudgetConfig& config() const { return config_; }
 
   std::optional<GroupServing> Serving(GroupId wanted) const;
@@ -178,7 +189,8 @@ class GroupBudget {
   void Shrink(absl::Time now);
   void Revisit(absl::Time now);
   size_t VoluntaryRoom() const;  // new slots the steady state may take now
-  size_t HardRoom() const;       // new slots this update may create at all
+  size_t HardRoom() const;       // new slots this update may create at all (or revive, adopting)
+  void PlaceAdopted(absl::FunctionRef<double(GroupId)> bandwidth, absl::Time now);
 
   GroupBudgetConfig config_;
   GroupId next_slot_ = kFirstSlotId;
@@ -199,6 +211,8 @@ class GroupBudget {
   absl::flat_hash_set<GroupId> slot_lost_template_;
   absl::flat_hash_set<GroupId> dirty_slots_;  // content to (re)write
   std::vector<GroupId> freed_;                // slots to delete (after the routes)
+  absl::flat_hash_set<GroupId> adopted_;      // exact groups in the FIB, not yet kept or retired (Adopt)
+  bool adopting_ = false;                     // Place keeps adopted groups instead of creating
   std::vector<std::string> notices_;
   uint64_t moves_ = 0, promotions_ = 0;
   size_t peak_ = 0;

@@ -1,6 +1,7 @@
 #include "rib/weights/nexthop_group_registry.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -495,12 +496,44 @@ void NextHopGroupRegistry::Reconfigure(const WeightsConfig& config, absl::Time n
   now_ = std::max(now_, now);
   const WeightsConfig old = config_;
   config_ = config;
-  if ((old.budget.max_groups == 0) != (config.budget.max_groups == 0)) {
-    // The FIB holds groups under the ids of one mode or the other: switching needs a restart.
-    notices_.push_back(config.budget.max_groups == 0
-                           ? "fib.max_groups 0 (no limit) takes effect at the next restart; the limit stays"
-                           : "fib.max_groups takes effect at the next restart (the FIB has no limit now)");
-    config_.budget = old.budget;
+  if (old.budget.max_groups == 0 && config.budget.max_groups != 0) {
+    // The limit turns on: the FIB holds every exact group (the weights stage hands each
+    // update on before a reload). The budget adopts them as they are; its next update keeps
+    // the best as slots in place and merges the rest into them (deletes and route moves only).
+    budget_.emplace(config_.budget);
+    if (track_fib_) {
+      // What the FIB has is what the last FibUpdate said: nothing may be pending.
+      assert(dirty_groups_.empty() && dirty_routes_.empty() && deleted_groups_.empty());
+      std::vector<FibGroup> groups;
+      for (const auto& [id, g] : groups_) {
+        if (g.announced) groups.push_back(FibGroup{id, g.installed});
+      }
+      std::vector<std::pair<wire::Prefix, GroupId>> routes;
+      route_group_.ForEach([&](const wire::Prefix& p, GroupId id) { routes.emplace_back(p, id); });
+      budget_->Adopt(groups, routes);
+    }
+    notices_.push_back(absl::StrCat("next-hop group budget on: at most ", config_.budget.max_groups,
+                                    " groups in the FIB; the exact groups are merged into it in place"));
+  } else if (old.budget.max_groups != 0 && config.budget.max_groups == 0) {
+    // The limit turns off: every route gets its own exact group again, made before the
+    // slots are deleted; a route already on a slot with its own id and weights stays.
+    if (budget_ && track_fib_) {
+      absl::flat_hash_map<GroupId, std::vector<FibGroupMember>> slots;
+      for (FibGroup& s : budget_->Slots()) slots.emplace(s.id, std::move(s.members));
+      for (const auto& [id, g] : groups_) {
+        auto s = slots.find(id);
+        if (s == slots.end() || s->second != g.installed) dirty_groups_.insert(id);
+      }
+      route_group_.ForEach([&](const wire::Prefix& p, GroupId id) {
+        if (budget_->InstalledSlot(p) != id && !dirty_routes_.contains(p)) dirty_routes_[p] = id;
+      });
+      for (const auto& [id, members] : slots) {
+        if (!groups_.contains(id)) deleted_groups_.push_back(id);
+      }
+      std::sort(deleted_groups_.begin(), deleted_groups_.end());
+    }
+    budget_.reset();
+    notices_.push_back("next-hop group budget off: every route gets its own group again");
   } else if (budget_) {
     budget_->Reconfigure(config_.budget);
   }

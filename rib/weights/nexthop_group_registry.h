@@ -89,7 +89,7 @@ struct WeightsConfig {
   QuantizeLimits limits;                                   // what the FIB can hold
   DampingConfig damping;
   // How many groups the FIB holds (0: no limit) and how groups that do not fit are merged
-  // (rib/weights/group_budget.h). Turning the limit on or off takes effect at a restart.
+  // (rib/weights/group_budget.h). Reloadable, also on and off (Reconfigure).
   GroupBudgetConfig budget;
 };
 
@@ -158,6 +158,10 @@ class NextHopGroupRegistry {
   // What to install since the last call, make-before-break ordered.
   FibUpdate TakeFibUpdate();
   // A config reload: damping timers, policies and limits change; groups and their routes stay.
+  // The group budget turns on (max_groups from 0) or off in place: on, the exact groups the
+  // FIB holds are adopted and merged down with deletes and route moves only; off, every
+  // route gets its own group again, made before the slots go. Call it with no FibUpdate
+  // pending (after TakeFibUpdate), as the weights stage does.
   void Reconfigure(const WeightsConfig& config, absl::Time now);
   // Without a FIB (backend none), groups and routes are kept for bagctl but no FibUpdate is
   // collected: a full table would otherwise be queued as route upserts nobody takes.

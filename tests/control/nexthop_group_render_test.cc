@@ -190,6 +190,28 @@ TEST_CASE("bagctl nexthop-group render: a group budget and a merged group", "[co
   CHECK(RenderNextHopGroup(r.groups(0), r.settings(), kNowUnixMs).find("merged") == std::string::npos);
 }
 
+TEST_CASE("bagctl nexthop-group render: the FIB's own group cap", "[control][render][nexthop-groups]") {
+  NextHopGroupBudget b;
+  b.set_max_groups(4);
+  b.set_reserve(1);
+  b.set_merge_scope("same-next-hops");
+  b.set_merge_weight("prefixes");
+  b.set_installed(3);
+  b.set_wanted(5);
+  b.set_fib_limit(4);
+  b.set_fib_groups(4);
+  b.set_fib_refused(3);
+  b.set_fib_rebound(1);
+  const std::string quiet = RenderGroupBudget(b);
+  CHECK(quiet.substr(quiet.find('\n') + 1) == "FIB group table: 4 of 4 groups held; 3 refused since start, 1 written in place\n");
+  b.set_fib_waiting_groups(1);
+  b.set_fib_waiting_routes(2);
+  const std::string waiting = RenderGroupBudget(b);
+  CHECK(waiting.substr(waiting.find('\n') + 1) ==
+        "FIB group table: 4 of 4 groups held; 1 group NOT created (no room), 2 routes wait for them; 3 refused since "
+        "start, 1 written in place\n");
+}
+
 TEST_CASE("bagctl nexthop-group render: the APPL_DB key and confirmation", "[control][render][nexthop-groups]") {
   auto sample = SampleNextHopGroups();
   NextHopGroup g = sample.groups(0);

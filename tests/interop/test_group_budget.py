@@ -5,9 +5,13 @@ kernel (`ip -j nexthop show`, `ip -j route show proto bgp`) there are never more
 (checked all along), every prefix has its route, over a group with exactly its two next hops,
 with the weights `bagctl show nexthop-groups PREFIX` names as served (its own, or the merged
 group's), and bagctl's totals match the kernel. A lower bandwidth for one prefix later (a
-weight vector no other prefix has) changes the groups, still within the limit, every route still installed."""
+weight vector no other prefix has) changes the groups, still within the limit, every route still installed.
+Then reloads (SIGHUP, no restart): the limit removed (every prefix on its own exact group in
+the kernel, sessions up), and set again (merged down in place: the kernel's group count only
+goes down, never past what it held, and back within the limit; every route installed all along)."""
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -145,6 +149,64 @@ fib {{ max_groups: {MAX_GROUPS} group_reserve: 1 }}
         sampler.join(timeout=5)
         self.assertGreater(peak[0], 0)
         self.assertLessEqual(peak[0], MAX_GROUPS)
+
+        # Reload without the limit: every prefix on its own group (six distinct bandwidth
+        # sets), the sessions stay up.
+        config_path = os.path.join(lab.dir, "bagd.textproto")
+        reloads = [0]
+
+        def reload(text):
+            with open(config_path, "w") as out:
+                out.write(text)
+            bagd.proc.send_signal(signal.SIGHUP)
+            reloads[0] += 1
+            wait_until(lambda: sum(1 for line in bagd.log().splitlines()
+                                   if "SIGHUP:" in line and line.rstrip().endswith("reloaded")) >= reloads[0],
+                       10, "reload logged")
+
+        def check_exact():
+            nh, routes = kernel_of(b)
+            by_dst = {r["dst"]: r for r in routes}
+            if any(p not in by_dst for p in changed):
+                return None
+            used = {by_dst[p].get("nhid") for p in changed}
+            return used if len(used) == len(changed) else None
+
+        reload(config.replace(f"fib {{ max_groups: {MAX_GROUPS} group_reserve: 1 }}", ""))
+        wait_until(check_exact, 30, "every prefix on its own group after the limit is removed")
+        self.assertIsNone(json.loads(bagd.ctl("show", "nexthop-groups", "--json").stdout).get("budget"))
+        self.assertEqual(bagd.neighbor(p1).get("state"), "Established")
+        held = sum(1 for o in kernel_of(b)[0] if "group" in o)
+        self.assertEqual(held, len(changed))
+
+        # And set again: merged down in place. Sampled all along: never more groups than
+        # held before the reload, and every route installed at every sample.
+        worst = [0]
+        missing = []
+        stop2 = threading.Event()
+
+        def sample_down():
+            while not stop2.is_set():
+                nh, routes = kernel_of(b)
+                worst[0] = max(worst[0], sum(1 for o in nh if "group" in o))
+                dsts = {r["dst"] for r in routes}
+                missing.extend(p for p in changed if p not in dsts)
+                time.sleep(0.02)
+
+        down = threading.Thread(target=sample_down, daemon=True)
+        down.start()
+        self.addCleanup(stop2.set)
+        reload(config)
+        wait_until(lambda: check_kernel(changed), 30, "every prefix in the kernel as bagctl says after the limit is set again")
+        stop2.set()
+        down.join(timeout=5)
+        self.assertLessEqual(worst[0], held)
+        self.assertEqual(missing, [])
+        self.assertLessEqual(sum(1 for o in kernel_of(b)[0] if "group" in o), MAX_GROUPS - 1)
+        totals = json.loads(bagd.ctl("show", "nexthop-groups", "--json").stdout)["budget"]
+        self.assertEqual(totals["max_groups"], MAX_GROUPS)
+        self.assertEqual(int(totals.get("fib_limit", 0)), MAX_GROUPS)
+        self.assertEqual(int(totals.get("fib_refused", 0)), 0)
 
 
 if __name__ == "__main__":

@@ -565,3 +565,78 @@ TEST_CASE("group budget through the registry: random bandwidths, hold-down and r
 
 }  // namespace
 }  // namespace bagd::rib
+
+namespace bagd::rib {
+namespace {
+
+TEST_CASE("group budget: turned on over the exact groups, it keeps the best in place and creates none",
+          "[weights][budget][reload]") {
+  for (const uint32_t seed : {5u, 77u}) {
+    for (const uint32_t limit : {8u, 32u, 1000u}) {
+      DYNAMIC_SECTION("seed " << seed << " limit " << limit) {
+        std::mt19937 rng(seed);
+        WantedModel wanted;
+        for (int i = 0; i < 400; ++i) wanted.Set(P(i), RandomGroup(rng, 4));
+        // No limit yet: the FIB holds every exact group.
+        FibModel exact(SIZE_MAX);
+        const FibUpdate first = wanted.Take();
+        REQUIRE(exact.Apply(first).empty());
+        const size_t held = exact.groups();
+        REQUIRE(held > 8);
+        GroupBudgetConfig c;
+        c.max_groups = limit;
+        c.reserve = 2;
+        const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+        GroupBudget on(c);
+        std::vector<std::pair<wire::Prefix, GroupId>> routes(wanted.routes().begin(), wanted.routes().end());
+        on.Adopt(first.group_upserts, routes);
+        const FibUpdate u = on.Apply(FibUpdate{}, One, now);
+        // Nothing created: only in-place writes (none: same weights), route moves, deletes.
+        CHECK(u.group_upserts.empty());
+        for (const auto& [p, id] : u.route_upserts) CHECK(id < GroupBudget::kFirstSlotId);
+        // Applied on the FIB that holds them all, it never goes above what it held.
+        FibModel fib = exact;
+        const std::string err = fib.Apply(u);
+        INFO(err);
+        CHECK(err.empty());
+        CHECK(fib.peak() <= held);
+        const GroupBudgetTotals t = on.Totals();
+        CHECK(fib.groups() == t.installed);
+        CHECK(t.installed <= std::max<size_t>(limit - c.reserve, 0));
+        CHECK(t.unrouted_prefixes == 0);
+        if (held <= limit - c.reserve) CHECK(u.empty());  // it all fits: nothing changes
+        // Every prefix routed, over its own next hops, with the error the budget reports.
+        for (const auto& [p, id] : wanted.routes()) {
+          const Members* got = fib.Of(p);
+          REQUIRE(got != nullptr);
+          const Members& own = wanted.members(id);
+          for (const auto& m : *got) {
+            CHECK(std::any_of(own.begin(), own.end(), [&](const auto& o) { return o.next_hop == m.next_hop; }));
+          }
+          CHECK(on.Serving(id)->error == Approx(ShareError(own, *got)).margin(1e-12));
+        }
+        // As good as placing the same table from nothing.
+        GroupBudget fresh(c);
+        fresh.Apply(first, One, now);
+        CHECK(t.worst_error == Approx(fresh.Totals().worst_error).margin(1e-12));
+        CHECK(t.weighted_error == Approx(fresh.Totals().weighted_error).margin(1e-12));
+        CHECK(t.installed == fresh.Totals().installed);
+        // And it goes on as usual: churn after the switch stays under the limit.
+        FibModel capped = fib;
+        for (int round = 0; round < 10; ++round) {
+          for (int k = 0; k < 30; ++k) wanted.Set(P(static_cast<int>(rng() % 500)), RandomGroup(rng, 4));
+          const FibUpdate next = on.Apply(wanted.Take(), One, now + absl::Seconds(round));
+          const std::string e2 = capped.Apply(next);
+          INFO(e2);
+          CHECK(e2.empty());
+          CHECK(capped.groups() == on.Totals().installed);
+          CHECK(capped.peak() <= std::max<size_t>(held, limit));
+          CHECK(on.Totals().unrouted_prefixes == 0);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace bagd::rib

@@ -371,10 +371,11 @@ class Scenario {
 
   void Budget(const std::vector<std::string>& w) {
     // budget max_groups=N [reserve=N] [merge=same-next-hops|subset|superset] [weight=prefixes|bandwidth]
-    // Before any peer: turning a limit on takes a restart in the daemon too (the pipeline is
-    // built again with it, as bagd would start).
-    if (!peers_.empty()) throw ScenarioError{"budget must come before the first peer"};
+    // Before any peer: the pipeline is built with it (bagd starting with the limit). After:
+    // a reload (on, changed or off: max_groups=0), with the FIB's limit set first as the
+    // FIB stage's is.
     rib::WeightsConfig c = registry().config();
+    if (!peers_.empty()) c.budget = rib::GroupBudgetConfig{};
     c.budget.improve_after = c.damping.increase_hold_down;
     c.budget.min_gain = c.damping.min_change_percent / 100;
     for (size_t i = 1; i < w.size(); ++i) {
@@ -389,8 +390,13 @@ class Scenario {
       else if (k == "weight" && v == "bandwidth") c.budget.weight_by = rib::MergeWeight::kBandwidth;
       else throw ScenarioError{absl::StrCat("unknown budget setting '", w[i], "'")};
     }
-    MakePipeline(c);
     fib_.set_limit(c.budget.max_groups);
+    if (peers_.empty()) {
+      MakePipeline(c);
+    } else {
+      pipeline_->weights().Reconfigure(c, /*reweigh=*/true);
+      CheckFib();
+    }
   }
 
   const rib::GroupServing& ServingOf(const wire::Prefix& p) {

@@ -191,6 +191,19 @@ std::string RenderNextHopGroup(const NextHopGroup& g, const WeightSettings& sett
   return out;
 }
 
+// The FIB sync's own count (docs/weights.md, "The FIB's own cap"): a line only when it has a
+// limit or has refused something.
+std::string RenderFibGroupCap(const NextHopGroupBudget& b) {
+  if (b.fib_limit() == 0 && b.fib_refused() == 0) return "";
+  std::string out = absl::StrCat("FIB group table: ", b.fib_groups(), " of ", b.fib_limit(), " groups held");
+  if (b.fib_waiting_groups() != 0) {
+    absl::StrAppend(&out, "; ", Plural(b.fib_waiting_groups(), "group", "groups"), " NOT created (no room), ",
+                    Plural(b.fib_waiting_routes(), "route waits", "routes wait"), " for them");
+  }
+  absl::StrAppend(&out, "; ", b.fib_refused(), " refused since start, ", b.fib_rebound(), " written in place\n");
+  return out;
+}
+
 std::string RenderGroupBudget(const NextHopGroupBudget& b) {
   return absl::StrCat("Group budget: ", b.installed(), " of ", b.max_groups(), " groups installed (", b.reserve(),
                       " kept free for moves), ", b.wanted(), " wanted; ", Plural(b.merged(), "group", "groups"),
@@ -199,7 +212,7 @@ std::string RenderGroupBudget(const NextHopGroupBudget& b) {
                       Percent(b.weighted_error()), "%; merge scope ", Printable(b.merge_scope()),
                       b.unrouted_prefixes() != 0 ? absl::StrCat("; ", b.unrouted_prefixes(), " prefixes NOT installed")
                                                  : std::string(),
-                      "\n");
+                      "\n", RenderFibGroupCap(b));
 }
 
 std::string RenderNextHopGroups(const ListNextHopGroupsResponse& response, int64_t now_unix_ms) {
