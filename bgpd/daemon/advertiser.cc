@@ -290,6 +290,19 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
     m = Memo{&set, family, it->second};
     return it->second;
   };
+  // SameExceptLinkBandwidth copies both sets: once per pair of sets, not per prefix (a
+  // neighbor's table coming in moves every prefix from one cumulative bandwidth to the next).
+  // The memo holds its references: a set it names cannot be freed and its address reused.
+  rib::AttrRef same_from, same_to;
+  bool same = false;
+  auto only_lb_differs = [&](const rib::AttrRef& from, const rib::AttrRef& to) {
+    if (!(from == same_from) || !(to == same_to)) {
+      same_from = from;
+      same_to = to;
+      same = SameExceptLinkBandwidth(from->attrs, to->attrs);
+    }
+    return same;
+  };
   for (const auto& c : changes) {
     const wire::Family family = c.prefix.family();
     const rib::AttrRef ref = export_of(c.prefix, c.new_multipath, new_memo);
@@ -301,14 +314,14 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
       if (!added) {
         if (*cur == ref) continue;
         // Only the bandwidth changed: re-advertisement damping decides (threshold, interval).
-        const auto old_lb = (*cur)->attrs.SelectedLinkBandwidth().chosen;
-        const auto new_lb = ref->attrs.SelectedLinkBandwidth().chosen;
-        if (old_lb && new_lb && !(*old_lb == *new_lb) && SameExceptLinkBandwidth((*cur)->attrs, ref->attrs)) {
+        const auto& old_lb = (*cur)->link_bandwidth.chosen;  // interned: SelectedLinkBandwidth() of the set
+        const auto& new_lb = ref->link_bandwidth.chosen;
+        if (old_lb && new_lb && !(*old_lb == *new_lb) && only_lb_differs(*cur, ref)) {
           const auto d = lbx.damping.Check(c.prefix, old_lb->bits_per_second(), new_lb->bits_per_second(), now,
                                            state.config.link_bandwidth);
           if (d.verdict == rib::BandwidthReadvertisement::Verdict::kSuppress) continue;
           if (d.verdict == rib::BandwidthReadvertisement::Verdict::kDefer) {
-            lbx.deferred.insert(c.prefix);
+            lbx.damping.Defer(c.prefix);
             if (d.not_before < lbx.timer_at) {
               if (!lbx.timer) lbx.timer = clock_.NewTimer();
               lbx.timer_at = d.not_before;
@@ -368,27 +381,29 @@ void Advertiser::FlushDeferredBandwidth(rib::PeerIndex index) {
   PeerState* p = Writable(index);
   if (p == nullptr) return;
   p->lb.timer_at = absl::InfiniteFuture();
-  if (p->lb.deferred.empty() || !p->out->established()) {
-    p->lb.deferred.clear();
-    return;
-  }
-  std::vector<rib::RouteChange> now = CurrentState(p->lb.deferred);
-  p->lb.deferred.clear();
+  std::vector<wire::Prefix> deferred = p->lb.damping.TakeDeferred();
+  if (deferred.empty() || !p->out->established()) return;
+  std::vector<rib::RouteChange> now = CurrentState(deferred);
+  deferred = {};
   AdvertisePaced(*p, now);
 }
 
 std::vector<rib::RouteChange> Advertiser::CurrentState(const absl::flat_hash_set<wire::Prefix>& prefixes) const {
+  // Table order: the same UPDATEs for the same state, whatever the set's order.
+  std::vector<wire::Prefix> sorted(prefixes.begin(), prefixes.end());
+  std::sort(sorted.begin(), sorted.end(), rib::InTableOrder);
+  return CurrentState(sorted);
+}
+
+std::vector<rib::RouteChange> Advertiser::CurrentState(std::span<const wire::Prefix> in_table_order) const {
   const rib::Rib& rib = core_.rib();
   std::vector<rib::RouteChange> out;
-  out.reserve(prefixes.size());
-  for (const auto& prefix : prefixes) {
+  out.reserve(in_table_order.size());
+  for (const auto& prefix : in_table_order) {  // in order: the RIB's cursor makes each lookup O(1)
     rib::RouteChange c{prefix, {}, {}};
     if (const rib::Destination* d = rib.Find(prefix)) c.new_multipath = rib.MultipathOf(*d);
     out.push_back(std::move(c));
   }
-  // Table order: the same UPDATEs for the same state, whatever the set's order.
-  std::sort(out.begin(), out.end(),
-            [](const rib::RouteChange& a, const rib::RouteChange& b) { return rib::InTableOrder(a.prefix, b.prefix); });
   return out;
 }
 
@@ -417,7 +432,6 @@ void Advertiser::SessionDown(rib::PeerIndex index) {
   if (p == nullptr) return;
   p->adj_out.clear();
   p->lb.damping.Clear();
-  p->lb.deferred.clear();
   p->lb.timer_at = absl::InfiniteFuture();
   if (p->lb.timer) p->lb.timer->Stop();
   p->pacing.pending.clear();
