@@ -1,5 +1,6 @@
 #include "bgpd/daemon/advertiser.h"
 
+#include <algorithm>
 #include <iterator>
 
 #include "absl/container/flat_hash_map.h"
@@ -360,10 +361,30 @@ void Advertiser::AdvertisePaced(PeerState& p, std::span<const rib::RouteChange> 
   }
   // Nothing sent within the interval: send now and start it.
   Advertise(p, changes);
+  StartInterval(p, mrai);
+}
+
+void Advertiser::StartInterval(PeerState& p, uint32_t mrai) {
   if (!p.pacing.timer) p.pacing.timer = clock_.NewTimer();
   p.pacing.running = true;
   const rib::PeerIndex index = static_cast<rib::PeerIndex>(&p - peers_.data());
   p.pacing.timer->Start(std::chrono::seconds(mrai), [this, index] { FlushPaced(index); });
+}
+
+void Advertiser::AdvertisePacedInSlices(PeerState& p, std::span<const wire::Prefix> prefixes) {
+  const uint32_t mrai = p.out->advertisement_interval_s();
+  const bool paced = mrai > 0 && p.out->established();
+  if (paced && p.pacing.running) {
+    for (const auto& prefix : prefixes) p.pacing.pending.insert(prefix);
+    return;
+  }
+  // As AdvertisePaced, with each slice's current state taken and sent before the next: a
+  // bandwidth change over the whole table would otherwise hold a change (~170 bytes) per
+  // prefix at once.
+  for (size_t i = 0; i < prefixes.size(); i += kAdvertiseSlice) {
+    Advertise(p, CurrentState(prefixes.subspan(i, std::min(kAdvertiseSlice, prefixes.size() - i))));
+  }
+  if (paced) StartInterval(p, mrai);
 }
 
 void Advertiser::FlushPaced(rib::PeerIndex index) {
@@ -381,11 +402,9 @@ void Advertiser::FlushDeferredBandwidth(rib::PeerIndex index) {
   PeerState* p = Writable(index);
   if (p == nullptr) return;
   p->lb.timer_at = absl::InfiniteFuture();
-  std::vector<wire::Prefix> deferred = p->lb.damping.TakeDeferred();
+  const std::vector<wire::Prefix> deferred = p->lb.damping.TakeDeferred();
   if (deferred.empty() || !p->out->established()) return;
-  std::vector<rib::RouteChange> now = CurrentState(deferred);
-  deferred = {};
-  AdvertisePaced(*p, now);
+  AdvertisePacedInSlices(*p, deferred);
 }
 
 std::vector<rib::RouteChange> Advertiser::CurrentState(const absl::flat_hash_set<wire::Prefix>& prefixes) const {

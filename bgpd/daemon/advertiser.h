@@ -121,6 +121,10 @@ class Advertiser {
   // Advertise now, or collect until the neighbor's advertisement interval ends.
   void AdvertisePaced(PeerState& to, std::span<const rib::RouteChange> changes);
   void Advertise(PeerState& to, std::span<const rib::RouteChange> changes);
+  // AdvertisePaced for prefixes in table order, from their current state, kAdvertiseSlice at a time.
+  void AdvertisePacedInSlices(PeerState& to, std::span<const wire::Prefix> prefixes);
+  void StartInterval(PeerState& to, uint32_t mrai);
+  static constexpr size_t kAdvertiseSlice = 16384;
   void FlushPaced(rib::PeerIndex index);
   void FlushDeferredBandwidth(rib::PeerIndex index);
   // Each prefix's multipath set now, in table order.
