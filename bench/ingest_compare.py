@@ -25,7 +25,8 @@ The machine may be shared: before each run the script waits (--quiet-wait, defau
 the CPUs to go idle, and records the CPU-1 time not spent in the daemon during the run.
 
 usage: python3 bench/ingest_compare.py [--daemons bagd,bird,frr,gobgp] [--workloads W1,W1b,W2,W2x]
-                                       [--runs 3] [--scale 1.0] [--json OUT] [--no-pin]
+                                       [--runs 3] [--scale 1.0] [--json OUT] [--no-pin] [--no-lb]
+                                       [--bagd-also LABEL=PATH --daemons bagd,bagd:LABEL,...]
 """
 import argparse
 import hashlib
@@ -396,11 +397,22 @@ class Gobgp(Daemon):
 
 
 DAEMONS = {"bagd": Bagd, "bird": Bird, "frr": Frr, "gobgp": Gobgp}
+# --bagd-also LABEL=PATH: another bagd binary measured in the same run as daemon "bagd:LABEL"
+# (a before/after comparison under the same load).
+BAGD_ALSO = {}
+
+
+def daemon_class(name):
+    return Bagd if name.startswith("bagd:") else DAEMONS[name]
+
+
+def bagd_binary(name, args):
+    return BAGD_ALSO[name.split(":", 1)[1]] if name.startswith("bagd:") else args.bagd
 
 
 def available(name, args):
-    if name == "bagd":
-        return all(os.access(p, os.X_OK) for p in (args.bagd, args.bagctl)) or "bagd/bagctl not built"
+    if name == "bagd" or name.startswith("bagd:"):
+        return all(os.access(p, os.X_OK) for p in (bagd_binary(name, args), args.bagctl)) or "bagd/bagctl not built"
     if name == "bird":
         return (shutil.which("bird") and shutil.which("birdc")) is not None or \
             "bird2 not installed (apt-get install -y --no-install-recommends bird2)"
@@ -413,10 +425,11 @@ def available(name, args):
 
 def versions(args):
     v = {}
-    try:
-        v["bagd"] = "sha256 " + hashlib.sha256(open(args.bagd, "rb").read()).hexdigest()[:12]
-    except OSError:
-        pass
+    for name, path in [("bagd", args.bagd)] + [("bagd:" + k, p) for k, p in BAGD_ALSO.items()]:
+        try:
+            v[name] = "sha256 " + hashlib.sha256(open(path, "rb").read()).hexdigest()[:12]
+        except OSError:
+            pass
     for name, cmd in (("bird", ["bird", "--version"]), ("frr", [FRR_BGPD, "--version"]),
                       ("gobgp", ["gobgpd", "--version"])):
         try:
@@ -447,8 +460,8 @@ def measure(daemon_name, wl_name, args, run_no):
         dns, bns = lab.netns("d"), lab.netns("b")
         links = [lab.link(dns, bns) for _ in range(peers)]
         # The blasters and the poller run on CPU 0, the daemon on CPU 1.
-        kw = dict(bagd=args.bagd, bagctl=args.bagctl) if daemon_name == "bagd" else {}
-        d = DAEMONS[daemon_name](lab, dns, links, args.pin, peers > 1, export=wl.get("export", False), **kw)
+        kw = dict(bagd=bagd_binary(daemon_name, args), bagctl=args.bagctl) if daemon_name.startswith("bagd") else {}
+        d = daemon_class(daemon_name)(lab, dns, links, args.pin, peers > 1, export=wl.get("export", False), **kw)
         d.start()
         blasters = []
         for i, (a4, b4, *_r) in enumerate(links):
@@ -613,8 +626,15 @@ def main():
                     help="the blasters send no link bandwidth (by default peer i sends LB_GBPS[i])")
     ap.add_argument("--policy", action="store_true",
                     help="bagd with a realistic import policy (IMPORT_POLICY) instead of none")
+    ap.add_argument("--bagd-also", action="append", default=[], metavar="LABEL=PATH",
+                    help="another bagd binary, measured in the same run as daemon bagd:LABEL (add it to --daemons)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
+    for spec in args.bagd_also:
+        label, _eq, path = spec.partition("=")
+        if not label or not path:
+            sys.exit(f"--bagd-also {spec}: LABEL=PATH")
+        BAGD_ALSO[label] = os.path.abspath(path)
     global POLICY
     POLICY = args.policy
     if os.geteuid() != 0:
@@ -630,13 +650,17 @@ def main():
         os.sched_setaffinity(0, {0})  # the poller and its children on CPU 0
     # A private copy of bagd/bagctl, so a rebuild during the benchmark changes nothing.
     private = None
-    if "bagd" in daemons and available("bagd", args) is True:
+    if any(d.startswith("bagd") for d in daemons) and available("bagd", args) is True:
         import tempfile
         private = tempfile.mkdtemp(prefix="bagd-ingest-bin-")
         for attr in ("bagd", "bagctl"):
             dst = os.path.join(private, attr)
             shutil.copy2(getattr(args, attr), dst)
             setattr(args, attr, dst)
+        for label, path in BAGD_ALSO.items():
+            dst = os.path.join(private, "bagd-" + label)
+            shutil.copy2(path, dst)
+            BAGD_ALSO[label] = dst
     def on_term(*_):
         raise KeyboardInterrupt("SIGTERM")
     signal.signal(signal.SIGTERM, on_term)  # so every Lab is closed on the way out
@@ -676,9 +700,13 @@ def main():
     print()
     print(table(results, daemons, workloads))
     for wn in workloads:
-        b, o = results.get(("bagd", wn)), results.get(("bird", wn))
-        if b and o and "error" not in b and "error" not in o:
-            print(f"{wn}: bagd paths/s / BIRD paths/s = {b['paths_per_s'] / o['paths_per_s']:.2f}")
+        o = results.get(("bird", wn))
+        for dn in [d for d in daemons if d.startswith("bagd")]:
+            b = results.get((dn, wn))
+            if b and o and "error" not in b and "error" not in o:
+                cpu = f"{o['cpu_s'] / b['cpu_s']:.2f}" if b["cpu_s"] > 0 else "-"
+                print(f"{wn}: {dn} paths/s / BIRD paths/s = {b['paths_per_s'] / o['paths_per_s']:.2f}, "
+                      f"BIRD CPU s / {dn} CPU s = {cpu}")
     for n in notes:
         print("note:", n)
     if args.json:

@@ -14,15 +14,29 @@ AttributeStore::~AttributeStore() {
   for (InternedAttributes* p : set_) delete p;
 }
 
-AttrRef AttributeStore::Intern(wire::PathAttributes attrs) {
+AttrRef AttributeStore::Intern(const wire::PathAttributes& attrs) {
+  // Already in the stored form (no NLRI, no MP_UNREACH) and the same as the last set: no copy.
+  const bool stored_form = (!attrs.mp_reach || attrs.mp_reach->nlri.empty()) && !attrs.mp_unreach;
+  if (last_ != nullptr && stored_form && attrs == last_->attrs) return AttrRef(const_cast<InternedAttributes*>(last_));
+  return Intern(wire::PathAttributes(attrs));
+}
+
+AttrRef AttributeStore::Intern(wire::PathAttributes&& attrs) {
   if (attrs.mp_reach) attrs.mp_reach->nlri.clear();
   attrs.mp_unreach.reset();
-  auto entry = std::make_unique<InternedAttributes>();
+  if (last_ != nullptr && attrs == last_->attrs) return AttrRef(const_cast<InternedAttributes*>(last_));
   wire::CodecContext ctx;
   ctx.four_octet_as = true;
-  wire::EncodePathAttributes(attrs, ctx, entry->key);
-  entry->hash = absl::HashOf(std::string_view(reinterpret_cast<const char*>(entry->key.data()), entry->key.size()));
-  if (auto it = set_.find(entry.get()); it != set_.end()) return AttrRef(*it);
+  scratch_.clear();
+  wire::EncodePathAttributes(attrs, ctx, scratch_);
+  const size_t hash = absl::HashOf(std::string_view(reinterpret_cast<const char*>(scratch_.data()), scratch_.size()));
+  if (auto it = set_.find(KeyView{&scratch_, hash}); it != set_.end()) {
+    last_ = *it;
+    return AttrRef(*it);
+  }
+  auto entry = std::make_unique<InternedAttributes>();
+  entry->key = scratch_;
+  entry->hash = hash;
 
   InternedAttributes& e = *entry;
   e.store = this;
@@ -48,10 +62,12 @@ AttrRef AttributeStore::Intern(wire::PathAttributes attrs) {
   bytes_ += sizeof(InternedAttributes) + e.key.capacity() * 2;
   InternedAttributes* raw = entry.release();
   set_.insert(raw);
+  last_ = raw;
   return AttrRef(raw);
 }
 
 void AttributeStore::Erase(InternedAttributes* p) {
+  if (p == last_) last_ = nullptr;
   bytes_ -= sizeof(InternedAttributes) + p->key.capacity() * 2;
   set_.erase(p);
   delete p;

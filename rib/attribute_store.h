@@ -75,7 +75,10 @@ class AttributeStore {
   ~AttributeStore();
 
   // The shared copy of `attrs` (its NLRI and MP_UNREACH are dropped; the next hop stays).
-  AttrRef Intern(wire::PathAttributes attrs);
+  // The set interned last is compared first, before any encoding: consecutive UPDATEs of a
+  // neighbor usually carry the same attributes (one prefix per UPDATE is common).
+  AttrRef Intern(const wire::PathAttributes& attrs);
+  AttrRef Intern(wire::PathAttributes&& attrs);
 
   size_t size() const { return set_.size(); }
   size_t memory_bytes() const;  // approximate, for bagctl show rib-summary
@@ -84,16 +87,26 @@ class AttributeStore {
   friend class AttrRef;
   void Erase(InternedAttributes* p);
 
+  // A canonical encoding looked up without building an entry first.
+  struct KeyView {
+    const wire::Bytes* key;
+    size_t hash;
+  };
   struct Hash {
     using is_transparent = void;
     size_t operator()(const InternedAttributes* p) const { return p->hash; }
+    size_t operator()(const KeyView& k) const { return k.hash; }
   };
   struct Eq {
     using is_transparent = void;
     bool operator()(const InternedAttributes* a, const InternedAttributes* b) const { return a->key == b->key; }
+    bool operator()(const InternedAttributes* a, const KeyView& b) const { return a->key == *b.key; }
+    bool operator()(const KeyView& a, const InternedAttributes* b) const { return *a.key == b->key; }
   };
   absl::flat_hash_set<InternedAttributes*, Hash, Eq> set_;
   size_t bytes_ = 0;
+  const InternedAttributes* last_ = nullptr;  // interned last; cleared when it is freed
+  wire::Bytes scratch_;                       // the encoding of a set being looked up
 };
 
 }  // namespace bagd::rib

@@ -1,5 +1,6 @@
 #include "bgpd/daemon/advertiser.h"
 
+#include <algorithm>
 #include <iterator>
 
 #include "absl/container/flat_hash_map.h"
@@ -307,6 +308,19 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
     m = Memo{&set, family, it->second};
     return it->second;
   };
+  // SameExceptLinkBandwidth copies both sets: once per pair of sets, not per prefix (a
+  // neighbor's table coming in moves every prefix from one cumulative bandwidth to the next).
+  // The memo holds its references: a set it names cannot be freed and its address reused.
+  rib::AttrRef same_from, same_to;
+  bool same = false;
+  auto only_lb_differs = [&](const rib::AttrRef& from, const rib::AttrRef& to) {
+    if (!(from == same_from) || !(to == same_to)) {
+      same_from = from;
+      same_to = to;
+      same = SameExceptLinkBandwidth(from->attrs, to->attrs);
+    }
+    return same;
+  };
   for (const auto& c : changes) {
     const wire::Family family = c.prefix.family();
     const rib::AttrRef ref = export_of(c.prefix, c.new_multipath, new_memo);
@@ -318,14 +332,14 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
       if (!added) {
         if (*cur == ref) continue;
         // Only the bandwidth changed: re-advertisement damping decides (threshold, interval).
-        const auto old_lb = (*cur)->attrs.SelectedLinkBandwidth().chosen;
-        const auto new_lb = ref->attrs.SelectedLinkBandwidth().chosen;
-        if (old_lb && new_lb && !(*old_lb == *new_lb) && SameExceptLinkBandwidth((*cur)->attrs, ref->attrs)) {
+        const auto& old_lb = (*cur)->link_bandwidth.chosen;  // interned: SelectedLinkBandwidth() of the set
+        const auto& new_lb = ref->link_bandwidth.chosen;
+        if (old_lb && new_lb && !(*old_lb == *new_lb) && only_lb_differs(*cur, ref)) {
           const auto d = lbx.damping.Check(c.prefix, old_lb->bits_per_second(), new_lb->bits_per_second(), now,
                                            state.config.link_bandwidth);
           if (d.verdict == rib::BandwidthReadvertisement::Verdict::kSuppress) continue;
           if (d.verdict == rib::BandwidthReadvertisement::Verdict::kDefer) {
-            lbx.deferred.insert(c.prefix);
+            lbx.damping.Defer(c.prefix);
             if (d.not_before < lbx.timer_at) {
               if (!lbx.timer) lbx.timer = clock_.NewTimer();
               lbx.timer_at = d.not_before;
@@ -364,10 +378,30 @@ void Advertiser::AdvertisePaced(PeerState& p, std::span<const rib::RouteChange> 
   }
   // Nothing sent within the interval: send now and start it.
   Advertise(p, changes);
+  StartInterval(p, mrai);
+}
+
+void Advertiser::StartInterval(PeerState& p, uint32_t mrai) {
   if (!p.pacing.timer) p.pacing.timer = clock_.NewTimer();
   p.pacing.running = true;
   const rib::PeerIndex index = static_cast<rib::PeerIndex>(&p - peers_.data());
   p.pacing.timer->Start(std::chrono::seconds(mrai), [this, index] { FlushPaced(index); });
+}
+
+void Advertiser::AdvertisePacedInSlices(PeerState& p, std::span<const wire::Prefix> prefixes) {
+  const uint32_t mrai = p.out->advertisement_interval_s();
+  const bool paced = mrai > 0 && p.out->established();
+  if (paced && p.pacing.running) {
+    for (const auto& prefix : prefixes) p.pacing.pending.insert(prefix);
+    return;
+  }
+  // As AdvertisePaced, with each slice's current state taken and sent before the next: a
+  // bandwidth change over the whole table would otherwise hold a change (~170 bytes) per
+  // prefix at once.
+  for (size_t i = 0; i < prefixes.size(); i += kAdvertiseSlice) {
+    Advertise(p, CurrentState(prefixes.subspan(i, std::min(kAdvertiseSlice, prefixes.size() - i))));
+  }
+  if (paced) StartInterval(p, mrai);
 }
 
 void Advertiser::FlushPaced(rib::PeerIndex index) {
@@ -385,27 +419,27 @@ void Advertiser::FlushDeferredBandwidth(rib::PeerIndex index) {
   PeerState* p = Writable(index);
   if (p == nullptr) return;
   p->lb.timer_at = absl::InfiniteFuture();
-  if (p->lb.deferred.empty() || !p->out->established()) {
-    p->lb.deferred.clear();
-    return;
-  }
-  std::vector<rib::RouteChange> now = CurrentState(p->lb.deferred);
-  p->lb.deferred.clear();
-  AdvertisePaced(*p, now);
+  const std::vector<wire::Prefix> deferred = p->lb.damping.TakeDeferred();
+  if (deferred.empty() || !p->out->established()) return;
+  AdvertisePacedInSlices(*p, deferred);
 }
 
 std::vector<rib::RouteChange> Advertiser::CurrentState(const absl::flat_hash_set<wire::Prefix>& prefixes) const {
+  // Table order: the same UPDATEs for the same state, whatever the set's order.
+  std::vector<wire::Prefix> sorted(prefixes.begin(), prefixes.end());
+  std::sort(sorted.begin(), sorted.end(), rib::InTableOrder);
+  return CurrentState(sorted);
+}
+
+std::vector<rib::RouteChange> Advertiser::CurrentState(std::span<const wire::Prefix> in_table_order) const {
   const rib::Rib& rib = core_.rib();
   std::vector<rib::RouteChange> out;
-  out.reserve(prefixes.size());
-  for (const auto& prefix : prefixes) {
+  out.reserve(in_table_order.size());
+  for (const auto& prefix : in_table_order) {  // in order: the RIB's cursor makes each lookup O(1)
     rib::RouteChange c{prefix, {}, {}};
     if (const rib::Destination* d = rib.Find(prefix)) c.new_multipath = rib.MultipathOf(*d);
     out.push_back(std::move(c));
   }
-  // Table order: the same UPDATEs for the same state, whatever the set's order.
-  std::sort(out.begin(), out.end(),
-            [](const rib::RouteChange& a, const rib::RouteChange& b) { return rib::InTableOrder(a.prefix, b.prefix); });
   return out;
 }
 
@@ -434,7 +468,6 @@ void Advertiser::SessionDown(rib::PeerIndex index) {
   if (p == nullptr) return;
   p->adj_out.clear();
   p->lb.damping.Clear();
-  p->lb.deferred.clear();
   p->lb.timer_at = absl::InfiniteFuture();
   if (p->lb.timer) p->lb.timer->Stop();
   p->pacing.pending.clear();

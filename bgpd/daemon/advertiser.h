@@ -117,8 +117,7 @@ class Advertiser {
     bool running = false;
   };
   struct BandwidthExport {
-    rib::BandwidthReadvertisement damping;
-    absl::flat_hash_set<wire::Prefix> deferred;
+    rib::BandwidthReadvertisement damping;  // with the prefixes that wait for their interval
     std::unique_ptr<session::Timer> timer;
     absl::Time timer_at = absl::InfiniteFuture();
   };
@@ -137,9 +136,15 @@ class Advertiser {
   // Advertise now, or collect until the neighbor's advertisement interval ends.
   void AdvertisePaced(PeerState& to, std::span<const rib::RouteChange> changes);
   void Advertise(PeerState& to, std::span<const rib::RouteChange> changes);
+  // AdvertisePaced for prefixes in table order, from their current state, kAdvertiseSlice at a time.
+  void AdvertisePacedInSlices(PeerState& to, std::span<const wire::Prefix> prefixes);
+  void StartInterval(PeerState& to, uint32_t mrai);
+  static constexpr size_t kAdvertiseSlice = 16384;
   void FlushPaced(rib::PeerIndex index);
   void FlushDeferredBandwidth(rib::PeerIndex index);
+  // Each prefix's multipath set now, in table order.
   std::vector<rib::RouteChange> CurrentState(const absl::flat_hash_set<wire::Prefix>& prefixes) const;
+  std::vector<rib::RouteChange> CurrentState(std::span<const wire::Prefix> in_table_order) const;
   std::vector<rib::RouteChange> Everything() const;
   absl::Time Now() const { return absl::FromUnixMillis(clock_.WallMs()); }
 

@@ -6,34 +6,62 @@ namespace bagd::session {
 
 namespace {
 
-// One steady_timer, reused for every Start (the hold timer restarts on each message).
+// One steady_timer, reused for every Start. The hold timer restarts on each message (a
+// million times for a table sent one prefix per UPDATE), each time later than the wait already
+// outstanding: that wait is left alone and, when it wakes before the new deadline, it waits
+// again for the rest. A Start earlier than the outstanding wait re-arms it at once. So a
+// timer still fires at its latest deadline and never before it, with one wait per period
+// instead of a cancellation and a new wait (and a completion handler run) per message.
 class AsioTimer final : public Timer {
  public:
   explicit AsioTimer(boost::asio::io_context& io) : timer_(io) {}
   ~AsioTimer() override { timer_.cancel(); }
 
   void Start(std::chrono::milliseconds after, std::function<void()> fire) override {
-    const uint64_t gen = ++generation_;
     running_ = true;
-    timer_.expires_after(after);
-    // The generation guards against an expiry already queued when Stop() or a new Start()
-    // ran; the watch against the timer being destroyed meanwhile.
-    timer_.async_wait([this, gen, fire = std::move(fire), alive = lifetime_.watch()](const boost::system::error_code& ec) {
-      if (ec || alive.expired() || gen != generation_) return;
-      running_ = false;
-      fire();
-    });
+    deadline_ = Clock::now() + after;
+    fire_ = std::move(fire);
+    if (waiting_ && armed_for_ <= deadline_) return;  // the outstanding wait wakes first
+    Arm();
   }
   void Stop() override {
-    ++generation_;
     running_ = false;
-    timer_.cancel();
+    fire_ = nullptr;
+    if (waiting_) {
+      ++arm_;  // the outstanding wait's completion is stale
+      waiting_ = false;
+      timer_.cancel();
+    }
   }
   bool running() const override { return running_; }
 
  private:
+  using Clock = std::chrono::steady_clock;
+
+  void Arm() {
+    const uint64_t arm = ++arm_;  // a completion of an earlier wait, queued already, is stale
+    waiting_ = true;
+    armed_for_ = deadline_;
+    timer_.expires_at(deadline_);
+    // The watch guards against the timer being destroyed while the completion is queued.
+    timer_.async_wait([this, arm, alive = lifetime_.watch()](const boost::system::error_code& ec) {
+      if (alive.expired() || arm != arm_) return;
+      waiting_ = false;
+      if (ec || !running_) return;
+      if (Clock::now() < deadline_) return Arm();  // restarted meanwhile: the rest of the wait
+      running_ = false;
+      std::function<void()> fire = std::move(fire_);  // it may Start this timer again
+      fire_ = nullptr;
+      fire();
+    });
+  }
+
   boost::asio::steady_timer timer_;
-  uint64_t generation_ = 0;
+  Clock::time_point deadline_{};   // when it fires (the latest Start's)
+  Clock::time_point armed_for_{};  // the expiry of the outstanding wait
+  std::function<void()> fire_;
+  uint64_t arm_ = 0;
+  bool waiting_ = false;  // a wait is outstanding
   bool running_ = false;
   Lifetime lifetime_;  // declared last: expires before timer_ is destroyed
 };

@@ -69,14 +69,54 @@ BandwidthReadvertisement::Decision BandwidthReadvertisement::Check(const wire::P
   if (old_bps > 0 && std::abs(new_bps - old_bps) * 100.0 < config.readvertise_threshold_percent * old_bps) {
     return {Verdict::kSuppress, absl::InfinitePast()};
   }
-  auto it = last_sent_.find(prefix);
-  if (it == last_sent_.end()) return {Verdict::kSend, absl::InfinitePast()};
-  const absl::Time allowed = it->second + config.readvertise_interval;
+  uint64_t* e = entries_.Find(prefix);
+  if (e == nullptr || SentNs(*e) == kNotSent) return {Verdict::kSend, absl::InfinitePast()};
+  const absl::Time allowed = absl::FromUnixNanos(SentNs(*e)) + config.readvertise_interval;
   if (now >= allowed) {
-    last_sent_.erase(it);  // quiet for an interval: forget it (keeps the map small)
+    // Quiet for an interval: forget it (keeps the table small), unless it is deferred.
+    --tracked_;
+    if (IsDeferred(*e)) {
+      *e = Pack(kNotSent, true);
+    } else {
+      entries_.Erase(prefix);
+    }
     return {Verdict::kSend, absl::InfinitePast()};
   }
   return {Verdict::kDefer, allowed};
+}
+
+void BandwidthReadvertisement::Sent(const wire::Prefix& prefix, absl::Time now) {
+  auto [e, added] = entries_.TryEmplace(prefix);
+  if (added || SentNs(*e) == kNotSent) ++tracked_;
+  *e = Pack(absl::ToUnixNanos(now), !added && IsDeferred(*e));
+}
+
+void BandwidthReadvertisement::Defer(const wire::Prefix& prefix) {
+  auto [e, added] = entries_.TryEmplace(prefix);
+  if (added) *e = Pack(kNotSent, false);
+  if (IsDeferred(*e)) return;
+  *e |= 1;
+  ++deferred_;
+}
+
+std::vector<wire::Prefix> BandwidthReadvertisement::TakeDeferred() {
+  std::vector<wire::Prefix> out;
+  if (deferred_ == 0) return out;
+  out.reserve(deferred_);
+  entries_.EraseIf([&](const wire::Prefix& prefix, uint64_t& v) {
+    if (!IsDeferred(v)) return false;
+    out.push_back(prefix);
+    v &= ~uint64_t{1};
+    return SentNs(v) == kNotSent;  // only the mark kept it
+  });
+  deferred_ = 0;
+  return out;
+}
+
+void BandwidthReadvertisement::Clear() {
+  entries_.clear();
+  tracked_ = 0;
+  deferred_ = 0;
 }
 
 }  // namespace bagd::rib

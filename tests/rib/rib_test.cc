@@ -36,6 +36,36 @@ TEST_CASE("Attribute interning shares one copy and frees it with the last path",
   CHECK(store.size() == 0);
 }
 
+TEST_CASE("Attribute interning: the last set is reused without encoding, and forgotten when freed", "[rib][intern]") {
+  AttributeStore store;
+  const wire::PathAttributes five = AttrsBuilder().Med(5).a;
+  AttrRef a = store.Intern(five);
+  // The same set again, as an lvalue and as an rvalue: the same entry.
+  CHECK(store.Intern(five) == a);
+  CHECK(store.Intern(wire::PathAttributes(five)) == a);
+  CHECK(a->refs == 1);  // the temporaries above are gone
+  // Another set in between, then the first again: found by its encoding.
+  AttrRef c = AttrsBuilder().Med(6).In(store);
+  CHECK_FALSE(c == a);
+  CHECK(store.Intern(five) == a);
+  CHECK(store.size() == 2);
+  // An MP_REACH_NLRI carrying NLRI is stored without them: the same entry as without.
+  wire::PathAttributes mp = AttrsBuilder().Med(7).a;
+  mp.next_hop.reset();
+  mp.mp_reach = wire::MpReach{wire::Family::kIpv6Unicast, *wire::IpAddress::Parse("2001:db8::1"), std::nullopt, {}};
+  const AttrRef bare = store.Intern(mp);
+  mp.mp_reach->nlri.push_back(wire::Nlri{*wire::Prefix::Parse("2001:db8:1::/48"), 0});
+  CHECK(store.Intern(mp) == bare);
+  CHECK(bare->attrs.mp_reach->nlri.empty());
+  // The last set interned is freed: a new one at the same address is not mistaken for it.
+  c = AttrRef();
+  a = AttrRef();
+  CHECK(store.size() == 1);  // `bare`
+  const AttrRef again = AttrsBuilder().Med(6).In(store);
+  CHECK(again->med == 6);
+  CHECK(store.Intern(five)->med == 5);
+}
+
 TEST_CASE("RIB: best path, withdraw, and a change set with old and new", "[rib]") {
   AttributeStore store;
   Rib rib(65000, DecisionConfig{});

@@ -205,5 +205,44 @@ TEST_CASE("re-advertisement damping of bandwidth", "[weights][export]") {
   CHECK(d.Check(p, 0, 1e9, t0, e).verdict == V::kSend);  // from nothing is never small
 }
 
+TEST_CASE("re-advertisement damping: deferred prefixes come back in table order, once", "[weights][export]") {
+  LinkBandwidthExport e;  // 5 %, 5 s
+  BandwidthReadvertisement d;
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  using V = BandwidthReadvertisement::Verdict;
+  const char* names[] = {"10.0.2.0/24", "2001:db8::/32", "10.0.1.0/24", "10.0.0.0/16"};
+  for (const char* n : names) d.Sent(*wire::Prefix::Parse(n), t0);
+  CHECK(d.tracked() == 4);
+  CHECK_FALSE(d.has_deferred());
+  for (const char* n : names) {
+    const auto r = d.Check(*wire::Prefix::Parse(n), 100e9, 50e9, t0 + absl::Seconds(1), e);
+    REQUIRE(r.verdict == V::kDefer);
+    CHECK(r.not_before == t0 + absl::Seconds(5));
+    d.Defer(*wire::Prefix::Parse(n));
+    d.Defer(*wire::Prefix::Parse(n));  // twice: still once
+  }
+  CHECK(d.has_deferred());
+  // A deferred prefix whose interval ended is forgotten but stays deferred.
+  const wire::Prefix p1 = *wire::Prefix::Parse("10.0.1.0/24");
+  CHECK(d.Check(p1, 100e9, 50e9, t0 + absl::Seconds(5), e).verdict == V::kSend);
+  CHECK(d.tracked() == 3);
+  std::vector<std::string> got;
+  for (const auto& p : d.TakeDeferred()) got.push_back(p.ToString());
+  CHECK(got == std::vector<std::string>{"10.0.0.0/16", "10.0.1.0/24", "10.0.2.0/24", "2001:db8::/32"});
+  CHECK_FALSE(d.has_deferred());
+  CHECK(d.TakeDeferred().empty());
+  CHECK(d.tracked() == 3);  // the marks are gone, the times stay
+  CHECK(d.Check(*wire::Prefix::Parse("10.0.2.0/24"), 100e9, 50e9, t0 + absl::Seconds(2), e).verdict == V::kDefer);
+  // A prefix deferred without a time of its own (after its interval) is sent the next time.
+  d.Defer(p1);
+  CHECK(d.TakeDeferred().size() == 1);
+  CHECK(d.Check(p1, 100e9, 50e9, t0 + absl::Seconds(6), e).verdict == V::kSend);
+  d.Sent(p1, t0 + absl::Seconds(6));
+  CHECK(d.tracked() == 4);
+  d.Clear();
+  CHECK(d.tracked() == 0);
+  CHECK_FALSE(d.has_deferred());
+}
+
 }  // namespace
 }  // namespace bagd::rib
