@@ -100,7 +100,7 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
   auto weights = WeightsConfigOf(config, options_.fib_max_weight, options_.fib_max_groups);
   if (!weights.ok()) return weights.status();
   metrics_timer_ = clock_->NewTimer();
-  pipeline_ = std::make_unique<Pipeline>(local_as_, decision, *weights, *clock_, options_.fib, metrics_);
+  pipeline_ = std::make_unique<Pipeline>(local_as_, decision, *weights, *clock_, options_.fib, metrics_, options_.events);
   config_ = config;
   restart_neighbor_wait_ms_ = int64_t{config.fib().restart_neighbor_wait()} * 1000;
   local_index_ = pipeline_->local_index();
@@ -151,7 +151,7 @@ absl::StatusOr<Peer*> Speaker::AddPeer(PeerConfig pc, const rib::LinkBandwidthEx
       }
     }
   }
-  auto peer = std::make_unique<Peer>(io_, *clock_, std::move(pc), metrics_, this);
+  auto peer = std::make_unique<Peer>(io_, *clock_, std::move(pc), metrics_, this, options_.events);
   rib::PeerInfo info;
   info.source.ebgp = peer->config().ebgp();
   info.source.address = peer->config().address;

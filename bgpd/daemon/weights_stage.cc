@@ -14,7 +14,7 @@ constexpr auto kWeightsBatchDelay = std::chrono::milliseconds(2);
 }  // namespace
 
 WeightsStage::WeightsStage(const rib::Rib& rib, const rib::WeightsConfig& config, session::Clock& clock,
-                           rib::FibSink* fib, session::SessionMetrics* metrics)
+                           rib::FibSink* fib, session::SessionMetrics* metrics, control::EventSink* events)
     : rib_(rib),
       clock_(clock),
       fib_(fib),
@@ -23,6 +23,7 @@ WeightsStage::WeightsStage(const rib::Rib& rib, const rib::WeightsConfig& config
       batch_timer_(clock.NewTimer()),
       hold_timer_(clock.NewTimer()) {
   groups_.set_fib_tracking(fib_ != nullptr);
+  if (events != nullptr) events_.emplace(events);
 }
 
 void WeightsStage::OnRouteChanges(std::span<const rib::RouteChange> changes) {
@@ -78,7 +79,7 @@ void WeightsStage::Run() {
   if (runs_.capacity() > 4096) runs_.shrink_to_fit();
   groups_.Update(batch_.View(), Now());
   batch_.Clear();
-  FlushFib();
+  FlushFib(WeightEventReporter::Context::kRouteChanges);
 }
 
 void WeightsStage::Reconfigure(const rib::WeightsConfig& config, bool reweigh) {
@@ -89,10 +90,10 @@ void WeightsStage::Reconfigure(const rib::WeightsConfig& config, bool reweigh) {
     rib_.ForEach([&](const wire::Prefix& prefix, const rib::Destination&) { all.Add(rib_, prefix); });
     groups_.Update(all.View(), Now(), /*immediate=*/true);
   }
-  FlushFib();
+  FlushFib(WeightEventReporter::Context::kReload);
 }
 
-void WeightsStage::FlushFib() {
+void WeightsStage::FlushFib(WeightEventReporter::Context context) {
   for (const std::string& n : groups_.TakeNotices()) log::Warning("%s", n);
   const rib::FibUpdate u = groups_.TakeFibUpdate();
   if (!u.empty()) {
@@ -104,6 +105,7 @@ void WeightsStage::FlushFib() {
       log::Debug("fib: group %d = %s", g.id, members);
     }
     if (fib_ != nullptr) fib_->Apply(u);
+    if (events_) events_->Report(u, groups_, context, clock_.WallMs());
   }
   RefreshMetrics();
   if (auto due = groups_.NextDue()) {
@@ -113,7 +115,7 @@ void WeightsStage::FlushFib() {
     const absl::Duration wait = std::max(*due - Now(), absl::ZeroDuration());
     hold_timer_->Start(absl::ToChronoMilliseconds(absl::Ceil(wait, absl::Milliseconds(1))), [this] {
       groups_.Expire(Now());
-      FlushFib();
+      FlushFib(WeightEventReporter::Context::kHoldDownExpiry);
     });
   } else {
     hold_timer_->Stop();

@@ -64,13 +64,15 @@ struct Peer::Slot {
   std::unique_ptr<Timer> connect_retry, hold, keepalive, idle_hold;
 };
 
-Peer::Peer(boost::asio::io_context& io, Clock& clock, PeerConfig config, SessionMetrics* metrics, RouteSink* sink)
+Peer::Peer(boost::asio::io_context& io, Clock& clock, PeerConfig config, SessionMetrics* metrics, RouteSink* sink,
+           control::EventSink* events)
     : io_(io),
       clock_(clock),
       config_(std::move(config)),
       metrics_(metrics),
       series_(metrics, config_.Name()),
       sink_(sink),
+      events_(events),
       prefix_limit_restart_(clock.NewTimer()) {
   primary_ = std::make_unique<Slot>(clock_, next_slot_id_++, Direction::kOutbound);
   admin_down_ = config_.shutdown;
@@ -194,6 +196,7 @@ void Peer::Dispatch(Slot& slot, fsm::Event event) {
         metrics_->Transition(config_.Name(), fsm::StateName(slot.fsm.state)).Increment();
       }
       if (!slot.fsm.last_error.empty() && slot.fsm.state == State::kIdle) last_error_ = slot.fsm.last_error;
+      PublishStateChange(event, r, before, slot.fsm.state);  // r.next was moved into slot.fsm
     }
   }
   if (is_primary) {
@@ -212,6 +215,48 @@ void Peer::Dispatch(Slot& slot, fsm::Event event) {
     if (s == nullptr) return;
     Execute(*s, a);
   }
+}
+
+void Peer::PublishStateChange(const fsm::Event& event, const fsm::StepResult& step, State before, State after) {
+  if (events_ == nullptr) return;
+  const fsm::Action* sent = nullptr;
+  for (const auto& a : step.actions) {
+    if (a.type == fsm::ActionType::kSendNotification) sent = &a;
+  }
+  control::v1::Event out;
+  out.set_time_unix_ms(clock_.WallMs());
+  control::v1::NeighborEvent& e = *out.mutable_neighbor();
+  e.set_address(config_.Name());
+  e.set_description(config_.description);
+  e.set_from(fsm::StateName(before));
+  e.set_to(fsm::StateName(after));
+  e.set_reason(step.reason);
+  const char* cause = "other";
+  switch (event.type) {
+    case EventType::kManualStop: cause = "admin"; break;
+    case EventType::kNotifMsg:
+    case EventType::kNotifMsgVerErr: cause = "notification-received"; break;
+    case EventType::kHoldTimerExpires: cause = "hold-timer"; break;
+    case EventType::kTcpConnectionFails: cause = "tcp"; break;
+    case EventType::kOpenCollisionDump: cause = "collision"; break;
+    case EventType::kManualStart:
+    case EventType::kAutomaticStart:
+    case EventType::kManualStartPassive:
+    case EventType::kAutomaticStartPassive:
+    case EventType::kIdleHoldTimerExpires: cause = "start"; break;
+    default:
+      if (sent != nullptr) cause = "notification-sent";
+      break;
+  }
+  if (after == State::kEstablished) cause = "established";
+  e.set_cause(cause);
+  if (event.type == EventType::kNotifMsg || event.type == EventType::kNotifMsgVerErr) {
+    if (event.notification) *e.mutable_notification() = control::NotificationToProto(*event.notification, clock_.WallMs());
+  } else if (sent != nullptr) {
+    *e.mutable_notification() = control::NotificationToProto(sent->notification, clock_.WallMs());
+    e.set_sent(true);
+  }
+  events_->Publish(std::move(out));
 }
 
 void Peer::Execute(Slot& slot, const fsm::Action& a) {

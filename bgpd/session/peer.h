@@ -15,6 +15,7 @@
 #include <string>
 
 #include "bgpd/control/control.pb.h"
+#include "bgpd/control/event_hub.h"
 #include "bgpd/fsm/fsm.h"
 #include "bgpd/session/connection.h"
 #include "bgpd/session/lifetime.h"
@@ -79,8 +80,9 @@ class RouteSink {
 class Peer {
  public:
   // `clock` gives the time and the timers (AsioClock in the daemon, ManualClock in tests).
+  // `events` (may be null): where the session's state changes are published (WatchEvents).
   Peer(boost::asio::io_context& io, Clock& clock, PeerConfig config, SessionMetrics* metrics,
-       RouteSink* sink = nullptr);
+       RouteSink* sink = nullptr, control::EventSink* events = nullptr);
   ~Peer();
   Peer(const Peer&) = delete;
   Peer& operator=(const Peer&) = delete;
@@ -146,6 +148,8 @@ class Peer {
   enum class Direction { kOutbound, kInbound };
 
   void Dispatch(Slot& slot, fsm::Event event);
+  // The primary's state changed: a NeighborEvent for WatchEvents, with the cause.
+  void PublishStateChange(const fsm::Event& event, const fsm::StepResult& step, fsm::State before, fsm::State after);
   // ManualStop with `notification` to both connections (the collision candidate goes).
   void ManualStop(const wire::NotificationMessage& notification, const std::string& reason);
   void Execute(Slot& slot, const fsm::Action& action);
@@ -174,6 +178,7 @@ class Peer {
   SessionMetrics* metrics_;
   NeighborSeries series_;
   RouteSink* sink_;
+  control::EventSink* events_;
   std::unique_ptr<Slot> primary_;
   std::unique_ptr<Slot> candidate_;  // collision candidate (inbound)
   uint64_t next_slot_id_ = 1;
