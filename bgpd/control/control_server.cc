@@ -424,7 +424,15 @@ struct ControlServer::Impl {
       }
       if (fds[1].revents != 0) return;
       const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) continue;  // the client went away already, or EMFILE: try again later
+      if (fd < 0) {
+        // Out of descriptors: the connection stays in the backlog; poll() would report it
+        // again at once, so wait a little instead of spinning. Else the client went away.
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          pollfd wait_fd = {wake[0], POLLIN, 0};
+          ::poll(&wait_fd, 1, 100);
+        }
+        continue;
+      }
       ucred cred{};
       socklen_t len = sizeof cred;
       if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {

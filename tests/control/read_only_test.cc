@@ -53,6 +53,22 @@ int RunChild(const std::string& socket, gid_t gid, const char* expect) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// A server whose socket belongs to kGroup, in a directory others may enter.
+struct GroupServer {
+  static ControlServerOptions Options(EventHub* hub) {
+    ControlServerOptions o;
+    o.group = kGroup;
+    o.events = hub;
+    return o;
+  }
+  GroupServer() : s(Options(&hub)), socket(s.dir.SocketPath()) {
+    REQUIRE(::chmod(s.dir.path().c_str(), 0755) == 0);  // mkdtemp's 0700 would stop anyone else
+  }
+  EventHub hub;
+  testing::Serving<FakeBackend> s;
+  std::string socket;
+};
+
 }  // namespace
 
 TEST_CASE("control.group: members of the group may read, not write", "[control][group]") {
@@ -60,17 +76,13 @@ TEST_CASE("control.group: members of the group may read, not write", "[control][
     WARN("not root: cannot run a child as another user; skipped");
     return;
   }
-  EventHub hub;
-  ControlServerOptions options;
-  options.group = kGroup;
-  options.events = &hub;
-  testing::Serving<FakeBackend> s(options);
-  const std::string socket = s.dir.SocketPath();
+  GroupServer g;
+  auto& s = g.s;
+  const std::string& socket = g.socket;
   struct stat st;
   REQUIRE(::stat(socket.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0660);
   CHECK(st.st_gid == kGroup);
-  REQUIRE(::chmod(s.dir.path().c_str(), 0755) == 0);  // mkdtemp's 0700 would stop anyone else
 
   CHECK(RunChild(socket, kGroup, "read-only") == 0);
   // Nothing the member asked for changed anything.
@@ -93,13 +105,9 @@ TEST_CASE("control.group: not a member, no group, or the group removed by a relo
     WARN("not root: cannot run a child as another user; skipped");
     return;
   }
-  EventHub hub;
-  ControlServerOptions options;
-  options.group = kGroup;
-  options.events = &hub;
-  testing::Serving<FakeBackend> s(options);
-  const std::string socket = s.dir.SocketPath();
-  REQUIRE(::chmod(s.dir.path().c_str(), 0755) == 0);
+  GroupServer g;
+  auto& s = g.s;
+  const std::string& socket = g.socket;
   CHECK(RunChild(socket, kGroup + 1, "denied") == 0);  // another group: the file mode stops it
 
   // A reload without control.group: back to 0600, members are out too.

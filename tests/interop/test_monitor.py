@@ -70,6 +70,8 @@ class Monitor:
         if self.proc.poll() is None:
             self.proc.terminate()
             self.proc.wait(5)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
 
 
 def event(kind, pred=lambda e: True):

@@ -211,25 +211,23 @@ absl::StatusOr<ControlArgs> ParseControlArgs(const std::vector<std::string>& arg
       auto count = FlagValue(args, i, "--count");
       if (!count.ok()) return count.status();
       if (*count) {
-        uint64_t n = 0;
-        if ((*count)->empty() || !std::all_of((*count)->begin(), (*count)->end(), absl::ascii_isdigit) ||
-            !absl::SimpleAtoi(**count, &n) || n == 0) {
+        const std::optional<uint32_t> n = Number(**count);
+        if (!n || *n == 0) {
           return absl::InvalidArgumentError(
               absl::StrCat("--count needs a number of events (1 or more), not '", Printable(**count), "'"));
         }
-        parsed.count = n;
+        parsed.count = *n;
         continue;
       }
       auto limit = FlagValue(args, i, "--limit");
       if (!limit.ok()) return limit.status();
       if (*limit) {
-        uint32_t n = 0;
-        if ((*limit)->empty() || !std::all_of((*limit)->begin(), (*limit)->end(), absl::ascii_isdigit) ||
-            !absl::SimpleAtoi(**limit, &n)) {
+        const std::optional<uint32_t> n = Number(**limit);
+        if (!n) {
           return absl::InvalidArgumentError(
               absl::StrCat("--limit needs a number of prefixes (0 for all), not '", Printable(**limit), "'"));
         }
-        parsed.limit = n;
+        parsed.limit = *n;
         continue;
       }
       return absl::InvalidArgumentError(absl::StrCat("unknown flag ", Printable(a)));
