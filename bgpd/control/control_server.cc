@@ -83,16 +83,21 @@ class ControlService final : public v1::Control::Service {
       std::vector<v1::Event> batch;
       for (;;) {
         if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
-        if (stopping_->load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "bagd's control API is stopping");
+        // The server stops: what is queued still goes out (after the hub's Close, that ends
+        // with its Stopping event), then the stream ends.
+        const bool stopping = stopping_->load();
         batch.clear();
-        const auto wait = (*subscription)->Next(&batch, kWatchPoll);
+        const auto wait = (*subscription)->Next(&batch, stopping ? std::chrono::milliseconds(0) : kWatchPoll);
+        bool last = false;
         for (v1::Event& e : batch) {
           ScrubInvalidUtf8(e);  // next hops, reasons and NOTIFICATION text come from peers
           // Blocks while the client does not read; the hub's queue for it fills meanwhile,
           // never the daemon's thread. A stuck client is cancelled when the server stops.
           if (!writer->Write(e)) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+          last = last || e.has_stopping();
         }
-        if (wait == EventHub::Subscription::Wait::kClosed) return grpc::Status::OK;
+        if (last || wait == EventHub::Subscription::Wait::kClosed) return grpc::Status::OK;
+        if (stopping) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "bagd's control API is stopping");
       }
     });
   }
