@@ -65,10 +65,13 @@ const char* const kControlUsage = R"(  show neighbors [ADDRESS] [--json]
   neighbor ADDRESS shutdown [MESSAGE...]
                             administrative shutdown: sends Cease/Administrative Shutdown with
                             MESSAGE (RFC 9003: the words joined by spaces, at most 255 octets
-                            of UTF-8); the session stays down until `enable`
+                            of UTF-8); the session stays down until `enable`. To a neighbor
+                            with RFC 8538 (the N bit) inside a Cease/Hard Reset, so that it
+                            drops bagd's routes
   neighbor ADDRESS enable   ends the administrative shutdown
-  neighbor ADDRESS clear    hard reset: sends Cease/Administrative Reset (RFC 4486) and the
-                            session restarts at once (its routes are withdrawn meanwhile)
+  neighbor ADDRESS clear    hard reset: sends Cease/Administrative Reset (RFC 4486; inside a
+                            Hard Reset to an RFC 8538 neighbor) and the session restarts at
+                            once (its routes are withdrawn meanwhile, on both sides)
   neighbor ADDRESS clear soft [in|out]
                             without a reset: `in` asks the neighbor to re-send its routes
                             (ROUTE-REFRESH, RFC 2918; the neighbor must have offered it),
