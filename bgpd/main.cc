@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "bgpd/control/control_server.h"
+#include "bgpd/control/event_hub.h"
 #include "bgpd/daemon/capacity_stage.h"
 #include "bgpd/daemon/control_adapter.h"
 #include "bgpd/daemon/fib_stage.h"
@@ -29,6 +30,7 @@
 #include "conf/config_defaults.h"
 #include "conf/config_loader.h"
 #include "conf/config_reload.h"
+#include "conf/control_group.h"
 #include "conf/metrics_listen.h"
 #include "fib_sync/netlink_backend.h"
 #include "fib_sync/recording_backend.h"
@@ -210,6 +212,28 @@ absl::StatusOr<std::unique_ptr<bagd::fib::FibBackend>> MakeFibBackend(const bagd
   }
 }
 
+// A reload's result for WatchEvents (ConfigEvent).
+bagd::control::v1::Event ConfigEvent(const char* source, const std::string& path, bool applied,
+                                     const std::vector<std::string>& errors,
+                                     const std::vector<std::string>& needs_restart) {
+  bagd::control::v1::Event out;
+  auto& c = *out.mutable_config();
+  c.set_source(source);
+  c.set_path(path);
+  c.set_applied(applied);
+  for (const auto& e : errors) c.add_errors(e);
+  for (const auto& n : needs_restart) c.add_needs_restart(n);
+  return out;
+}
+
+// control.group (conf/bagd.proto Control) as the control server takes it; nullopt: none.
+absl::StatusOr<std::optional<gid_t>> ControlGroup(const bagd::config::v1::Config& config) {
+  if (config.control().group().empty()) return std::optional<gid_t>();
+  auto gid = bagd::conf::LookupGroup(config.control().group());
+  if (!gid.ok()) return absl::Status(gid.status().code(), absl::StrCat("control.group: ", gid.status().message()));
+  return std::optional<gid_t>(*gid);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -286,12 +310,17 @@ int main(int argc, char** argv) {
     }
   }
 
+  // WatchEvents: the stages publish here, the control API's streams subscribe. Closed once
+  // the event loop has ended, so the streams end before the control server stops.
+  bagd::control::EventHub events;
+
   // The FIB backend first: its capabilities (8- or 16-bit weights) bound the weights, and
   // the speaker's weights stage is built with it as its sink.
   std::unique_ptr<bagd::daemon::FibStage> fib;
   std::unique_ptr<bagd::daemon::AppldbDriver> appldb;  // destroyed before `fib`, which owns its backend
   bagd::daemon::SpeakerOptions speaker_options;
   speaker_options.metrics = &metrics;
+  speaker_options.events = &events;
   {
     auto backend = MakeFibBackend(loaded.config, opts->dry_run);
     if (!backend.ok()) {
@@ -306,6 +335,7 @@ int main(int argc, char** argv) {
       bagd::daemon::FibStageOptions fib_options;
       fib_options.startup_hold = std::chrono::seconds(loaded.config.fib().restart_hold_time());
       fib_options.metrics = &metrics;
+      fib_options.events = &events;
       fib = std::make_unique<bagd::daemon::FibStage>(io, std::move(*backend), fib_options);
       if (kernel) fib->WatchEvents(kernel->event_fd(), [kernel] { kernel->ReadEvents(); });
       if (auto st = fib->Start(); !st.ok()) {
@@ -346,16 +376,48 @@ int main(int argc, char** argv) {
   bagd::daemon::ControlAdapter::Options adapter_options;
   adapter_options.neighbor_ribs = &speaker;
   adapter_options.config_path = opts->config;
+  std::unique_ptr<bagd::control::ControlServer> control;
+  // control.group as the running configuration has it now (after a reload that applied).
+  auto apply_control_group = [&]() -> std::vector<std::string> {
+    auto group = ControlGroup(speaker.config());
+    absl::Status st = group.ok() ? control->SetGroup(*group) : group.status();
+    if (st.ok()) {
+      return {};
+    }
+    bagd::log::Error("control API: %s; the socket keeps its previous group and mode", st.message());
+    return {std::string(st.message())};
+  };
   adapter_options.on_reloaded = [&](const bagd::control::v1::ReloadConfigResponse& r) {
+    std::vector<std::string> errors(r.errors().begin(), r.errors().end());
+    if (r.applied()) {
+      for (auto& e : apply_control_group()) errors.push_back(std::move(e));
+    }
+    events.Publish(ConfigEvent("control API", r.path(), r.applied(), errors,
+                               {r.needs_restart().begin(), r.needs_restart().end()}));
     (*notifier)->Ready(r.applied() ? absl::StrCat("reloaded (control API); ", speaker.neighbor_count(), " neighbors")
                                    : "the last reload was rejected (see the log); running the previous configuration");
   };
   if (appldb) adapter_options.annotate_group = [&appldb](bagd::control::v1::NextHopGroup& g) { appldb->Annotate(g); };
   bagd::daemon::ControlAdapter adapter(io, speaker, std::move(adapter_options));
-  auto control = bagd::control::ControlServer::Start(opts->socket, &adapter);
-  if (!control.ok()) {
-    bagd::log::Error("control API: %s", control.status().ToString());
-    return 1;
+  {
+    auto group = ControlGroup(loaded.config);
+    if (!group.ok()) {
+      bagd::log::Error("%s", group.status().message());
+      return 1;
+    }
+    bagd::control::ControlServerOptions control_options;
+    control_options.events = &events;
+    control_options.group = *group;
+    auto started_control = bagd::control::ControlServer::Start(opts->socket, &adapter, control_options);
+    if (!started_control.ok()) {
+      bagd::log::Error("control API: %s", started_control.status().ToString());
+      return 1;
+    }
+    control = *std::move(started_control);
+    if (*group) {
+      bagd::log::Info("control API: members of group %s may use %s read-only", loaded.config.control().group(),
+                      opts->socket);
+    }
   }
   bagd::log::Info("bagd started: AS %d, router id %s, %d neighbors, control socket %s",
                   loaded.config.router().asn(), loaded.config.router().router_id(), speaker.neighbor_count(),
@@ -375,16 +437,24 @@ int main(int argc, char** argv) {
       opts->config, [&io](std::function<void()> f) { boost::asio::post(io, std::move(f)); },
       [&](bagd::conf::LoadedConfig reloaded) {
         if (stopping) return;
+        std::vector<std::string> restart;
         if (!reloaded.ok()) {
           bagd::log::Error("SIGHUP: %s has %d %s; keeping the running configuration", opts->config,
                            reloaded.errors.size(), reloaded.errors.size() == 1 ? "error" : "errors");
-          for (const auto& e : reloaded.errors) bagd::log::Error("SIGHUP: %s", e.ToString());
+          std::vector<std::string> errors;
+          for (const auto& e : reloaded.errors) {
+            bagd::log::Error("SIGHUP: %s", e.ToString());
+            errors.push_back(e.ToString());
+          }
+          events.Publish(ConfigEvent("SIGHUP", opts->config, false, errors, {}));
           (*notifier)->Ready("the last reload was rejected (see the log); running the previous configuration");
-        } else if (auto st = speaker.Reload(reloaded.config); !st.ok()) {
+        } else if (auto st = speaker.Reload(reloaded.config, &restart); !st.ok()) {
           bagd::log::Error("SIGHUP: %s; keeping the running configuration", st.message());
+          events.Publish(ConfigEvent("SIGHUP", opts->config, false, {std::string(st.message())}, {}));
           (*notifier)->Ready("the last reload was rejected (see the log); running the previous configuration");
         } else {
           bagd::log::Info("SIGHUP: %s reloaded", opts->config);
+          events.Publish(ConfigEvent("SIGHUP", opts->config, true, apply_control_group(), restart));
           (*notifier)->Ready(absl::StrCat("reloaded; ", speaker.neighbor_count(), " neighbors"));
         }
       });
@@ -423,7 +493,8 @@ int main(int argc, char** argv) {
   io.poll();
   started = true;
   io.run();
-  (*control)->Stop();
+  events.Close("bagd is shutting down");
+  control->Stop();
   bagd::log::Info("bagd stopped");
   return 0;
 }

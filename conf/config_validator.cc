@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "conf/config_defaults.h"
+#include "conf/control_group.h"
 #include "conf/ip_address_text.h"
 #include "conf/md5_key.h"
 #include "conf/policy_text.h"
@@ -74,6 +75,7 @@ class Validator {
     CheckDefinedSets();
     CheckPolicies();
     CheckPolicyAttachment();
+    CheckControl();
     std::stable_sort(errors_.begin(), errors_.end(),
                      [](const ConfigError& a, const ConfigError& b) {
                        return std::tie(a.line, a.column) < std::tie(b.line, b.column);
@@ -946,6 +948,18 @@ class Validator {
       if (!n.link_bandwidth().empty()) {
         Error(at, absl::StrCat("network ", n.prefix(), ": link_bandwidth and capacity_source: give one"));
       }
+    }
+  }
+
+  // control.group must name a group this host knows: the socket is given to it at start.
+  void CheckControl() {
+    const std::string& group = config_.control().group();
+    if (group.empty()) return;
+    const FieldPath at = {{Field(v1::Config::descriptor(), "control"), -1},
+                          {Field(v1::Control::descriptor(), "group"), -1}};
+    if (!LookupGroup(group).ok()) {
+      Error(at, absl::StrCat("control.group: no group \"", group,
+                             "\" on this host (see /etc/group; create it with `groupadd ", group, "`)"));
     }
   }
 

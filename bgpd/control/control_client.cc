@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bgpd/control/control_requests.h"
+#include "bgpd/control/event_types.h"
 #include "bgpd/control/grpc_status.h"
 #include "bgpd/control/unix_socket.h"
 
@@ -23,6 +24,28 @@ std::string Seconds(std::chrono::milliseconds d) {
 
 std::chrono::system_clock::time_point DeadlineIn(std::chrono::milliseconds d) {
   return std::chrono::system_clock::now() + d;
+}
+
+// Reads a server stream into `handler` message by message. An error the handler returns
+// cancels the call (the server stops producing) and is returned; the stream's own status
+// goes to `stream_status`.
+template <typename Message>
+absl::Status ReadStream(grpc::ClientContext& context, grpc::ClientReader<Message>& reader,
+                        const std::function<absl::Status(Message&)>& handler, grpc::Status* stream_status) {
+  Message message;
+  absl::Status handler_status;
+  while (reader.Read(&message)) {
+    handler_status = handler(message);
+    if (!handler_status.ok()) {
+      context.TryCancel();
+      while (reader.Read(&message)) {  // drain what is in flight
+      }
+      break;
+    }
+    message.Clear();
+  }
+  *stream_status = reader.Finish();
+  return handler_status;
 }
 
 }  // namespace
@@ -153,23 +176,21 @@ absl::Status ControlClient::ListRoutes(const v1::ListRoutesRequest& request, con
   const std::chrono::milliseconds timeout =
       canonical->prefix().empty() ? std::max(options_.call_timeout, options_.list_routes_timeout) : options_.call_timeout;
   auto context = NewContext(timeout);
-  std::unique_ptr<grpc::ClientReader<v1::ListRoutesResponse>> reader = stub_->ListRoutes(context.get(), *canonical);
-  v1::ListRoutesResponse page;
-  absl::Status handler_status;
-  while (reader->Read(&page)) {
-    handler_status = on_page(page);
-    if (!handler_status.ok()) {
-      // Stop the server from building further pages; then drain what is in flight.
-      context->TryCancel();
-      while (reader->Read(&page)) {
-      }
-      break;
-    }
-    page.Clear();
+  grpc::Status status;
+  if (absl::Status s = ReadStream(*context, *stub_->ListRoutes(context.get(), *canonical), on_page, &status); !s.ok()) {
+    return s;
   }
-  const grpc::Status status = reader->Finish();
-  if (!handler_status.ok()) return handler_status;
   return CallStatus(status, timeout);
+}
+
+absl::Status ControlClient::WatchEvents(const std::vector<std::string>& types, const EventHandler& on_event) {
+  if (auto mask = ParseEventTypes(types); !mask.ok()) return mask.status();
+  v1::WatchEventsRequest request;
+  for (const std::string& t : types) request.add_types(t);
+  grpc::ClientContext context;  // no deadline: it runs until the caller or bagd ends it
+  grpc::Status status;
+  if (absl::Status s = ReadStream(context, *stub_->WatchEvents(&context, request), on_event, &status); !s.ok()) return s;
+  return CallStatus(status);
 }
 
 absl::StatusOr<v1::ListRoutesResponse> ControlClient::ListRoutes(const v1::ListRoutesRequest& request) {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -64,6 +65,14 @@ class ControlClient {
   absl::StatusOr<v1::TestPolicyResponse> TestPolicy(const v1::TestPolicyRequest& request);
   // Every policy (`name` empty) or one; NotFound if it is not defined.
   absl::StatusOr<v1::ListPoliciesResponse> ListPolicies(const std::string& name);
+
+  // WatchEvents (control.proto): `on_event` gets each event as it arrives, the first one
+  // `subscribed`. Runs until `on_event` returns an error (the call is cancelled and that
+  // error returned), bagd ends the stream (OK, after its `stopping` event), or the
+  // connection breaks (Unavailable). `types` empty: every type; an unknown one is
+  // InvalidArgument before anything is sent.
+  using EventHandler = std::function<absl::Status(v1::Event& event)>;
+  absl::Status WatchEvents(const std::vector<std::string>& types, const EventHandler& on_event);
 
   const std::string& socket_path() const { return socket_path_; }
 

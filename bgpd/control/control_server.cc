@@ -1,7 +1,13 @@
 #include "bgpd/control/control_server.h"
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/server_posix.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,10 +15,15 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <atomic>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "bgpd/control/control.grpc.pb.h"
 #include "bgpd/control/control_requests.h"
 #include "bgpd/control/grpc_status.h"
@@ -39,9 +50,57 @@ grpc::Status Guarded(const char* rpc, Fn&& fn) {
   }
 }
 
+// How often a WatchEvents stream looks whether its client went away or the server stops.
+constexpr std::chrono::milliseconds kWatchPoll{200};
+
+// Two instances serve the socket: one for root and bagd's own user, one (read_only) for
+// the members of control.group, whose connections the acceptor hands to it (SO_PEERCRED).
 class ControlService final : public v1::Control::Service {
  public:
-  explicit ControlService(ControlBackend* backend) : backend_(backend) {}
+  ControlService(ControlBackend* backend, EventHub* events, bool read_only, const std::atomic<bool>* stopping)
+      : backend_(backend), events_(events), read_only_(read_only), stopping_(stopping) {}
+
+  // The write RPCs' answer on a read-only connection.
+  std::optional<grpc::Status> RefuseWrite(const char* rpc) const {
+    if (!read_only_) return std::nullopt;
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        absl::StrCat(rpc, " changes the running bagd, and this connection is read-only: members of "
+                                          "the control group (config control.group) may only read; run it as root"));
+  }
+
+  grpc::Status WatchEvents(grpc::ServerContext* context, const v1::WatchEventsRequest* request,
+                           grpc::ServerWriter<v1::Event>* writer) override {
+    return Guarded("WatchEvents", [&] {
+      if (events_ == nullptr) return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "this bagd publishes no events");
+      auto types = ParseEventTypes({request->types().begin(), request->types().end()});
+      if (!types.ok()) return ToGrpcStatus(types.status());
+      auto subscription = events_->Subscribe(*types);
+      if (!subscription.ok()) return ToGrpcStatus(subscription.status());
+      v1::Event hello;
+      hello.set_time_unix_ms(absl::ToUnixMillis(absl::Now()));
+      for (const std::string& t : EventTypeNames(*types)) hello.mutable_subscribed()->add_types(t);
+      if (!writer->Write(hello)) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+      std::vector<v1::Event> batch;
+      for (;;) {
+        if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+        // The server stops: what is queued still goes out (after the hub's Close, that ends
+        // with its Stopping event), then the stream ends.
+        const bool stopping = stopping_->load();
+        batch.clear();
+        const auto wait = (*subscription)->Next(&batch, stopping ? std::chrono::milliseconds(0) : kWatchPoll);
+        bool last = false;
+        for (v1::Event& e : batch) {
+          ScrubInvalidUtf8(e);  // next hops, reasons and NOTIFICATION text come from peers
+          // Blocks while the client does not read; the hub's queue for it fills meanwhile,
+          // never the daemon's thread. A stuck client is cancelled when the server stops.
+          if (!writer->Write(e)) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+          last = last || e.has_stopping();
+        }
+        if (last || wait == EventHub::Subscription::Wait::kClosed) return grpc::Status::OK;
+        if (stopping) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "bagd's control API is stopping");
+      }
+    });
+  }
 
   grpc::Status ListNeighbors(grpc::ServerContext*, const v1::ListNeighborsRequest* request,
                              v1::ListNeighborsResponse* response) override {
@@ -68,6 +127,7 @@ class ControlService final : public v1::Control::Service {
   grpc::Status ShutdownNeighbor(grpc::ServerContext*, const v1::ShutdownNeighborRequest* request,
                                 v1::ShutdownNeighborResponse*) override {
     return Guarded("ShutdownNeighbor", [&] {
+      if (auto refused = RefuseWrite("ShutdownNeighbor")) return *refused;
       auto address = CanonicalNeighborAddress(request->address());
       if (!address.ok()) return ToGrpcStatus(address.status());
       if (absl::Status s = CheckShutdownMessage(request->message()); !s.ok()) return ToGrpcStatus(s);
@@ -191,6 +251,7 @@ class ControlService final : public v1::Control::Service {
   grpc::Status EnableNeighbor(grpc::ServerContext*, const v1::EnableNeighborRequest* request,
                               v1::EnableNeighborResponse*) override {
     return Guarded("EnableNeighbor", [&] {
+      if (auto refused = RefuseWrite("EnableNeighbor")) return *refused;
       auto address = CanonicalNeighborAddress(request->address());
       if (!address.ok()) return ToGrpcStatus(address.status());
       return ToGrpcStatus(backend_->EnableNeighbor(*address));
@@ -200,6 +261,7 @@ class ControlService final : public v1::Control::Service {
   grpc::Status ClearNeighbor(grpc::ServerContext*, const v1::ClearNeighborRequest* request,
                              v1::ClearNeighborResponse* response) override {
     return Guarded("ClearNeighbor", [&] {
+      if (auto refused = RefuseWrite("ClearNeighbor")) return *refused;
       auto address = CanonicalNeighborAddress(request->address());
       if (!address.ok()) return ToGrpcStatus(address.status());
       if (absl::Status s = CheckClearMode(request->mode()); !s.ok()) return ToGrpcStatus(s);
@@ -213,6 +275,7 @@ class ControlService final : public v1::Control::Service {
   grpc::Status ReloadConfig(grpc::ServerContext*, const v1::ReloadConfigRequest*,
                             v1::ReloadConfigResponse* response) override {
     return Guarded("ReloadConfig", [&] {
+      if (auto refused = RefuseWrite("ReloadConfig")) return *refused;
       auto r = backend_->ReloadConfig();
       if (!r.ok()) return ToGrpcStatus(r.status());
       *response = *std::move(r);
@@ -224,6 +287,7 @@ class ControlService final : public v1::Control::Service {
   grpc::Status AddNetwork(grpc::ServerContext*, const v1::AddNetworkRequest* request,
                           v1::AddNetworkResponse* response) override {
     return Guarded("AddNetwork", [&] {
+      if (auto refused = RefuseWrite("AddNetwork")) return *refused;
       v1::AddNetworkRequest r = *request;
       r.set_prefix(ToValidUtf8(r.prefix()));
       r.set_link_bandwidth(ToValidUtf8(r.link_bandwidth()));
@@ -237,6 +301,7 @@ class ControlService final : public v1::Control::Service {
   grpc::Status DeleteNetwork(grpc::ServerContext*, const v1::DeleteNetworkRequest* request,
                              v1::DeleteNetworkResponse*) override {
     return Guarded("DeleteNetwork", [&] {
+      if (auto refused = RefuseWrite("DeleteNetwork")) return *refused;
       v1::DeleteNetworkRequest r = *request;
       r.set_prefix(ToValidUtf8(r.prefix()));
       return ToGrpcStatus(backend_->DeleteNetwork(r));
@@ -245,6 +310,9 @@ class ControlService final : public v1::Control::Service {
 
  private:
   ControlBackend* backend_;
+  EventHub* events_;
+  const bool read_only_;
+  const std::atomic<bool>* stopping_;
 };
 
 // mkdir -p for the socket's directory; directories it creates get mode 0755.
@@ -328,11 +396,60 @@ absl::StatusOr<v1::ListPoliciesResponse> ControlBackend::ListPolicies(const v1::
 }
 
 struct ControlServer::Impl {
-  explicit Impl(ControlBackend* backend) : service(backend) {}
+  Impl(ControlBackend* backend, EventHub* events)
+      : full(backend, events, /*read_only=*/false, &stopping), read_only(backend, events, /*read_only=*/true, &stopping) {}
+  ~Impl() {
+    if (listen_fd >= 0) ::close(listen_fd);
+    if (wake[0] >= 0) ::close(wake[0]);
+    if (wake[1] >= 0) ::close(wake[1]);
+  }
   std::string socket_path;
-  ControlService service;
-  std::mutex mu;  // guards server (Stop from any thread, any number of times)
-  std::unique_ptr<grpc::Server> server;
+  std::atomic<bool> stopping{false};
+  ControlService full;
+  ControlService read_only;
+  std::mutex mu;  // guards the servers (Stop from any thread, any number of times)
+  std::unique_ptr<grpc::Server> full_server;
+  std::unique_ptr<grpc::Server> read_only_server;
+  int listen_fd = -1;
+  int wake[2] = {-1, -1};  // a byte on wake[1] ends the acceptor
+  std::thread acceptor;
+  std::atomic<uint64_t> accepted_full{0}, accepted_read_only{0};
+
+  // Accepts each connection itself (rather than letting gRPC listen) to read who is
+  // connecting (SO_PEERCRED) and hand the connection to the server for that role: root
+  // and bagd's own user may call everything; anyone else got in through the group
+  // permission of control.group and may only read.
+  void Accept() {
+    const uid_t self = ::geteuid();
+    for (;;) {
+      pollfd fds[2] = {{listen_fd, POLLIN, 0}, {wake[0], POLLIN, 0}};
+      if (::poll(fds, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        return;
+      }
+      if (fds[1].revents != 0) return;
+      const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) {
+        // Out of descriptors: the connection stays in the backlog; poll() would report it
+        // again at once, so wait a little instead of spinning. Else the client went away.
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          pollfd wait_fd = {wake[0], POLLIN, 0};
+          ::poll(&wait_fd, 1, 100);
+        }
+        continue;
+      }
+      ucred cred{};
+      socklen_t len = sizeof cred;
+      if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+        ::close(fd);
+        continue;
+      }
+      const bool full_access = cred.uid == 0 || cred.uid == self;
+      (full_access ? accepted_full : accepted_read_only).fetch_add(1);
+      // gRPC owns the descriptor from here (it closes it with the connection).
+      grpc::AddInsecureChannelFromFd(full_access ? full_server.get() : read_only_server.get(), fd);
+    }
+  }
 };
 
 ControlServer::ControlServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -342,7 +459,8 @@ ControlServer::~ControlServer() { Stop(); }
 const std::string& ControlServer::socket_path() const { return impl_->socket_path; }
 
 absl::StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const std::string& socket_path,
-                                                                    ControlBackend* backend) {
+                                                                    ControlBackend* backend,
+                                                                    ControlServerOptions options) {
   if (backend == nullptr) return absl::InvalidArgumentError("ControlServer::Start: no backend");
   if (socket_path.empty()) return absl::InvalidArgumentError("the control socket path is empty");
   if (socket_path.size() > kMaxUnixSocketPathLength) {
@@ -353,47 +471,109 @@ absl::StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const std::s
   if (absl::Status s = EnsureParentDirectory(socket_path); !s.ok()) return s;
   if (absl::Status s = RemoveStaleSocket(socket_path); !s.ok()) return s;
 
-  auto impl = std::make_unique<Impl>(backend);
+  auto impl = std::make_unique<Impl>(backend, options.events);
   impl->socket_path = socket_path;
 
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + socket_path, grpc::InsecureServerCredentials());
-  builder.RegisterService(&impl->service);
-  builder.SetMaxReceiveMessageSize(64 * 1024);  // requests are a few hundred octets
-  // A handful of operators and scripts, not a server farm: keep gRPC's thread count small.
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
+  // Neither server listens: the acceptor below hands them their connections.
+  auto build = [](ControlService& service) {
+    grpc::ServerBuilder builder;
+    builder.RegisterService(&service);
+    builder.SetMaxReceiveMessageSize(64 * 1024);  // requests are a few hundred octets
+    // A handful of operators and scripts, not a server farm: keep gRPC's thread count small.
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
+    return builder.BuildAndStart();
+  };
+  impl->full_server = build(impl->full);
+  impl->read_only_server = build(impl->read_only);
+  if (impl->full_server == nullptr || impl->read_only_server == nullptr) {
+    return absl::UnavailableError("cannot start the control API's gRPC server");
+  }
+  auto fail = [&](absl::Status st) {
+    impl->full_server->Shutdown();
+    impl->read_only_server->Shutdown();
+    if (impl->listen_fd >= 0) ::unlink(socket_path.c_str());
+    return st;
+  };
 
+  impl->listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (impl->listen_fd < 0) {
+    return fail(absl::UnavailableError(absl::StrCat("cannot create the control socket: ", ErrnoText(errno))));
+  }
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
   // The socket must never be reachable by others, not even between bind() and chmod():
   // bind() creates it with mode 0777 & ~umask. umask is per process, so this relies on
   // Start being called while the daemon starts up, before other threads create files.
   const mode_t old_umask = ::umask(0177);
-  impl->server = builder.BuildAndStart();
+  const int bound = ::bind(impl->listen_fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  const int bind_errno = errno;
   ::umask(old_umask);
-  if (impl->server == nullptr) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on the control socket ", socket_path, " (gRPC could not bind it)"));
+  if (bound != 0) {
+    ::close(impl->listen_fd);
+    impl->listen_fd = -1;
+    return fail(absl::UnavailableError(
+        absl::StrCat("cannot listen on the control socket ", socket_path, ": ", ErrnoText(bind_errno))));
   }
-  if (::chmod(socket_path.c_str(), 0600) != 0) {
-    const int err = errno;
-    impl->server->Shutdown();
-    ::unlink(socket_path.c_str());
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot make the control socket ", socket_path, " mode 0600: ", ErrnoText(err)));
+  if (absl::Status s = ApplySocketGroup(socket_path, options.group); !s.ok()) return fail(s);
+  if (::listen(impl->listen_fd, 64) != 0 || ::pipe2(impl->wake, O_CLOEXEC) != 0) {
+    return fail(absl::UnavailableError(
+        absl::StrCat("cannot listen on the control socket ", socket_path, ": ", ErrnoText(errno))));
   }
+  Impl* raw = impl.get();
+  impl->acceptor = std::thread([raw] { raw->Accept(); });
   return std::unique_ptr<ControlServer>(new ControlServer(std::move(impl)));
+}
+
+absl::Status ControlServer::ApplySocketGroup(const std::string& socket_path, std::optional<gid_t> group) {
+  // chown before chmod: the group's members never see the socket open to another group.
+  if (group) {
+    if (::chown(socket_path.c_str(), static_cast<uid_t>(-1), *group) != 0) {
+      return absl::FailedPreconditionError(absl::StrCat("cannot give the control socket ", socket_path, " to group ",
+                                                        *group, " (control.group): ", ErrnoText(errno)));
+    }
+  }
+  const mode_t mode = group ? 0660 : 0600;
+  if (::chmod(socket_path.c_str(), mode) != 0) {
+    return absl::FailedPreconditionError(absl::StrFormat("cannot make the control socket %s mode %04o: %s",
+                                                         socket_path, mode, ErrnoText(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ControlServer::SetGroup(std::optional<gid_t> group) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->full_server == nullptr) return absl::FailedPreconditionError("the control API has stopped");
+  return ApplySocketGroup(impl_->socket_path, group);
+}
+
+ControlServer::Connections ControlServer::connections() const {
+  return Connections{impl_->accepted_full.load(), impl_->accepted_read_only.load()};
 }
 
 void ControlServer::Stop() {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  if (impl_->server == nullptr) return;
-  impl_->server->Shutdown(std::chrono::system_clock::now() + kShutdownGrace);
-  impl_->server->Wait();
-  impl_->server.reset();
-  // gRPC unlinks the socket path itself when its listener closes; this covers the case it
-  // did not, so no stale socket is left for the next bagd or bagctl to stumble on.
+  if (impl_->full_server == nullptr) return;
+  // No new connection first (the acceptor hands connections to the servers), then the
+  // streams end (WatchEvents looks at `stopping` every kWatchPoll), then the calls.
+  if (impl_->acceptor.joinable()) {
+    const char byte = 0;
+    (void)!::write(impl_->wake[1], &byte, 1);
+    impl_->acceptor.join();
+  }
+  ::close(impl_->listen_fd);
+  impl_->listen_fd = -1;
   ::unlink(impl_->socket_path.c_str());
+  impl_->stopping.store(true);
+  const auto deadline = std::chrono::system_clock::now() + kShutdownGrace;
+  impl_->full_server->Shutdown(deadline);
+  impl_->read_only_server->Shutdown(deadline);
+  impl_->full_server->Wait();
+  impl_->read_only_server->Wait();
+  impl_->full_server.reset();
+  impl_->read_only_server.reset();
 }
 
 }  // namespace bagd::control

@@ -2,13 +2,17 @@
 // socket, answering from a ControlBackend the daemon implements. See docs/control-api.md.
 #pragma once
 
+#include <sys/types.h>
+
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "bgpd/control/control.pb.h"
+#include "bgpd/control/event_hub.h"
 
 namespace bagd::control {
 
@@ -98,14 +102,41 @@ class ControlBackend {
   static constexpr const char* kNoWritesMessage = "this bagd takes no changes over the control API";
 };
 
+struct ControlServerOptions {
+  // Where WatchEvents subscribes (must outlive the server); null: WatchEvents answers
+  // UNIMPLEMENTED.
+  EventHub* events = nullptr;
+  // control.group (docs/operations.md): the socket belongs to this group with mode 0660,
+  // and connections from its members are read-only. nullopt: mode 0600.
+  std::optional<gid_t> group;
+};
+
 class ControlServer {
  public:
   // Listens on unix:<socket_path>. Creates the parent directory (mode 0755) if missing,
-  // removes a stale socket (one nobody listens on), and makes the socket mode 0600.
+  // removes a stale socket (one nobody listens on), and makes the socket mode 0600 (0660
+  // and group-owned with options.group).
   // Fails (FailedPrecondition) rather than take over a socket another process listens on,
   // or remove a path that is not a socket. `backend` must outlive the server.
+  //
+  // Who may do what: a connection whose peer (SO_PEERCRED) is root or bagd's own user may
+  // call every RPC; any other got in through the group permission and may only read: the
+  // writes (ShutdownNeighbor, EnableNeighbor, ClearNeighbor, ReloadConfig, AddNetwork,
+  // DeleteNetwork) answer PERMISSION_DENIED to it.
   static absl::StatusOr<std::unique_ptr<ControlServer>> Start(const std::string& socket_path,
-                                                              ControlBackend* backend);
+                                                              ControlBackend* backend,
+                                                              ControlServerOptions options = {});
+
+  // A reload's control.group: the socket's group and mode change at once (connections
+  // already open keep their role). Thread-safe.
+  absl::Status SetGroup(std::optional<gid_t> group);
+
+  // Connections accepted since Start, by role.
+  struct Connections {
+    uint64_t full = 0;
+    uint64_t read_only = 0;
+  };
+  Connections connections() const;
 
   // Stops accepting calls, waits for calls in progress (at most 5 s, then gRPC cancels
   // them), removes the socket file. Idempotent.
@@ -119,6 +150,7 @@ class ControlServer {
 
  private:
   struct Impl;
+  static absl::Status ApplySocketGroup(const std::string& socket_path, std::optional<gid_t> group);
   explicit ControlServer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -122,6 +122,23 @@ void FibStage::RemoveAll() {
   log::Info("fib: removed %d objects (%d failed)", ops.size() - failed, failed);
 }
 
+namespace {
+
+// A reconciler error is "<operation>: <the backend's error>" (fib::Describe never writes
+// ": ", IPv6 addresses have no space after their colons).
+control::v1::Event ErrorEvent(const std::string& text, size_t failed, size_t pending) {
+  control::v1::Event out;
+  control::v1::FibErrorEvent& f = *out.mutable_fib();
+  const size_t colon = text.find(": ");
+  f.set_operation(colon == std::string::npos ? text : text.substr(0, colon));
+  f.set_error(colon == std::string::npos ? "" : text.substr(colon + 2));
+  f.set_failed(failed);
+  f.set_pending(pending);
+  return out;
+}
+
+}  // namespace
+
 void FibStage::Flush() {
   if (holding_) return;
   const auto t0 = std::chrono::steady_clock::now();
@@ -143,7 +160,10 @@ void FibStage::Flush() {
     log::Debug("fib: %d operations applied (%d next hop, %d group, %d route), %d failed", r.applied, r.nexthop_ops,
                r.group_ops, r.route_ops, r.failed);
   }
-  for (const std::string& e : r.errors) log::Warning("fib: %s", e);
+  for (const std::string& e : r.errors) {
+    log::Warning("fib: %s", e);
+    if (options_.events != nullptr) options_.events->Publish(ErrorEvent(e, r.failed, reconciler_.pending()));
+  }
   if (r.failed == 0) retry_delay_ = options_.retry_first;
   if (reconciler_.resync_wanted() && !resync_armed_) {
     // Debounced: a link going down deletes many next hops in a row.

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 
+#include "bgpd/control/event_hub.h"
 #include "bgpd/session/metrics.h"
 #include "fib_sync/reconciler.h"
 #include "rib/fib_update.h"
@@ -30,6 +31,9 @@ struct FibStageOptions {
   fib::ReconcilerOptions reconciler;
   // bagd_fib_* failures, retries, resyncs, pending operations, apply latency; may be null.
   session::SessionMetrics* metrics = nullptr;
+  // WatchEvents: a FibErrorEvent per operation the backend refused (at most 20 a pass, as
+  // the log); may be null.
+  control::EventSink* events = nullptr;
 };
 
 class FibStage final : public rib::FibSink {

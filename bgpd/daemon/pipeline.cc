@@ -12,9 +12,10 @@ constexpr size_t kFlushSlice = 65536;
 }  // namespace
 
 Pipeline::Pipeline(uint32_t local_as, const rib::DecisionConfig& decision, const rib::WeightsConfig& weights,
-                   session::Clock& clock, rib::FibSink* fib, session::SessionMetrics* metrics)
+                   session::Clock& clock, rib::FibSink* fib, session::SessionMetrics* metrics,
+                   control::EventSink* events)
     : core_(local_as, decision),
-      weights_(core_.rib(), weights, clock, fib, metrics),
+      weights_(core_.rib(), weights, clock, fib, metrics, events),
       advertiser_(core_, weights_, clock, local_as),
       local_capacity_(clock, [this](int16_t index, double bps) { LocalCapacityApplied(index, bps); }) {
   advertiser_.SetLocalCapacity(this);

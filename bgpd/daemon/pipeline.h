@@ -19,8 +19,10 @@ namespace bagd::daemon {
 
 class Pipeline final : private LocalCapacityView {
  public:
+  // `events` (may be null): the weights stage's WeightsEvents (WatchEvents).
   Pipeline(uint32_t local_as, const rib::DecisionConfig& decision, const rib::WeightsConfig& weights,
-           session::Clock& clock, rib::FibSink* fib, session::SessionMetrics* metrics);
+           session::Clock& clock, rib::FibSink* fib, session::SessionMetrics* metrics,
+           control::EventSink* events = nullptr);
 
   RoutingCore& core() { return core_; }
   const RoutingCore& core() const { return core_; }

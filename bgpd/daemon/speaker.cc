@@ -100,7 +100,7 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
   auto weights = WeightsConfigOf(config, options_.fib_max_weight, options_.fib_max_groups);
   if (!weights.ok()) return weights.status();
   metrics_timer_ = clock_->NewTimer();
-  pipeline_ = std::make_unique<Pipeline>(local_as_, decision, *weights, *clock_, options_.fib, metrics_);
+  pipeline_ = std::make_unique<Pipeline>(local_as_, decision, *weights, *clock_, options_.fib, metrics_, options_.events);
   config_ = config;
   restart_neighbor_wait_ms_ = int64_t{config.fib().restart_neighbor_wait()} * 1000;
   local_index_ = pipeline_->local_index();
@@ -180,7 +180,7 @@ absl::StatusOr<Peer*> Speaker::AddPeer(PeerConfig pc, const rib::LinkBandwidthEx
       }
     }
   }
-  auto peer = std::make_unique<Peer>(io_, *clock_, std::move(pc), metrics_, this);
+  auto peer = std::make_unique<Peer>(io_, *clock_, std::move(pc), metrics_, this, options_.events);
   rib::PeerInfo info;
   info.source.ebgp = peer->config().ebgp();
   info.source.address = peer->config().address;
@@ -205,7 +205,7 @@ void Speaker::RemovePeer(const std::string& name, const wire::NotificationMessag
   Peer& p = **it;
   // The Cease goes out on its connection, which drains by itself; the session loss withdraws
   // the neighbor's routes and clears its state in the advertiser (OnSessionDown).
-  p.Stop(cease, why);
+  p.Stop(cease, why, /*flush=*/true);  // RFC 8538 §5: Peer De-configured as a Hard Reset
   if (!p.config().password.empty()) {
     for (auto& l : listeners_) {
       if (l->endpoint.address().is_v6() != p.config().address.is_v6()) continue;
@@ -485,12 +485,18 @@ constexpr size_t kFlushChanges = 256;
 
 void Speaker::OnSessionDown(Peer& peer) {
   outbound_[peer.rib_index]->held = false;
+  if (stopping_) {
+    // bagd exits (SIGTERM): nothing is withdrawn on the way out. The kernel keeps the routes
+    // (fib.retain_on_exit) for the next run to adopt, and its R bit then says so; neighbors
+    // that negotiated RFC 8538 keep bagd's routes across the Cease (a planned restart).
+    return;
+  }
   // RFC 4724 §4.2: a peer that negotiated graceful restart and dropped without a
   // NOTIFICATION is restarting: its paths stay, stale, in the families it listed.
   const auto& n = peer.negotiated();
   std::array<bool, wire::kFamilyCount> retain{};
   bool keep = false;
-  if (n && peer.last_down_without_notification() && !stopping_) {
+  if (n && peer.last_down_graceful() && !stopping_) {
     retain = n->graceful_restart_retain;
     keep = std::any_of(retain.begin(), retain.end(), [](bool b) { return b; });
   }

@@ -69,6 +69,9 @@ struct SpeakerOptions {
   // when the backend held bagd's objects of a previous run; forwarding_preserved per family
   // when it held routes of that family. R and F of the Graceful Restart capability.
   fsm::RestartState restart;
+  // WatchEvents (control.proto): the neighbors' state changes and the weights stage's weight
+  // changes are published here; null: none.
+  control::EventSink* events = nullptr;
 };
 
 class Speaker : public RouteSink, public NeighborRibs {
@@ -110,6 +113,7 @@ class Speaker : public RouteSink, public NeighborRibs {
                                                                    control::v1::ClearNeighborRequest::Mode mode);
 
   size_t neighbor_count() const { return peers_.size(); }
+  const config::v1::Config& config() const { return config_; }  // the running one
   const rib::Rib& rib() const { return pipeline_->core().rib(); }
   const rib::AttributeStore& attribute_store() const { return pipeline_->core().store(); }
   const rib::NextHopGroupRegistry& groups() const { return pipeline_->weights().groups(); }

@@ -14,7 +14,7 @@ constexpr auto kWeightsBatchDelay = std::chrono::milliseconds(2);
 }  // namespace
 
 WeightsStage::WeightsStage(const rib::Rib& rib, const rib::WeightsConfig& config, session::Clock& clock,
-                           rib::FibSink* fib, session::SessionMetrics* metrics)
+                           rib::FibSink* fib, session::SessionMetrics* metrics, control::EventSink* events)
     : rib_(rib),
       clock_(clock),
       fib_(fib),
@@ -24,6 +24,7 @@ WeightsStage::WeightsStage(const rib::Rib& rib, const rib::WeightsConfig& config
       hold_timer_(clock.NewTimer()) {
   groups_.set_fib_tracking(fib_ != nullptr);
   if (fib_ != nullptr) fib_->SetGroupLimit(groups_.config().budget.max_groups);  // the FIB's own cap
+  if (events != nullptr) events_.emplace(events);
 }
 
 void WeightsStage::OnRouteChanges(std::span<const rib::RouteChange> changes) {
@@ -79,7 +80,7 @@ void WeightsStage::Run() {
   if (runs_.capacity() > 4096) runs_.shrink_to_fit();
   groups_.Update(batch_.View(), Now());
   batch_.Clear();
-  FlushFib();
+  FlushFib(WeightEventReporter::Context::kRouteChanges);
 }
 
 void WeightsStage::Reconfigure(const rib::WeightsConfig& config, bool reweigh) {
@@ -89,7 +90,7 @@ void WeightsStage::Reconfigure(const rib::WeightsConfig& config, bool reweigh) {
   // higher one lets the creates through.
   if (fib_ != nullptr) fib_->SetGroupLimit(groups_.config().budget.max_groups);
   if (reweigh) ReweighAll();
-  FlushFib();
+  FlushFib(WeightEventReporter::Context::kReload);
 }
 
 void WeightsStage::ReweighAll() {
@@ -106,16 +107,16 @@ void WeightsStage::SetLocalSources(std::vector<std::string> names, rib::LocalSou
   RunNow();
   local_ = std::move(by_peer);
   ReweighAll();
-  FlushFib();
+  FlushFib(WeightEventReporter::Context::kReload);  // a neighbor moved to another source by a reload
 }
 
 void WeightsStage::SetLocalCapacity(int16_t index, double bps) {
   RunNow();
   groups_.SetLocalCapacity(index, bps);
-  FlushFib();
+  FlushFib(WeightEventReporter::Context::kLocalCapacity);
 }
 
-void WeightsStage::FlushFib() {
+void WeightsStage::FlushFib(WeightEventReporter::Context context) {
   for (const std::string& n : groups_.TakeNotices()) log::Warning("%s", n);
   const rib::FibUpdate u = groups_.TakeFibUpdate();
   if (!u.empty()) {
@@ -127,6 +128,7 @@ void WeightsStage::FlushFib() {
       log::Debug("fib: group %d = %s", g.id, members);
     }
     if (fib_ != nullptr) fib_->Apply(u);
+    if (events_) events_->Report(u, groups_, context, clock_.WallMs());
   }
   RefreshMetrics();
   if (auto due = groups_.NextDue()) {
@@ -136,7 +138,7 @@ void WeightsStage::FlushFib() {
     const absl::Duration wait = std::max(*due - Now(), absl::ZeroDuration());
     hold_timer_->Start(absl::ToChronoMilliseconds(absl::Ceil(wait, absl::Milliseconds(1))), [this] {
       groups_.Expire(Now());
-      FlushFib();
+      FlushFib(WeightEventReporter::Context::kHoldDownExpiry);
     });
   } else {
     hold_timer_->Stop();

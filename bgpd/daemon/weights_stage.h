@@ -7,10 +7,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "bgpd/session/clock.h"
+#include "bgpd/daemon/weight_events.h"
 #include "bgpd/session/metrics.h"
 #include "rib/fib_update.h"
 #include "rib/rib.h"
@@ -20,9 +22,10 @@ namespace bagd::daemon {
 
 class WeightsStage final : public rib::RouteChangeListener {
  public:
-  // `fib`: null computes and drops (no FIB backend); `metrics` may be null.
+  // `fib`: null computes and drops (no FIB backend); `metrics` and `events` (WatchEvents:
+  // each weight change handed to the FIB, with its cause) may be null.
   WeightsStage(const rib::Rib& rib, const rib::WeightsConfig& config, session::Clock& clock, rib::FibSink* fib,
-               session::SessionMetrics* metrics);
+               session::SessionMetrics* metrics, control::EventSink* events = nullptr);
 
   void OnRouteChanges(std::span<const rib::RouteChange> changes) override;
   // The batch now, without waiting for its timer (the initial tables are in).
@@ -44,7 +47,9 @@ class WeightsStage final : public rib::RouteChangeListener {
  private:
   void Run();
   void ReweighAll();  // every route's members again, at once (no hold-down)
-  void FlushFib();  // hands the registry's FIB update on and re-arms the hold-down timer
+  // Hands the registry's FIB update on (and to the weight events, as caused by `context`)
+  // and re-arms the hold-down timer.
+  void FlushFib(WeightEventReporter::Context context);
   void RefreshMetrics();
   absl::Time Now() const { return absl::FromUnixMillis(clock_.WallMs()); }
 
@@ -52,6 +57,7 @@ class WeightsStage final : public rib::RouteChangeListener {
   session::Clock& clock_;
   rib::FibSink* fib_;
   session::SessionMetrics* metrics_;
+  std::optional<WeightEventReporter> events_;
   rib::NextHopGroupRegistry groups_;
   std::vector<wire::Prefix> pending_;  // changed since the last batch, may repeat
   std::vector<size_t> runs_;           // where each sorted run of pending_ starts

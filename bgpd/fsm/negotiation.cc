@@ -71,6 +71,9 @@ wire::OpenMessage BuildOpen(const LocalSettings& local, const RestartState& rest
     // §4.1: R after our restart, so that the peer sends its routes without waiting for our
     // End-of-RIB (we wait for its). Meaningless without families: not set then.
     gr.restart_state = restart.restarting && !gr.families.empty();
+    // RFC 8538 §2: N, a NOTIFICATION (but Cease / Hard Reset) ends the session as a restart
+    // too, when the peer sets it as well. Only with families: otherwise nothing is kept.
+    gr.notification = !gr.families.empty();
     m.capabilities.push_back(gr);
   }
   if (!local.hostname.empty()) m.capabilities.push_back(wire::FqdnCap{local.hostname, ""});

@@ -64,13 +64,15 @@ struct Peer::Slot {
   std::unique_ptr<Timer> connect_retry, hold, keepalive, idle_hold;
 };
 
-Peer::Peer(boost::asio::io_context& io, Clock& clock, PeerConfig config, SessionMetrics* metrics, RouteSink* sink)
+Peer::Peer(boost::asio::io_context& io, Clock& clock, PeerConfig config, SessionMetrics* metrics, RouteSink* sink,
+           control::EventSink* events)
     : io_(io),
       clock_(clock),
       config_(std::move(config)),
       metrics_(metrics),
       series_(metrics, config_.Name()),
       sink_(sink),
+      events_(events),
       prefix_limit_restart_(clock.NewTimer()) {
   primary_ = std::make_unique<Slot>(clock_, next_slot_id_++, Direction::kOutbound);
   admin_down_ = config_.shutdown;
@@ -131,11 +133,29 @@ void Peer::Start() {
   Dispatch(*primary_, fsm::Event::Of(EventType::kManualStart));
 }
 
+bool Peer::NotificationGraceful() const {
+  const fsm::LocalSettings& local = config_.fsm.local;
+  return negotiated_ && negotiated_->peer_graceful_restart.notification && local.graceful_restart &&
+         local.graceful_restart_time > 0;
+}
+
+wire::NotificationMessage Peer::Flushing(const wire::NotificationMessage& cease) const {
+  if (!NotificationGraceful()) return cease;
+  // RFC 8538 §3: Cease / Hard Reset with the Cease it stands for inside (code, subcode, data).
+  wire::NotificationMessage hard;
+  hard.code = static_cast<uint8_t>(wire::ErrorCode::kCease);
+  hard.subcode = wire::cease::kHardReset;
+  hard.data = {cease.code, cease.subcode};
+  hard.data.insert(hard.data.end(), cease.data.begin(), cease.data.end());
+  return hard;
+}
+
 void Peer::Shutdown(const std::string& message) {
   StopPrefixLimitRestart();  // the operator's shutdown wins: no restart by itself
   admin_down_ = true;
   admin_down_message_ = message;
-  ManualStop(wire::NotificationMessage::Shutdown(wire::cease::kAdministrativeShutdown, message),
+  // RFC 8538 §5: an operator's shutdown is meant to remove the routes: a Hard Reset.
+  ManualStop(Flushing(wire::NotificationMessage::Shutdown(wire::cease::kAdministrativeShutdown, message)),
              message.empty() ? "administrative shutdown" : absl::StrCat("administrative shutdown: ", message));
 }
 
@@ -154,15 +174,15 @@ void Peer::Reset() {
   // automatic restart of its own, the backoff is cleared), then a ManualStart at once: the
   // neighbor is not administratively down afterwards.
   const std::string why = "administrative reset (bagctl neighbor clear)";
-  ManualStop(wire::NotificationMessage::Shutdown(wire::cease::kAdministrativeReset, ""), why);
+  ManualStop(Flushing(wire::NotificationMessage::Shutdown(wire::cease::kAdministrativeReset, "")), why);
   last_error_ = why;
   Dispatch(*primary_, fsm::Event::Of(EventType::kManualStart));
 }
 
-void Peer::Stop(const wire::NotificationMessage& notification, const std::string& reason) {
+void Peer::Stop(const wire::NotificationMessage& notification, const std::string& reason, bool flush) {
   StopPrefixLimitRestart();
   admin_down_ = true;
-  ManualStop(notification, reason);
+  ManualStop(flush ? Flushing(notification) : notification, reason);
 }
 
 void Peer::ManualStop(const wire::NotificationMessage& notification, const std::string& reason) {
@@ -194,15 +214,30 @@ void Peer::Dispatch(Slot& slot, fsm::Event event) {
         metrics_->Transition(config_.Name(), fsm::StateName(slot.fsm.state)).Increment();
       }
       if (!slot.fsm.last_error.empty() && slot.fsm.state == State::kIdle) last_error_ = slot.fsm.last_error;
+      PublishStateChange(event, r, before, slot.fsm.state);  // r.next was moved into slot.fsm
     }
   }
   if (is_primary) {
+    // The NOTIFICATION that ends the session, received or sent, if there is one.
+    const wire::NotificationMessage* notification = nullptr;
+    if ((event.type == EventType::kNotifMsg || event.type == EventType::kNotifMsgVerErr) && event.notification) {
+      notification = &*event.notification;
+    }
+    for (const auto& a : r.actions) {
+      if (a.type == fsm::ActionType::kSendNotification) notification = &a.notification;
+    }
     for (const auto& a : r.actions) {
       if (a.type != fsm::ActionType::kSessionDown) continue;
       // RFC 4724 §4.2: the TCP session terminated (or the peer stopped talking, our Hold
-      // Timer Expired): a restart. A NOTIFICATION either way (received, or sent for any
-      // other reason) ends the session for good: no routes are kept (no RFC 8538 here).
-      last_down_graceful_ = event.type == EventType::kTcpConnectionFails || event.type == EventType::kHoldTimerExpires;
+      // Timer Expired): a restart. RFC 8538 §4: when both sides sent the N bit, so is a
+      // NOTIFICATION either way, but for Cease / Hard Reset. Without it a NOTIFICATION ends
+      // the session for good: no routes are kept.
+      const bool hard_reset = notification != nullptr &&
+                              notification->code == static_cast<uint8_t>(wire::ErrorCode::kCease) &&
+                              notification->subcode == wire::cease::kHardReset;
+      last_down_graceful_ = event.type == EventType::kTcpConnectionFails ||
+                            event.type == EventType::kHoldTimerExpires ||
+                            (notification != nullptr && !hard_reset && NotificationGraceful());
     }
   }
   const uint64_t id = slot.id;
@@ -212,6 +247,48 @@ void Peer::Dispatch(Slot& slot, fsm::Event event) {
     if (s == nullptr) return;
     Execute(*s, a);
   }
+}
+
+void Peer::PublishStateChange(const fsm::Event& event, const fsm::StepResult& step, State before, State after) {
+  if (events_ == nullptr) return;
+  const fsm::Action* sent = nullptr;
+  for (const auto& a : step.actions) {
+    if (a.type == fsm::ActionType::kSendNotification) sent = &a;
+  }
+  control::v1::Event out;
+  out.set_time_unix_ms(clock_.WallMs());
+  control::v1::NeighborEvent& e = *out.mutable_neighbor();
+  e.set_address(config_.Name());
+  e.set_description(config_.description);
+  e.set_from(fsm::StateName(before));
+  e.set_to(fsm::StateName(after));
+  e.set_reason(step.reason);
+  const char* cause = "other";
+  switch (event.type) {
+    case EventType::kManualStop: cause = "admin"; break;
+    case EventType::kNotifMsg:
+    case EventType::kNotifMsgVerErr: cause = "notification-received"; break;
+    case EventType::kHoldTimerExpires: cause = "hold-timer"; break;
+    case EventType::kTcpConnectionFails: cause = "tcp"; break;
+    case EventType::kOpenCollisionDump: cause = "collision"; break;
+    case EventType::kManualStart:
+    case EventType::kAutomaticStart:
+    case EventType::kManualStartPassive:
+    case EventType::kAutomaticStartPassive:
+    case EventType::kIdleHoldTimerExpires: cause = "start"; break;
+    default:
+      if (sent != nullptr) cause = "notification-sent";
+      break;
+  }
+  if (after == State::kEstablished) cause = "established";
+  e.set_cause(cause);
+  if (event.type == EventType::kNotifMsg || event.type == EventType::kNotifMsgVerErr) {
+    if (event.notification) *e.mutable_notification() = control::NotificationToProto(*event.notification, clock_.WallMs());
+  } else if (sent != nullptr) {
+    *e.mutable_notification() = control::NotificationToProto(sent->notification, clock_.WallMs());
+    e.set_sent(true);
+  }
+  events_->Publish(std::move(out));
 }
 
 void Peer::Execute(Slot& slot, const fsm::Action& a) {
@@ -639,7 +716,7 @@ void Peer::PrefixLimitExceeded(wire::Family family, uint64_t count) {
   prefix_limit_down_ = true;
   // RFC 4486 §4: Cease / Maximum Number of Prefixes Reached, with AFI, SAFI and the limit.
   // A ManualStop: no automatic restart (IdleHoldTimer) of its own, the hold-down below decides.
-  ManualStop(rib::MaxPrefixesCease(family, c.limit), why);
+  ManualStop(Flushing(rib::MaxPrefixesCease(family, c.limit)), why);  // RFC 8538 §5: MUST
   last_error_ = why;
   if (c.restart_interval_s > 0) {
     prefix_limit_restart_ms_ = clock_.WallMs() + int64_t{c.restart_interval_s} * 1000;

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "bgpd/control/control.pb.h"
+#include "bgpd/control/event_hub.h"
 #include "bgpd/fsm/fsm.h"
 #include "bgpd/session/connection.h"
 #include "bgpd/session/lifetime.h"
@@ -79,8 +80,9 @@ class RouteSink {
 class Peer {
  public:
   // `clock` gives the time and the timers (AsioClock in the daemon, ManualClock in tests).
+  // `events` (may be null): where the session's state changes are published (WatchEvents).
   Peer(boost::asio::io_context& io, Clock& clock, PeerConfig config, SessionMetrics* metrics,
-       RouteSink* sink = nullptr);
+       RouteSink* sink = nullptr, control::EventSink* events = nullptr);
   ~Peer();
   Peer(const Peer&) = delete;
   Peer& operator=(const Peer&) = delete;
@@ -92,8 +94,11 @@ class Peer {
   // Hard reset (`bagctl neighbor ADDRESS clear`): Cease / Administrative Reset (RFC 4486
   // §4) on every connection, then a fresh start at once. Not a shutdown: it stays enabled.
   void Reset();
-  // Daemon exit: Cease with `notification` on every connection, no restart.
-  void Stop(const wire::NotificationMessage& notification, const std::string& reason);
+  // Daemon exit: Cease with `notification` on every connection, no restart. A neighbor that
+  // negotiated RFC 8538 (the N bit both ways) keeps bagd's routes as stale across it, as for
+  // a restart (a planned `systemctl restart`). `flush` (a neighbor removed by a reload):
+  // sent as Cease / Hard Reset to such a neighbor, so it drops them.
+  void Stop(const wire::NotificationMessage& notification, const std::string& reason, bool flush = false);
   // An inbound connection from this neighbor's address. Takes the socket either way.
   void Accept(boost::asio::ip::tcp::socket socket);
 
@@ -113,10 +118,10 @@ class Peer {
   void SendRouteRefresh(const wire::RouteRefreshMessage& message);
   // End-of-RIB for each negotiated family (RFC 4724 §2), when Established.
   void SendEndOfRib();
-  // Whether the last session ended without a NOTIFICATION from either side, bar our Hold
-  // Timer Expired: the TCP connection failed or the peer went silent (RFC 4724 §4.2, the
-  // cases in which a helper keeps the peer's routes).
-  bool last_down_without_notification() const { return last_down_graceful_; }
+  // Whether the last session ended as a restart, in which a helper keeps the peer's routes:
+  // the TCP connection failed or the peer went silent (RFC 4724 §4.2), or, when both sides
+  // sent the N bit (RFC 8538 §4), a NOTIFICATION either way other than Cease / Hard Reset.
+  bool last_down_graceful() const { return last_down_graceful_; }
   // Route refresh counters and the families the peer is re-sending (kept by the speaker).
   control::v1::RouteRefreshStatus& refresh_status() { return refresh_status_; }
   wire::CodecContext EncodeContext() const;
@@ -146,6 +151,13 @@ class Peer {
   enum class Direction { kOutbound, kInbound };
 
   void Dispatch(Slot& slot, fsm::Event event);
+  // The primary's state changed: a NeighborEvent for WatchEvents, with the cause.
+  void PublishStateChange(const fsm::Event& event, const fsm::StepResult& step, fsm::State before, fsm::State after);
+  // RFC 8538: both sides sent the N bit (and ours is on: graceful restart with a restart time).
+  bool NotificationGraceful() const;
+  // `cease` as Cease / Hard Reset (RFC 8538 §3) when NotificationGraceful(): for what must
+  // remove the routes on both sides (an operator's shutdown or clear, maximum prefixes).
+  wire::NotificationMessage Flushing(const wire::NotificationMessage& cease) const;
   // ManualStop with `notification` to both connections (the collision candidate goes).
   void ManualStop(const wire::NotificationMessage& notification, const std::string& reason);
   void Execute(Slot& slot, const fsm::Action& action);
@@ -174,6 +186,7 @@ class Peer {
   SessionMetrics* metrics_;
   NeighborSeries series_;
   RouteSink* sink_;
+  control::EventSink* events_;
   std::unique_ptr<Slot> primary_;
   std::unique_ptr<Slot> candidate_;  // collision candidate (inbound)
   uint64_t next_slot_id_ = 1;

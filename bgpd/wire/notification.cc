@@ -22,6 +22,15 @@ NotificationMessage NotificationMessage::Shutdown(uint8_t cease_subcode, std::st
 
 std::optional<std::string> NotificationMessage::ShutdownCommunication() const {
   if (code != static_cast<uint8_t>(ErrorCode::kCease)) return std::nullopt;
+  // RFC 8538 §3: a Hard Reset carries the Cease it stands for (code, subcode, data).
+  if (subcode == cease::kHardReset && data.size() >= 2 && data[0] == code) {
+    NotificationMessage inner;
+    inner.code = data[0];
+    inner.subcode = data[1];
+    if (inner.subcode == cease::kHardReset) return std::nullopt;
+    inner.data.assign(data.begin() + 2, data.end());
+    return inner.ShutdownCommunication();
+  }
   if (subcode != cease::kAdministrativeShutdown && subcode != cease::kAdministrativeReset) return std::nullopt;
   if (data.empty() || data[0] == 0 || size_t{data[0]} + 1 > data.size()) return std::nullopt;
   return std::string(data.begin() + 1, data.begin() + 1 + data[0]);

@@ -19,8 +19,8 @@ struct Serving {
   Backend backend;
   std::unique_ptr<ControlServer> server;
 
-  Serving() {
-    auto started = ControlServer::Start(dir.SocketPath(), &backend);
+  explicit Serving(ControlServerOptions options = {}) {
+    auto started = ControlServer::Start(dir.SocketPath(), &backend, options);
     REQUIRE(started.ok());
     server = *std::move(started);
   }

@@ -150,11 +150,11 @@ wire::OpenMessage PeerWithGr(wire::GracefulRestartCap cap) {
 
 TEST_CASE("Graceful restart: our capability carries the restart time, the families and R/F as told",
           "[fsm][negotiation][graceful-restart]") {
-  SECTION("a first start: restart time and both families, no R, no F") {
+  SECTION("a first start: restart time and both families, no R, no F; N (RFC 8538)") {
     const auto gr = GrCap(BuildOpen(GrLocal()));
     CHECK(gr.restart_time == 120);
     CHECK_FALSE(gr.restart_state);
-    CHECK_FALSE(gr.notification);
+    CHECK(gr.notification);
     REQUIRE(gr.families.size() == 2);
     CHECK(gr.families[0] == wire::GracefulRestartCap::Entry{1, 1, false});
     CHECK(gr.families[1] == wire::GracefulRestartCap::Entry{2, 1, false});
@@ -188,6 +188,7 @@ TEST_CASE("Graceful restart: our capability carries the restart time, the famili
     CHECK(gr.restart_time == 0);
     CHECK(gr.families.empty());
     CHECK_FALSE(gr.restart_state);
+    CHECK_FALSE(gr.notification);  // nothing is kept, so no NOTIFICATION is a restart either
   }
   SECTION("the capability survives the codec with its bits") {
     RestartState r;

@@ -26,16 +26,18 @@ LOCAL_AS = 65000
 PREFIXES = ("10.70.0.0/24", "10.71.0.0/24")
 
 
-def frr(asn, rid, bagd_addr, mbps=None, prefixes=PREFIXES):
+def frr(asn, rid, bagd_addr, mbps=None, prefixes=PREFIXES, notification=False):
     lb = f"route-map LB permit 10\n set extcommunity bandwidth {mbps}\n" if mbps else ""
     rm = " route-map LB" if mbps else ""
     nets = "\n".join(f"  network {p}{rm}" for p in prefixes)
+    # RFC 8538 (the N bit): FRR 8.4's `bgp graceful-restart notification`.
+    n = " bgp graceful-restart notification\n" if notification else ""
     return f"""hostname frr-{asn}
 {lb}router bgp {asn}
  bgp router-id {rid}
  bgp graceful-restart
  bgp graceful-restart preserve-fw-state
- no bgp ebgp-requires-policy
+{n} no bgp ebgp-requires-policy
  no bgp network import-check
  no bgp default ipv4-unicast
  neighbor {bagd_addr} remote-as {LOCAL_AS}
@@ -138,7 +140,14 @@ multipath {{ maximum_paths_ebgp: 4 as_path_relax: true }}
         self.assertIn("End-of-RIB", bagd.log())
 
     def test_frr_keeps_bagds_routes_while_bagd_restarts(self):
-        lab = Lab("grs")
+        self.bagd_restarts(Lab("grs"), signal.SIGKILL, notification=False)
+
+    def test_frr_keeps_bagds_routes_across_a_planned_stop(self):
+        """RFC 8538: SIGTERM (`systemctl restart`) sends Cease / Administrative Shutdown; FRR,
+        which negotiated the N bit, keeps bagd's routes as stale instead of withdrawing them."""
+        self.bagd_restarts(Lab("grn"), signal.SIGTERM, notification=True)
+
+    def bagd_restarts(self, lab, stop_signal, notification):
         self.addCleanup(lab.close)
         b, f1, f2 = lab.netns("b"), lab.netns("f1"), lab.netns("f2")
         b1, p1, *_ = lab.link(b, f1)
@@ -149,7 +158,8 @@ neighbors {{ address: "{p1}" remote_as: 65001 timers {{ connect_retry: 1 }} }}
 neighbors {{ address: "{p2}" remote_as: 65002 timers {{ connect_retry: 1 }} }}
 """
         bagd = lab.start_bagd(b, config)
-        helper = lab.start_frr(f1, frr(65001, "10.255.0.2", b1, prefixes=()), p1, name="frr1")
+        helper = lab.start_frr(f1, frr(65001, "10.255.0.2", b1, prefixes=(), notification=notification), p1,
+                               name="frr1")
         lab.start_frr(f2, frr(65002, "10.255.0.3", b2, 2000, prefixes=PREFIXES), p2, name="frr2")
 
         def at_helper(prefix):
@@ -164,8 +174,14 @@ neighbors {{ address: "{p2}" remote_as: 65002 timers {{ connect_retry: 1 }} }}
         self.assertTrue(gr.get("peer_offered"), gr)
         self.assertEqual(gr.get("families"), ["ipv4-unicast"], gr)
 
-        lab.stop(bagd.proc, signal.SIGKILL)
-        # FRR 1 notices (the kernel closed bagd's socket) and keeps the routes, stale.
+        if notification:
+            self.assertTrue(gr.get("peer_notification"), gr)  # (FRR 8.4 sets N by default, too)
+        lab.stop(bagd.proc, stop_signal)
+        if notification:
+            # bagd said Cease / Administrative Shutdown (6/2), not Hard Reset.
+            last = helper.neighbor(b1).get("lastNotificationReason", "") + helper.vtysh(f"show bgp neighbors {b1}")
+            self.assertIn("Administrative Shutdown", last)
+        # FRR 1 notices (bagd's Cease, or the kernel closed bagd's socket) and keeps the routes, stale.
         wait_until(lambda: helper.neighbor(b1).get("bgpState") != "Established", 20, "FRR 1 sees bagd gone")
         stale = wait_until(lambda: (lambda ps: ps if ps and all(x.get("stale") for x in ps) else None)(
             at_helper(PREFIXES[0])), 10, "the route marked stale at FRR 1")
@@ -173,7 +189,8 @@ neighbors {{ address: "{p2}" remote_as: 65002 timers {{ connect_retry: 1 }} }}
         time.sleep(2)
         for p in PREFIXES:
             self.assertTrue(at_helper(p), f"{p} withdrawn at FRR 1 while bagd was away")
-        os.remove(bagd.sock)
+        if os.path.exists(bagd.sock):  # a SIGTERM'd bagd removes its socket itself
+            os.remove(bagd.sock)
         missing = []
 
         def back():

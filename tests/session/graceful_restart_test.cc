@@ -387,3 +387,78 @@ neighbors { address: "127.0.0.2" remote_as: 65002 passive: true }
 }  // namespace
 }  // namespace bagd::session::testing
 
+
+namespace bagd::session::testing {
+
+// RFC 8538: the neighbor's capability with N (0x4000 in the flags and time).
+wire::Bytes GrCapN(uint16_t restart_time) {
+  wire::Bytes cap = GrCap(restart_time, true);
+  cap[2] |= 0x40;
+  return cap;
+}
+
+TEST_CASE("Graceful restart, RFC 8538: with N both ways a Cease is a restart, a Hard Reset is not",
+          "[session][graceful-restart][rfc8538]") {
+  Quiet q;
+  test::RecordingFib fib;
+  SessionHarness h(kConfig, &fib);
+  auto up = [&] {
+    const int fd = Establish(h, "127.0.0.2", 65002, GrCapN(120));
+    h.Write(fd, Update(65002, kNextHop, {{1, 1}, {1, 2}}, kLb));
+    h.Write(fd, kEndOfRib);
+    h.Advance(100);
+    REQUIRE(PathsOf(h, "127.0.0.2") == 2);
+    return fd;
+  };
+  SECTION("bagd's OPEN carries N, and the neighbor's is recorded") {
+    const int fd = h.Connect("127.0.0.2");
+    h.Write(fd, Open(65002, kPeerId, 0, {{1, 1}}, GrCapN(120)));
+    const auto msgs = h.Read(fd);
+    REQUIRE(!msgs.empty());
+    REQUIRE(msgs.front().first == 1);
+    const wire::Bytes raw = Message(1, msgs.front().second);
+    auto open = wire::DecodeMessage(raw, {});
+    REQUIRE(open.ok());
+    const auto& o = std::get<wire::OpenMessage>(open.value());
+    const auto* gr = o.Find<wire::GracefulRestartCap>();
+    REQUIRE(gr != nullptr);
+    CHECK(gr->notification);
+    h.Write(fd, Keepalive());
+    h.Read(fd);
+    CHECK(Status(h, "127.0.0.2").graceful_restart().peer_notification());
+  }
+  SECTION("Cease / Administrative Shutdown from the neighbor: its paths are kept as stale") {
+    const int fd = up();
+    h.Write(fd, Message(3, std::vector<uint8_t>{6, 2}));
+    h.Run();
+    CHECK(PathsOf(h, "127.0.0.2") == 2);
+    CHECK(Status(h, "127.0.0.2").graceful_restart().phase() == "restarting");
+  }
+  SECTION("Cease / Hard Reset from the neighbor: its paths go at once") {
+    const int fd = up();
+    h.Write(fd, Message(3, std::vector<uint8_t>{6, 9, 6, 4}));
+    h.Run();
+    CHECK(PathsOf(h, "127.0.0.2") == 0);
+  }
+  SECTION("an operator's clear sends Hard Reset (with Administrative Reset inside), and the paths go") {
+    const int fd = up();
+    REQUIRE(h.speaker().ClearNeighbor("127.0.0.2", control::v1::ClearNeighborRequest::MODE_HARD).ok());
+    h.Run();
+    const auto msgs = h.Read(fd);
+    REQUIRE(!msgs.empty());
+    CHECK(msgs.back().first == 3);
+    CHECK(msgs.back().second == wire::Bytes{6, 9, 6, 4});
+    CHECK(PathsOf(h, "127.0.0.2") == 0);
+  }
+  SECTION("without N from the neighbor, a Cease still withdraws at once (RFC 4724)") {
+    const int fd = Establish(h, "127.0.0.2", 65002, GrCap(120, true));
+    h.Write(fd, Update(65002, kNextHop, {{1, 1}}, kLb));
+    h.Advance(100);
+    REQUIRE(PathsOf(h, "127.0.0.2") == 1);
+    h.Write(fd, Message(3, std::vector<uint8_t>{6, 2}));
+    h.Run();
+    CHECK(PathsOf(h, "127.0.0.2") == 0);
+  }
+}
+
+}  // namespace bagd::session::testing

@@ -125,7 +125,7 @@ absl::Status SessionHarness::Reload(std::string_view config) {
 }
 
 SessionHarness::SessionHarness(std::string_view config, rib::FibSink* fib, fsm::RestartState restart,
-                               SessionMetrics* metrics) {
+                               SessionMetrics* metrics, control::EventSink* events) {
   // The speaker listens on a free loopback port; a probed port can be taken by another
   // process before the speaker binds it, so a few tries.
   for (int attempt = 0;; ++attempt) {
@@ -138,6 +138,7 @@ SessionHarness::SessionHarness(std::string_view config, rib::FibSink* fib, fsm::
     options.fib = fib;
     options.restart = restart;
     options.metrics = metrics;
+    options.events = events;
     speaker_ = std::make_unique<Speaker>(io_, options);
     const absl::Status st = speaker_->Configure(loaded.config);
     if (st.ok()) break;

@@ -44,8 +44,9 @@ class SessionHarness {
   // `fib`: the speaker's FIB sink (convergence is tracked only with one); may be null.
   // `restart`: bagd's own restart as the FIB stage would report it (graceful restart).
   // `metrics`: the speaker's Prometheus series (none when null).
+  // `events`: where the speaker publishes (WatchEvents); none when null.
   explicit SessionHarness(std::string_view config, rib::FibSink* fib = nullptr, fsm::RestartState restart = {},
-                          SessionMetrics* metrics = nullptr);
+                          SessionMetrics* metrics = nullptr, control::EventSink* events = nullptr);
   ~SessionHarness();
 
   // A connection from `neighbor` (a 127.0.0.x address) to the speaker's listener: our end's

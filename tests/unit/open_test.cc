@@ -134,6 +134,19 @@ TEST_CASE("NOTIFICATION, KEEPALIVE and ROUTE-REFRESH", "[wire][messages]") {
     CHECK(back.ShutdownCommunication() == "maintenance");
     CHECK(DescribeNotification(back.code, back.subcode) == "Cease / Administrative Shutdown (6/2)");
   }
+  SECTION("RFC 8538: a Hard Reset's message is the one of the Cease inside it") {
+    NotificationMessage hard;
+    hard.code = 6;
+    hard.subcode = cease::kHardReset;
+    hard.data = {6, 2, 3, 'b', 'y', 'e'};
+    CHECK(hard.ShutdownCommunication() == "bye");
+    hard.data = {6, 4};  // Administrative Reset without a message
+    CHECK_FALSE(hard.ShutdownCommunication());
+    hard.data = {6, 9, 6, 2, 1, 'x'};  // a Hard Reset inside a Hard Reset is not followed
+    CHECK_FALSE(hard.ShutdownCommunication());
+    hard.data = {6};
+    CHECK_FALSE(hard.ShutdownCommunication());
+  }
   SECTION("shutdown messages are cut at 255 octets on a UTF-8 boundary") {
     std::string msg(254, 'a');
     msg += "\xc3\xa9";  // é straddles octet 255

@@ -11,8 +11,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "bgpd/control/control_client.h"
 #include "bgpd/control/control_requests.h"
+#include "bgpd/control/event_types.h"
+#include "tools/bagctl/event_render.h"
 #include "tools/bagctl/neighbor_render.h"
 #include "tools/bagctl/nexthop_group_render.h"
 #include "tools/bagctl/policy_render.h"
@@ -62,10 +65,13 @@ const char* const kControlUsage = R"(  show neighbors [ADDRESS] [--json]
   neighbor ADDRESS shutdown [MESSAGE...]
                             administrative shutdown: sends Cease/Administrative Shutdown with
                             MESSAGE (RFC 9003: the words joined by spaces, at most 255 octets
-                            of UTF-8); the session stays down until `enable`
+                            of UTF-8); the session stays down until `enable`. To a neighbor
+                            with RFC 8538 (the N bit) inside a Cease/Hard Reset, so that it
+                            drops bagd's routes
   neighbor ADDRESS enable   ends the administrative shutdown
-  neighbor ADDRESS clear    hard reset: sends Cease/Administrative Reset (RFC 4486) and the
-                            session restarts at once (its routes are withdrawn meanwhile)
+  neighbor ADDRESS clear    hard reset: sends Cease/Administrative Reset (RFC 4486; inside a
+                            Hard Reset to an RFC 8538 neighbor) and the session restarts at
+                            once (its routes are withdrawn meanwhile, on both sides)
   neighbor ADDRESS clear soft [in|out]
                             without a reset: `in` asks the neighbor to re-send its routes
                             (ROUTE-REFRESH, RFC 2918; the neighbor must have offered it),
@@ -79,6 +85,12 @@ const char* const kControlUsage = R"(  show neighbors [ADDRESS] [--json]
                             originates PREFIX (as a `networks` entry) with an optional link
                             bandwidth (10G); kept until `network delete` or a restart of bagd
   network delete PREFIX     withdraws a prefix added with `network add`
+  monitor [--json] [--type neighbor|weights|fib|config ...] [--count N]
+                            what happens in bagd as it happens, one line per event (one JSON
+                            object per line with --json): neighbor state changes and why,
+                            weight changes and their cause, FIB errors, configuration reloads;
+                            until interrupted, bagd stops, or N events were printed
+      --type T              only these types (repeatable, or comma-separated; default: all)
       --socket PATH         bagd's control socket (before or after the command; default
                             $BAGD_SOCKET, else /run/bagd/bagd.sock)
     exit status: 0 done, 1 bagd unreachable or the request refused (reason printed), 2 usage error
@@ -98,6 +110,8 @@ struct ControlArgs {
   std::optional<std::string> source;    // --source
   control::v1::TestRouteAttributes attributes;  // --as-path, --community, ... (policy test)
   bool has_attributes = false;
+  std::vector<std::string> types;     // --type (monitor), split at commas
+  std::optional<uint64_t> count;      // --count (monitor)
   std::vector<std::string> words;     // the command and its operands
 };
 
@@ -191,16 +205,32 @@ absl::StatusOr<ControlArgs> ParseControlArgs(const std::vector<std::string>& arg
         parsed.family = **family;
         continue;
       }
+      auto type = FlagValue(args, i, "--type");
+      if (!type.ok()) return type.status();
+      if (*type) {
+        for (absl::string_view t : absl::StrSplit(**type, ',', absl::SkipEmpty())) parsed.types.push_back(std::string(t));
+        continue;
+      }
+      auto count = FlagValue(args, i, "--count");
+      if (!count.ok()) return count.status();
+      if (*count) {
+        const std::optional<uint32_t> n = Number(**count);
+        if (!n || *n == 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("--count needs a number of events (1 or more), not '", Printable(**count), "'"));
+        }
+        parsed.count = *n;
+        continue;
+      }
       auto limit = FlagValue(args, i, "--limit");
       if (!limit.ok()) return limit.status();
       if (*limit) {
-        uint32_t n = 0;
-        if ((*limit)->empty() || !std::all_of((*limit)->begin(), (*limit)->end(), absl::ascii_isdigit) ||
-            !absl::SimpleAtoi(**limit, &n)) {
+        const std::optional<uint32_t> n = Number(**limit);
+        if (!n) {
           return absl::InvalidArgumentError(
               absl::StrCat("--limit needs a number of prefixes (0 for all), not '", Printable(**limit), "'"));
         }
-        parsed.limit = n;
+        parsed.limit = *n;
         continue;
       }
       return absl::InvalidArgumentError(absl::StrCat("unknown flag ", Printable(a)));
@@ -219,8 +249,9 @@ int Failed(std::ostream& err, const absl::Status& status) {
   err << "bagctl: " << status.message();
   if (status.code() == absl::StatusCode::kUnavailable) {
     err << " (is bagd running?)";
-  } else if (status.code() == absl::StatusCode::kPermissionDenied) {
-    err << " (the socket is mode 0600: run bagctl as root)";
+  } else if (status.code() == absl::StatusCode::kPermissionDenied && !absl::StrContains(status.message(), "read-only")) {
+    // Refused at connect(): not root, and not in control.group (bagd's message otherwise).
+    err << " (the socket is mode 0600, or 0660 for the group of control.group: run bagctl as root or as a member)";
   }
   err << "\n";
   return kControlExitFailed;
@@ -237,6 +268,30 @@ int PrintJson(const google::protobuf::Message& message, std::ostream& out, std::
   out << *text;
   if (text->empty() || text->back() != '\n') out << '\n';
   return kControlExitOk;
+}
+
+// `bagctl monitor`: each event as it comes, flushed at once (the reader is often a pipe).
+// --count N: done after N events (the `subscribed` line is not one).
+int Monitor(control::ControlClient& client, const std::vector<std::string>& types, bool json,
+            std::optional<uint64_t> count, std::ostream& out, std::ostream& err) {
+  uint64_t printed = 0;
+  const absl::Status done = absl::CancelledError("enough events");  // ends the stream, not an error
+  absl::Status s = client.WatchEvents(types, [&](control::v1::Event& event) -> absl::Status {
+    if (json) {
+      auto line = RenderEventJson(event);
+      if (!line.ok()) return line.status();
+      out << *line << '\n';
+    } else {
+      out << RenderEventLine(event) << '\n';
+    }
+    out.flush();
+    if (!out) return absl::CancelledError("the output was closed");
+    const bool counted = event.kind_case() != control::v1::Event::kSubscribed;
+    if (count && counted && ++printed >= *count) return done;
+    return absl::OkStatus();
+  });
+  if (s.ok() || s == done || (s.code() == absl::StatusCode::kCancelled && !out)) return kControlExitOk;
+  return Failed(err, s);
 }
 
 int ShowNeighbors(control::ControlClient& client, const std::string& address, bool json, std::ostream& out,
@@ -396,6 +451,7 @@ bool IsControlCommand(const std::vector<std::string>& args) {
   if (args.empty()) return false;
   const std::string& first = args[0];
   return first == "show" || first == "neighbor" || first == "policy" || first == "reload" || first == "network" ||
+         first == "monitor" ||
          first == "--socket" ||
          absl::StartsWith(first, "--socket=");
 }
@@ -409,7 +465,7 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
 
   enum class Command {
     kShowNeighbors, kShowRoutes, kShowRibSummary, kShowNextHopGroups, kShowPolicies, kPolicyTest,
-    kShutdown, kEnable, kClear, kReload, kNetworkAdd, kNetworkDelete,
+    kShutdown, kEnable, kClear, kReload, kNetworkAdd, kNetworkDelete, kMonitor,
   };
   Command command = Command::kShowNeighbors;
   using ClearMode = control::v1::ClearNeighborRequest;
@@ -547,8 +603,20 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
     if (command == Command::kNetworkDelete && !parsed->attributes.link_bandwidth().empty()) {
       return UsageError(err, "network delete takes no --link-bandwidth");
     }
+  } else if (w[0] == "monitor") {
+    if (w.size() != 1) return UsageError(err, "monitor takes only flags (--json, --type, --count)");
+    command = Command::kMonitor;
+    if (parsed->family || parsed->limit || parsed->neighbor || parsed->view || parsed->source || parsed->has_attributes) {
+      return UsageError(err, "monitor takes no --family, --limit, --neighbor, view, --source or route attributes");
+    }
+    if (auto types = control::ParseEventTypes(parsed->types); !types.ok()) {
+      return UsageError(err, std::string(types.status().message()));
+    }
   } else {
     return UsageError(err, absl::StrCat("unknown command '", w[0], "'"));
+  }
+  if (command != Command::kMonitor && (!parsed->types.empty() || parsed->count)) {
+    return UsageError(err, "--type and --count are for monitor");
   }
   if (command == Command::kReload || command == Command::kNetworkAdd || command == Command::kNetworkDelete) {
     if (parsed->family || parsed->limit || parsed->neighbor || parsed->view || parsed->source || parsed->json) {
@@ -632,6 +700,8 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
       out << "network " << Printable(address) << ": withdrawn\n";
       return kControlExitOk;
     }
+    case Command::kMonitor:
+      return Monitor(**client, parsed->types, parsed->json, parsed->count, out, err);
   }
   return kControlExitFailed;  // unreachable
 }

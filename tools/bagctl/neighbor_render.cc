@@ -334,11 +334,11 @@ absl::StatusOr<std::string> RenderNeighborsJson(const ListNeighborsResponse& res
   return RenderProtoJson(response);
 }
 
-absl::StatusOr<std::string> RenderProtoJson(const google::protobuf::Message& message) {
+absl::StatusOr<std::string> RenderProtoJson(const google::protobuf::Message& message, bool one_line) {
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;
   options.always_print_primitive_fields = true;
-  options.add_whitespace = true;
+  options.add_whitespace = !one_line;
   std::string json;
   const auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
   if (!status.ok()) {

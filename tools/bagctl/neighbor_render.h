@@ -36,8 +36,9 @@ std::string RenderNeighborTable(const std::vector<NeighborStatus>& neighbors, in
 std::string RenderNeighborDetail(const NeighborStatus& neighbor, int64_t now_unix_ms);
 // Protobuf JSON of any control API message: field names exactly as in control.proto, every
 // scalar printed even when zero (64-bit integers are JSON strings, bytes are base64).
-// What every `--json` of bagctl prints.
-absl::StatusOr<std::string> RenderProtoJson(const google::protobuf::Message& message);
+// What every `--json` of bagctl prints; `one_line`: no whitespace at all (one object per
+// line, `bagctl monitor --json`).
+absl::StatusOr<std::string> RenderProtoJson(const google::protobuf::Message& message, bool one_line = false);
 // RenderProtoJson of the response.
 absl::StatusOr<std::string> RenderNeighborsJson(const ListNeighborsResponse& response);
 
