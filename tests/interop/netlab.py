@@ -269,16 +269,19 @@ class Gobgp:
 
 # -- peer configs shared by the tests and the demo ---------------------------------
 
-def frr_conf(bagd_addr, bagd_as, asn, router_id, hostname="frr", before="", address_family=(), networks=()):
+def frr_conf(bagd_addr, bagd_as, asn, router_id, hostname="frr", before="", address_family=(), networks=(),
+             router=()):
     """An FRR bgpd.conf with bagd as its one neighbor, in IPv4 unicast: no policy required, no
     import check for `networks`, a reconnect after 1 s. `before`: lines ahead of `router bgp`
-    (prefix lists, route maps); `address_family`: more lines for the neighbor's address family
-    ("neighbor ... route-map IN in")."""
+    (prefix lists, route maps); `router`: lines right under `router bgp` ("bgp graceful-restart");
+    `address_family`: more lines for the neighbor's address family ("neighbor ... route-map IN
+    in"); `networks`: prefixes, each optionally followed by " route-map NAME"."""
     af = "".join(f"  {line}\n" for line in address_family) + "".join(f"  network {p}\n" for p in networks)
+    rl = "".join(f" {line}\n" for line in router)
     return f"""hostname {hostname}
 {before}router bgp {asn}
  bgp router-id {router_id}
- no bgp ebgp-requires-policy
+{rl} no bgp ebgp-requires-policy
  no bgp network import-check
  no bgp default ipv4-unicast
  neighbor {bagd_addr} remote-as {bagd_as}
@@ -287,6 +290,13 @@ def frr_conf(bagd_addr, bagd_as, asn, router_id, hostname="frr", before="", addr
   neighbor {bagd_addr} activate
 {af} exit-address-family
 """
+
+
+def kernel_of(ns):
+    """The kernel's next-hop objects and BGP routes in namespace `ns`, as iproute2's JSON."""
+    nh = json.loads(run(["ip", "-n", ns, "-j", "nexthop", "show"]).stdout or "[]")
+    routes = json.loads(run(["ip", "-n", ns, "-j", "route", "show", "proto", "bgp"]).stdout or "[]")
+    return nh, routes
 
 
 def frr_receiver_conf(bagd_addr, bagd_as=65000, asn=65003, router_id="10.255.0.4"):

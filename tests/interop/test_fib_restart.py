@@ -16,7 +16,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netlab import BAGD, Lab, run, wait_until  # noqa: E402
+from netlab import BAGD, Lab, kernel_of, run, wait_until  # noqa: E402
 
 LOCAL_AS = 65000
 PREFIXES = ("10.60.0.0/24", "10.61.0.0/24")
@@ -42,12 +42,6 @@ router bgp {asn}
 
 
 EXTRA = "10.62.0.0/24"
-
-
-def kernel_of(ns):
-    nh = json.loads(run(["ip", "-n", ns, "-j", "nexthop", "show"]).stdout or "[]")
-    routes = json.loads(run(["ip", "-n", ns, "-j", "route", "show", "proto", "bgp"]).stdout or "[]")
-    return nh, routes
 
 
 def monitor(lab, ns):

@@ -20,7 +20,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netlab import Lab, run, wait_until  # noqa: E402
+from netlab import Lab, frr_conf, kernel_of, run, wait_until  # noqa: E402
 
 LOCAL_AS = 65000
 PREFIXES = ("10.70.0.0/24", "10.71.0.0/24")
@@ -29,30 +29,11 @@ PREFIXES = ("10.70.0.0/24", "10.71.0.0/24")
 def frr(asn, rid, bagd_addr, mbps=None, prefixes=PREFIXES, notification=False):
     lb = f"route-map LB permit 10\n set extcommunity bandwidth {mbps}\n" if mbps else ""
     rm = " route-map LB" if mbps else ""
-    nets = "\n".join(f"  network {p}{rm}" for p in prefixes)
     # RFC 8538 (the N bit): FRR 8.4's `bgp graceful-restart notification`.
-    n = " bgp graceful-restart notification\n" if notification else ""
-    return f"""hostname frr-{asn}
-{lb}router bgp {asn}
- bgp router-id {rid}
- bgp graceful-restart
- bgp graceful-restart preserve-fw-state
-{n} no bgp ebgp-requires-policy
- no bgp network import-check
- no bgp default ipv4-unicast
- neighbor {bagd_addr} remote-as {LOCAL_AS}
- neighbor {bagd_addr} timers connect 1
- address-family ipv4 unicast
-  neighbor {bagd_addr} activate
-{nets}
- exit-address-family
-"""
-
-
-def kernel_of(ns):
-    nh = json.loads(run(["ip", "-n", ns, "-j", "nexthop", "show"]).stdout or "[]")
-    routes = json.loads(run(["ip", "-n", ns, "-j", "route", "show", "proto", "bgp"]).stdout or "[]")
-    return nh, routes
+    gr = ["bgp graceful-restart", "bgp graceful-restart preserve-fw-state"]
+    return frr_conf(bagd_addr, LOCAL_AS, asn, rid, hostname=f"frr-{asn}", before=lb,
+                    router=gr + (["bgp graceful-restart notification"] if notification else []),
+                    networks=[p + rm for p in prefixes])
 
 
 def monitor(ns):

@@ -18,7 +18,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netlab import Lab, run, wait_until  # noqa: E402
+from netlab import Lab, frr_conf, kernel_of, run, wait_until  # noqa: E402
 
 LOCAL_AS = 65000
 MAX_GROUPS = 4
@@ -34,30 +34,11 @@ BANDWIDTHS = {
 
 
 def frr(asn, rid, bagd_addr, which, bandwidths):
-    maps = "\n".join(f"route-map LB{i} permit 10\n set extcommunity bandwidth {bw[which]}"
-                     for i, bw in enumerate(bandwidths.values()))
-    nets = "\n".join(f"  network {p} route-map LB{i}" for i, p in enumerate(bandwidths))
-    return f"""hostname frr-{asn}
-bgp route-map delay-timer 1
-{maps}
-router bgp {asn}
- bgp router-id {rid}
- no bgp ebgp-requires-policy
- no bgp network import-check
- no bgp default ipv4-unicast
- neighbor {bagd_addr} remote-as {LOCAL_AS}
- neighbor {bagd_addr} timers connect 1
- address-family ipv4 unicast
-  neighbor {bagd_addr} activate
-{nets}
- exit-address-family
-"""
-
-
-def kernel_of(ns):
-    nh = json.loads(run(["ip", "-n", ns, "-j", "nexthop", "show"]).stdout or "[]")
-    routes = json.loads(run(["ip", "-n", ns, "-j", "route", "show", "proto", "bgp"]).stdout or "[]")
-    return nh, routes
+    maps = "".join(f"route-map LB{i} permit 10\n set extcommunity bandwidth {bw[which]}\n"
+                   for i, bw in enumerate(bandwidths.values()))
+    return frr_conf(bagd_addr, LOCAL_AS, asn, rid, hostname=f"frr-{asn}",
+                    before="bgp route-map delay-timer 1\n" + maps,
+                    networks=[f"{p} route-map LB{i}" for i, p in enumerate(bandwidths)])
 
 
 class GroupBudget(unittest.TestCase):

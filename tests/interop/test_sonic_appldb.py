@@ -16,7 +16,7 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netlab import BUILD, Lab, free_port, gobgp_lb_toml, run, wait_until  # noqa: E402
+from netlab import BUILD, Lab, free_port, frr_conf, gobgp_lb_toml, run, wait_until  # noqa: E402
 
 LOCAL_AS = 65000
 PREFIX = "10.60.0.0/24"
@@ -25,22 +25,9 @@ REDIS = "/usr/bin/redis-server"
 
 
 def frr_source(bagd_addr, mbps):
-    return f"""hostname frr-lb
-bgp route-map delay-timer 1
-route-map LB permit 10
- set extcommunity bandwidth {mbps}
-router bgp 65001
- bgp router-id 10.255.0.2
- no bgp ebgp-requires-policy
- no bgp network import-check
- no bgp default ipv4-unicast
- neighbor {bagd_addr} remote-as {LOCAL_AS}
- neighbor {bagd_addr} timers connect 1
- address-family ipv4 unicast
-  neighbor {bagd_addr} activate
-  network {PREFIX} route-map LB
- exit-address-family
-"""
+    return frr_conf(bagd_addr, LOCAL_AS, 65001, "10.255.0.2", hostname="frr-lb",
+                    before=f"bgp route-map delay-timer 1\nroute-map LB permit 10\n set extcommunity bandwidth {mbps}\n",
+                    networks=[f"{PREFIX} route-map LB"])
 
 
 def bagd_config(f4, g4, socket):
