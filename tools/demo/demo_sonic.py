@@ -23,7 +23,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "interop"))
-from netlab import BUILD, Lab, free_port, gobgp_lb_toml, run, wait_until  # noqa: E402
+from netlab import BUILD, Lab, free_port, frr_conf, gobgp_lb_toml, run, wait_until  # noqa: E402
 
 PREFIX = "10.60.0.0/24"
 FAKE_ORCHAGENT = os.path.join(BUILD, "tests", "fib", "fake_orchagent")
@@ -86,23 +86,11 @@ multipath {{ maximum_paths_ebgp: 4 as_path_relax: true }}
 fib {{ backend: BACKEND_SONIC_APPLDB appldb_socket: "{sock}" confirm: CONFIRM_RESPONSE_CHANNEL confirm_timeout: 2 }}
 """
         bagd = lab.start_bagd(b, config, extra=("--metrics-listen", str(port)))
-        frr_conf = lambda mbps: f"""hostname frr-lb
-bgp route-map delay-timer 1
-route-map LB permit 10
- set extcommunity bandwidth {mbps}
-router bgp 65001
- bgp router-id 10.255.0.2
- no bgp ebgp-requires-policy
- no bgp network import-check
- no bgp default ipv4-unicast
- neighbor {bf4} remote-as 65000
- neighbor {bf4} timers connect 1
- address-family ipv4 unicast
-  neighbor {bf4} activate
-  network {PREFIX} route-map LB
- exit-address-family
-"""
-        frr = lab.start_frr(f, frr_conf(1000), f4, name="frr")
+        def frr_source(mbps):
+            return frr_conf(bf4, 65000, 65001, "10.255.0.2", hostname="frr-lb",
+                            before=f"bgp route-map delay-timer 1\nroute-map LB permit 10\n set extcommunity bandwidth {mbps}\n",
+                            networks=[f"{PREFIX} route-map LB"])
+        frr = lab.start_frr(f, frr_source(1000), f4, name="frr")
         gobgp = lab.start_gobgp(g, gobgp_lb_toml(65002, "10.255.0.3", g4, bg4, 375000000, 65000))
         for a in (f4, g4):
             bagd.wait_state(a, "Established")
