@@ -189,7 +189,18 @@ absl::Status ControlClient::WatchEvents(const std::vector<std::string>& types, c
   for (const std::string& t : types) request.add_types(t);
   grpc::ClientContext context;  // no deadline: it runs until the caller or bagd ends it
   grpc::Status status;
-  if (absl::Status s = ReadStream(context, *stub_->WatchEvents(&context, request), on_event, &status); !s.ok()) return s;
+  bool stopped = false;  // the last event was bagd's own "stopping"
+  const EventHandler watch = [&](v1::Event& e) {
+    stopped = e.has_stopping();
+    return on_event(e);
+  };
+  if (absl::Status s = ReadStream(context, *stub_->WatchEvents(&context, request), watch, &status); !s.ok()) return s;
+  // After "stopping" the stream has said all it had: bagd's server shutting down may still
+  // cut the call before its final OK reaches us (UNAVAILABLE/CANCELLED), which is no error.
+  if (stopped && (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                  status.error_code() == grpc::StatusCode::CANCELLED)) {
+    return absl::OkStatus();
+  }
   return CallStatus(status);
 }
 
