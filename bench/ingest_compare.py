@@ -21,12 +21,17 @@ per UPDATE; W2 4 peers with distinct ASNs x the same 250k prefixes (1M paths), 4
 where the daemon has it, every daemon but bagd exporting nothing; W2x the same with every daemon advertising
 its best paths to the other peers (bagd always does: it has no export policy yet).
 
+--kernel: bagd (netlink FIB) and BIRD (kernel protocol, ECMP merged) install into the daemon
+namespace's kernel FIB; "kernel full s" is first UPDATE byte -> the IPv4 main table holds every
+prefix, "kernel flush s" the blasters' stop -> it holds none of them again (read from
+/proc/net/fib_triestat by a watcher in the namespace every 5 ms). FRR and GoBGP are skipped.
+
 The machine may be shared: before each run the script waits (--quiet-wait, default 120 s) for
 the CPUs to go idle, and records the CPU-1 time not spent in the daemon during the run.
 
 usage: python3 bench/ingest_compare.py [--daemons bagd,bird,frr,gobgp] [--workloads W1,W1b,W2,W2x]
                                        [--runs 3] [--scale 1.0] [--json OUT] [--no-pin] [--no-lb]
-                                       [--bagd-also LABEL=PATH --daemons bagd,bagd:LABEL,...]
+                                       [--bagd-also LABEL=PATH --daemons bagd,bagd:LABEL,...] [--kernel]
 """
 import argparse
 import hashlib
@@ -181,7 +186,7 @@ class Bagd(Daemon):
             conf.append(f'neighbors {{ address: "{b4}" remote_as: {asn} passive: true{attach} }}')
         if self.multipath:
             conf.append("multipath { maximum_paths_ebgp: 4 as_path_relax: true }")
-        conf.append("fib { backend: BACKEND_NONE }")
+        conf.append("fib { backend: BACKEND_NETLINK }" if KERNEL else "fib { backend: BACKEND_NONE }")
         path = os.path.join(self.dir, "bagd.textproto")
         with open(path, "w") as f:
             f.write("\n".join(conf) + "\n")
@@ -248,6 +253,8 @@ class Bird(Daemon):
     def start(self):
         conf = [f'log "{self.dir}/bird.log" {{ error, fatal, bug }};', "router id 10.255.0.1;",
                 "protocol device { scan time 60; }"]
+        if KERNEL:  # BIRD's kernel protocol, the like-for-like of bagd's netlink FIB (ECMP merged)
+            conf.append("protocol kernel { ipv4 { export all; }; merge paths on limit 4; }")
         for i, (a4, b4, asn) in enumerate(self.neighbors()):
             conf.append(f"""protocol bgp p{i + 1} {{
   local {a4} as {DAEMON_AS};
@@ -397,6 +404,44 @@ class Gobgp(Daemon):
 
 
 DAEMONS = {"bagd": Bagd, "bird": Bird, "frr": Frr, "gobgp": Gobgp}
+# --kernel: bagd and BIRD install their routes into the daemon namespace's kernel FIB (bagd's
+# netlink backend, BIRD's kernel protocol); the run also measures until the kernel holds every
+# prefix and, after the session loss, until it holds none of them.
+KERNEL = False
+KERNEL_DAEMONS = ("bagd", "bird")
+
+# Run inside the daemon's namespace (/proc/self/net is the reader's namespace): prints
+# "MONOTONIC PREFIXES" of the IPv4 main table whenever the count changes, until killed.
+KERNEL_WATCH = r"""
+import sys, time
+last = None
+while True:
+    n = None
+    with open("/proc/self/net/fib_triestat") as f:
+        main = False
+        for line in f:
+            if line.startswith("Main:"):
+                main = True
+            elif main and line.strip().startswith("Prefixes:"):
+                n = int(line.split()[1])
+                break
+    t = time.monotonic()
+    if n != last:
+        print("%.6f %d" % (t, n), flush=True)
+        last = n
+    time.sleep(0.005)
+"""
+
+
+def kernel_watch_lines(lab):
+    out = []
+    for line in lab.log("kernel.log").splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            out.append((float(parts[0]), int(parts[1])))
+    return out
+
+
 # --bagd-also LABEL=PATH: another bagd binary measured in the same run as daemon "bagd:LABEL"
 # (a before/after comparison under the same load).
 BAGD_ALSO = {}
@@ -490,6 +535,11 @@ def measure(daemon_name, wl_name, args, run_no):
         rss0 = status_kib(d.pid, "VmRSS")
         cpu0 = cpu_seconds(d.pid)
         busy0, load0 = cpu_busy(1), os.getloadavg()[0]
+        kbase = None
+        if KERNEL:
+            kw_proc = lab.spawn("kernelwatch", dns, [sys.executable, "-u", "-c", KERNEL_WATCH], "kernel.log")
+            wait_until(lambda: kernel_watch_lines(lab) or kw_proc.poll() is not None, 10, "the kernel watcher")
+            kbase = kernel_watch_lines(lab)[-1][1]
         watch = d.watch_cmd(paths)
         if watch:
             watcher = lab.spawn("watch", dns, watch, "watch.log")
@@ -537,6 +587,16 @@ def measure(daemon_name, wl_name, args, run_no):
                 break
             prev = now
         cpu_settled = cpu_seconds(d.pid)
+        kernel_s = None
+        if KERNEL:  # every prefix in the kernel (the RIB can be ahead of it)
+            def kernel_full():
+                lines = kernel_watch_lines(lab)
+                return next((t for t, n in lines if n >= kbase + prefixes), None)
+            try:
+                wait_until(lambda: kernel_full() is not None, args.timeout, "every prefix in the kernel", interval=0.05)
+                kernel_s = kernel_full() - t0
+            except (TimeoutError, AssertionError, RuntimeError):
+                kernel_s = None
         hwm = status_kib(d.pid, "VmHWM")
         rss_end = status_kib(d.pid, "VmRSS")
         final_counts = d.counts()
@@ -560,6 +620,15 @@ def measure(daemon_name, wl_name, args, run_no):
                 break
             time.sleep(0.05)
         hwm_flush = status_kib(d.pid, "VmHWM") if d.alive() else None
+        kernel_flush_s = None
+        if KERNEL:  # every prefix gone from the kernel again
+            def kernel_empty():
+                return next((t for t, n in kernel_watch_lines(lab) if t >= t_stop and n <= kbase), None)
+            try:
+                wait_until(lambda: kernel_empty() is not None, 120, "the kernel flushed", interval=0.05)
+                kernel_flush_s = kernel_empty() - t_stop
+            except (TimeoutError, AssertionError, RuntimeError):
+                kernel_flush_s = None
         seconds = t_done - t0
         res = dict(daemon=daemon_name, workload=wl_name, run=run_no, paths=paths, seconds=seconds,
                    paths_per_s=paths / seconds, cpu_s=cpu_done - cpu0, cpu_settled_s=cpu_settled - cpu0,
@@ -567,6 +636,7 @@ def measure(daemon_name, wl_name, args, run_no):
                    bytes_per_path=(hwm - rss0) * 1024 / paths,
                    write_s=max(lasts) - t0 if lasts else None, polls=polls, final_counts=final_counts,
                    prefixes_advertised_to_blasters=exported, flush_s=flush_s, hwm_after_flush_kib=hwm_flush,
+                   kernel_s=kernel_s, kernel_flush_s=kernel_flush_s,
                    load1=load0, busy_before_s_per_s=quiet_busy,
                    # CPU 1 busy time not spent in the daemon (other tenants, softirq): contention.
                    cpu1_other_s=(busy_done - busy0) - (cpu_done - cpu0) if args.pin else None)
@@ -578,7 +648,7 @@ def measure(daemon_name, wl_name, args, run_no):
 # --- report -----------------------------------------------------------------------------
 def median_row(rows):
     keys = ("seconds", "paths_per_s", "cpu_s", "cpu_settled_s", "hwm_kib", "bytes_per_path", "write_s", "flush_s",
-            "hwm_after_flush_kib")
+            "hwm_after_flush_kib", "kernel_s", "kernel_flush_s")
     m = {k: statistics.median([r[k] for r in rows if r.get(k) is not None]) for k in keys
          if any(r.get(k) is not None for r in rows)}
     m["runs"] = len(rows)
@@ -588,8 +658,8 @@ def median_row(rows):
 
 def table(results, daemons, workloads):
     lines = ["| daemon | workload | seconds (min-max) | paths/s | CPU s (settled) | peak RSS MiB | bytes/path | "
-             "flush s | peak after flush MiB | runs |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "flush s | peak after flush MiB | " + ("kernel full s | kernel flush s | " if KERNEL else "") + "runs |",
+             "|---|---|---|---|---|---|---|---|---|" + ("---|---|" if KERNEL else "") + "---|"]
     for dn in daemons:
         for wn in workloads:
             r = results.get((dn, wn))
@@ -604,7 +674,9 @@ def table(results, daemons, workloads):
                          f"{r['bytes_per_path']:.0f} | "
                          f"{'%.2f' % r['flush_s'] if r.get('flush_s') is not None else '-'} | "
                          f"{'%.0f' % (r['hwm_after_flush_kib'] / 1024) if r.get('hwm_after_flush_kib') else '-'} | "
-                         f"{r['runs']} |")
+                         + ("".join(f"{'%.2f' % r[k] if r.get(k) is not None else '-'} | "
+                                    for k in ("kernel_s", "kernel_flush_s")) if KERNEL else "")
+                         + f"{r['runs']} |")
     return "\n".join(lines)
 
 
@@ -626,6 +698,9 @@ def main():
                     help="the blasters send no link bandwidth (by default peer i sends LB_GBPS[i])")
     ap.add_argument("--policy", action="store_true",
                     help="bagd with a realistic import policy (IMPORT_POLICY) instead of none")
+    ap.add_argument("--kernel", action="store_true",
+                    help="bagd and BIRD install into the kernel FIB (time until the kernel holds every prefix, "
+                         "and until the session loss has removed them)")
     ap.add_argument("--bagd-also", action="append", default=[], metavar="LABEL=PATH",
                     help="another bagd binary, measured in the same run as daemon bagd:LABEL (add it to --daemons)")
     ap.add_argument("-v", "--verbose", action="store_true")
@@ -635,8 +710,9 @@ def main():
         if not label or not path:
             sys.exit(f"--bagd-also {spec}: LABEL=PATH")
         BAGD_ALSO[label] = os.path.abspath(path)
-    global POLICY
+    global POLICY, KERNEL
     POLICY = args.policy
+    KERNEL = args.kernel
     if os.geteuid() != 0:
         sys.exit("run as root (network namespaces)")
     if not os.access(args.blaster, os.X_OK):
@@ -670,6 +746,8 @@ def main():
     try:
         for dn in daemons:
             ok = available(dn, args)
+            if ok is True and KERNEL and dn.split(":")[0] not in KERNEL_DAEMONS:
+                ok = "no kernel FIB in this benchmark (--kernel: bagd and bird only)"
             if ok is not True:
                 notes.append(f"{dn}: skipped, {ok}")
                 print(notes[-1], flush=True)
@@ -687,7 +765,9 @@ def main():
                               f"busy before {row['busy_before_s_per_s']:.2f} CPU, "
                               f"CPU1 other {row['cpu1_other_s'] or 0:.2f} s; advertised to the blasters "
                               f"{row['prefixes_advertised_to_blasters']}; flush {row['flush_s'] or 0:.2f} s, HWM after "
-                              f"{(row['hwm_after_flush_kib'] or 0) / 1024:.0f} MiB", flush=True)
+                              f"{(row['hwm_after_flush_kib'] or 0) / 1024:.0f} MiB"
+                              + (f"; kernel full after {row['kernel_s'] or -1:.3f} s, kernel empty {row['kernel_flush_s'] or -1:.3f} s "
+                                 "after the stop" if KERNEL else ""), flush=True)
                     except (RuntimeError, TimeoutError, AssertionError, subprocess.CalledProcessError) as e:
                         msg = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
                         notes.append(f"{dn} {wn} run {r + 1}: {msg}")

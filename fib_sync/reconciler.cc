@@ -456,44 +456,67 @@ void Reconciler::ConfirmGroupDeleted(ObjectId id) {
 }
 
 size_t Reconciler::FlushRoutes(FlushResult& r) {
-  // Routes: add or repoint to a confirmed group; delete what is not wanted.
-  std::vector<FibOp> ops;
-  std::vector<wire::Prefix> clean;
+  // Routes: add or repoint to a confirmed group; delete what is not wanted. Every upsert of
+  // the flush goes before its first delete (make-before-break), and both go to the backend in
+  // chunks of options_.route_chunk operations: a table-wide change (a full table's session
+  // loss) holds one chunk of operations and statuses at a time, not one per route.
+  // Erasing from dirty_routes_ while walking it is safe: a flat_hash_set's erase moves no
+  // other element, and a chunk is applied before the walk looks at its next element, so
+  // what it erases lies behind the walk.
   waiting_routes_ = 0;
-  for (const wire::Prefix& prefix : dirty_routes_) {
+  const size_t chunk = std::max<size_t>(1, options_.route_chunk);
+  std::vector<FibOp> ops;
+  ops.reserve(std::min(chunk, dirty_routes_.size()));
+  size_t done = 0;
+  auto apply = [&] {
+    const auto st = Apply(ops, r);
+    for (size_t i = 0; i < st.size(); ++i) {
+      if (!st[i].ok()) continue;
+      const RouteOp& op = std::get<RouteOp>(ops[i]);
+      SetConfirmedRoute(op.prefix, op.remove ? std::nullopt : std::optional<ObjectId>(op.group));
+      dirty_routes_.erase(op.prefix);
+      ++done;
+    }
+    ops.clear();
+  };
+  bool deletes = false;
+  for (auto it = dirty_routes_.begin(); it != dirty_routes_.end();) {
+    if (ops.size() >= chunk) apply();
+    const wire::Prefix& prefix = *it;
     auto current = confirmed_.routes.find(prefix);
     auto want = routes_.find(prefix);
     if (want == routes_.end()) {
       if (current == confirmed_.routes.end() || stale_routes_.contains(prefix)) {
-        clean.push_back(prefix);
-      } else {
-        ops.push_back(RouteOp{prefix, current->second, true});
+        dirty_routes_.erase(it++);  // nothing to delete (or the sweep's to decide)
+        continue;
       }
+      deletes = true;  // in the second walk
+      ++it;
       continue;
     }
     auto g = groups_.find(want->second);
     if (g == groups_.end() || !confirmed_.groups.contains(g->second.id)) {  // group not installed yet
       if (refused_.contains(want->second)) ++waiting_routes_;
+      ++it;
       continue;
     }
     if (current != confirmed_.routes.end() && current->second == g->second.id) {
-      clean.push_back(prefix);
+      dirty_routes_.erase(it++);
       continue;
     }
     ops.push_back(RouteOp{prefix, g->second.id, false});
+    ++it;
   }
-  for (const auto& p : clean) dirty_routes_.erase(p);
-  // Upserts before deletes (make-before-break within the batch).
-  std::stable_partition(ops.begin(), ops.end(), [](const FibOp& op) { return !std::get<RouteOp>(op).remove; });
-  const auto st = Apply(ops, r);
-  size_t done = 0;
-  for (size_t i = 0; i < st.size(); ++i) {
-    if (!st[i].ok()) continue;
-    const RouteOp& op = std::get<RouteOp>(ops[i]);
-    SetConfirmedRoute(op.prefix, op.remove ? std::nullopt : std::optional<ObjectId>(op.group));
-    dirty_routes_.erase(op.prefix);
-    ++done;
+  apply();
+  if (!deletes) return done;
+  for (auto it = dirty_routes_.begin(); it != dirty_routes_.end(); ++it) {
+    if (ops.size() >= chunk) apply();
+    if (routes_.contains(*it) || stale_routes_.contains(*it)) continue;
+    if (auto current = confirmed_.routes.find(*it); current != confirmed_.routes.end()) {
+      ops.push_back(RouteOp{*it, current->second, true});
+    }
   }
+  apply();
   return done;
 }
 

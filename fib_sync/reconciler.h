@@ -47,6 +47,9 @@ struct ReconcilerOptions {
   ObjectId id_base = 0x0BAD0000;
   // Most groups the backend may hold at any moment; 0: no cap (SetMaxGroups changes it).
   uint32_t max_groups = 0;
+  // Route operations handed to the backend at a time (memory: a chunk of operations and
+  // their statuses, whatever the number of routes a flush changes).
+  size_t route_chunk = 8192;
 };
 
 struct FlushResult {

@@ -102,6 +102,73 @@ TEST_CASE("moving routes and deleting what is unused", "[fib][reconciler]") {
   CHECK(b.state().nexthops.empty());
 }
 
+TEST_CASE("route operations go to the backend in chunks, every upsert before the first delete",
+          "[fib][reconciler]") {
+  // A backend that remembers the size of each Apply call.
+  struct ChunkCounting : RecordingBackend {
+    std::vector<size_t> calls;
+    std::vector<absl::Status> Apply(std::span<const FibOp> ops) override {
+      calls.push_back(ops.size());
+      return RecordingBackend::Apply(ops);
+    }
+  };
+  ChunkCounting b;
+  ReconcilerOptions opt;
+  opt.route_chunk = 3;
+  Reconciler r(b, opt);
+  REQUIRE(r.Start().ok());
+  auto prefix = [](int i) { return P(("10." + std::to_string(i / 256) + "." + std::to_string(i % 256) + ".0/24").c_str()); };
+  rib::FibUpdate u = Group(1, {{"10.0.0.1", 1}});
+  for (int i = 0; i < 20; ++i) u.route_upserts.emplace_back(prefix(i), 1);
+  r.Update(u);
+  // Route 7 fails once: it stays dirty, the others are installed.
+  int fail = 1;
+  b.set_fault([&](const FibOp& op) {
+    const auto* ro = std::get_if<RouteOp>(&op);
+    if (ro && ro->prefix == prefix(7) && fail-- > 0) return absl::UnavailableError("busy");
+    return absl::OkStatus();
+  });
+  const FlushResult f = r.Flush();
+  CHECK(f.failed == 1);
+  CHECK(f.route_ops == 20);  // 19 applied and the failed one
+  CHECK(b.state().routes.size() == 19);
+  for (size_t n : b.calls) CHECK(n <= 3);
+  CHECK(r.dirty());
+  r.Flush();
+  CHECK(b.state().routes.size() == 20);
+  CHECK_FALSE(r.dirty());
+
+  // Half of them move to group 2, the other half go: every upsert before the first delete.
+  rib::FibUpdate v = Group(2, {{"10.0.0.2", 1}});
+  for (int i = 0; i < 10; ++i) v.route_upserts.emplace_back(prefix(i), 2);
+  for (int i = 10; i < 20; ++i) v.route_deletes.push_back(prefix(i));
+  v.group_deletes.push_back(1);
+  r.Update(v);
+  b.ClearLog();
+  b.calls.clear();
+  CHECK(r.Flush().failed == 0);
+  for (size_t n : b.calls) CHECK(n <= 3);
+  bool deleting = false;
+  size_t upserts = 0, deletes = 0;
+  for (const FibOp& op : b.log()) {
+    const auto* ro = std::get_if<RouteOp>(&op);
+    if (ro == nullptr) continue;
+    if (ro->remove) {
+      deleting = true;
+      ++deletes;
+    } else {
+      CHECK_FALSE(deleting);
+      ++upserts;
+    }
+  }
+  CHECK(upserts == 10);
+  CHECK(deletes == 10);
+  CHECK(b.state().routes.size() == 10);
+  for (const auto& [p, g] : b.state().routes) CHECK(g == *r.GroupObject(2));
+  CHECK(b.state().groups.size() == 1);
+  CHECK_FALSE(r.dirty());
+}
+
 TEST_CASE("failed operations are retried", "[fib][reconciler]") {
   RecordingBackend b;
   Reconciler r(b);
