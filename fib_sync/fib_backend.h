@@ -30,6 +30,9 @@ struct FibCapabilities {
   // Most next-hop groups the target holds (SONiC: STATE_DB SWITCH_CAPABILITY|switch
   // MAX_NEXTHOP_GROUP_COUNT); 0 = the backend cannot tell (the kernel).
   uint32_t max_groups = 0;
+  // Deleting a group also removes the routes that point at it (the kernel: one pass over its
+  // table, no per-route notification for IPv4). SONiC's orchagent refuses such a delete.
+  bool group_delete_removes_routes = false;
 };
 
 struct NexthopOp {

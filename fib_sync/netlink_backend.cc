@@ -63,6 +63,7 @@ FibCapabilities NetlinkBackend::Capabilities() const {
   c.max_weight = width_ == nl::WeightWidth::k16Bit ? 65535 : 255;
   c.max_members = 256;  // far below the ~232 members that break IPv4 route dumps with compat mode on
   c.resilient_groups = true;
+  c.group_delete_removes_routes = true;  // remove_nexthop() flushes the routes that use it
   return c;
 }
 

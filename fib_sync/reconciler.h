@@ -4,6 +4,10 @@
 //   1. next hops to create,  2. groups to create or replace (only with confirmed next hops),
 //   3. routes to add or repoint (only to confirmed groups),  4. routes to delete,
 //   5. groups no confirmed route uses,  6. next hops no group uses.
+// Route operations go in chunks (ReconcilerOptions::route_chunk), all upserts before any
+// delete. Where the backend removes a group's routes with the group
+// (FibCapabilities::group_delete_removes_routes: the kernel), a group that goes with every
+// one of its routes, enough of them, is one group delete instead of a delete per route.
 // A failed operation stays dirty and is retried by the next Flush(). Only what the backend
 // confirmed is reported as installed.
 //
@@ -58,6 +62,7 @@ struct FlushResult {
   size_t nexthop_ops = 0, group_ops = 0, route_ops = 0;
   size_t groups_refused = 0;  // group creates not sent: no room under max_groups (still dirty)
   size_t groups_rebound = 0;  // groups that took over the object of a group being deleted
+  size_t routes_removed_with_group = 0;  // routes the backend removed with their group (no route op)
   std::vector<std::string> errors;  // "group 195887105 = ...: Invalid argument (weight)", at most 20
 };
 
@@ -69,6 +74,7 @@ struct ReconcilerStats {
   uint64_t swept = 0;    // objects of a previous run deleted by Sweep()
   uint64_t groups_refused = 0;  // times a group create was refused for want of room (max_groups)
   uint64_t groups_rebound = 0;  // groups written into the object of a group being deleted
+  uint64_t routes_removed_with_group = 0;  // routes that went with their group's delete
 };
 
 class Reconciler {
@@ -130,6 +136,9 @@ class Reconciler {
   void FlushGroups(FlushResult& r);
   size_t FlushRoutes(FlushResult& r);  // returns the route operations applied
   size_t DeleteUnusedGroups(FlushResult& r);  // returns how many went
+  // Groups to delete whose confirmed routes all go in this flush, enough of them for one
+  // group delete (the backend removing the routes with it) to be cheaper than a delete each.
+  absl::flat_hash_set<ObjectId> GroupsGoingWithTheirRoutes() const;
   // Under the cap: frees up to `need` slots by deleting groups no confirmed route uses.
   size_t FreeUnused(size_t need, FlushResult& r);
   // Under the cap: `want` (rib id) takes the object of a group being deleted (or a stale one)

@@ -39,6 +39,9 @@ absl::Status RecordingBackend::ApplyOne(const FibOp& op) {
   }
   if (const auto* g = std::get_if<GroupOp>(&op)) {
     if (g->remove) {
+      if (caps_.group_delete_removes_routes && state_.groups.contains(g->id)) {
+        absl::erase_if(state_.routes, [&](const auto& r) { return r.second == g->id; });  // as the kernel does
+      }
       for (const auto& [p, id] : state_.routes) {
         if (id == g->id) return absl::FailedPreconditionError(absl::StrCat("group ", g->id, " is used by ", p.ToString()));
       }

@@ -1,5 +1,6 @@
 #include "bgpd/daemon/fib_stage.h"
 
+#include "absl/strings/str_cat.h"
 #include "bgpd/session/log.h"
 
 namespace bagd::daemon {
@@ -151,14 +152,20 @@ void FibStage::Flush() {
     m->FibPending().Set(static_cast<double>(reconciler_.pending()));
     const double refused = static_cast<double>(reconciler_.stats().groups_refused) - m->FibGroupsRefused().Value();
     if (refused > 0) m->FibGroupsRefused().Increment(refused);
+    if (r.routes_removed_with_group > 0) {
+      m->FibRoutesRemovedWithGroup().Increment(static_cast<double>(r.routes_removed_with_group));
+    }
     m->FibGroupGauge("limit").Set(reconciler_.max_groups());
     m->FibGroupGauge("groups").Set(static_cast<double>(reconciler_.group_count()));
     m->FibGroupGauge("waiting").Set(static_cast<double>(reconciler_.refused_groups()));
     m->FibGroupGauge("waiting_routes").Set(static_cast<double>(reconciler_.waiting_routes()));
   }
   if (r.applied > 0 || r.failed > 0) {
-    log::Debug("fib: %d operations applied (%d next hop, %d group, %d route), %d failed", r.applied, r.nexthop_ops,
-               r.group_ops, r.route_ops, r.failed);
+    log::Debug("fib: %d operations applied (%d next hop, %d group, %d route), %d failed%s", r.applied, r.nexthop_ops,
+               r.group_ops, r.route_ops, r.failed,
+               r.routes_removed_with_group == 0
+                   ? std::string()
+                   : absl::StrCat("; ", r.routes_removed_with_group, " routes removed with their groups"));
   }
   for (const std::string& e : r.errors) {
     log::Warning("fib: %s", e);

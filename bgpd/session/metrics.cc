@@ -337,6 +337,18 @@ prometheus::Counter& SessionMetrics::FibGroupsRefused() {
   return fib_groups_refused_->Add({});
 }
 
+prometheus::Counter& SessionMetrics::FibRoutesRemovedWithGroup() {
+  if (fib_routes_with_group_ == nullptr) {
+    fib_routes_with_group_ = &prometheus::BuildCounter()
+                                  .Name("bagd_fib_routes_removed_with_group_total")
+                                  .Help("Routes the FIB removed together with their next-hop group (every route of "
+                                        "a large group withdrawn at once, e.g. a full table's session loss): one "
+                                        "kernel operation instead of one per route")
+                                  .Register(*registry_);
+  }
+  return fib_routes_with_group_->Add({});
+}
+
 prometheus::Gauge& SessionMetrics::FibGroupGauge(const std::string& what) {
   static const std::map<std::string, std::pair<std::string, std::string>> kSeries{
       {"limit", {"bagd_fib_group_limit", "Most next-hop groups the FIB sync lets the FIB hold (0: no limit)"}},

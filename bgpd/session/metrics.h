@@ -50,6 +50,7 @@
 //   bagd_fib_groups_waiting, bagd_fib_routes_waiting    gauges: groups not created for want of room
 //                                                      under it, and the routes waiting for them
 //   bagd_fib_groups_refused_total                      counter: group creates refused for want of room
+//   bagd_fib_routes_removed_with_group_total           counter: routes the kernel removed with their group
 //   bagd_neighbor_prefix_limit{neighbor,family}        gauge: the configured maximum prefixes
 //   bagd_neighbor_prefix_limit_state{neighbor,family}  gauge: 0 below the warning threshold,
 //                                                      1 at or above it, 2 above the limit
@@ -174,12 +175,16 @@ class SessionMetrics {
  public:
   // bagd_fib_groups_refused_total: group creates the FIB sync refused for want of room.
   prometheus::Counter& FibGroupsRefused();
+  // bagd_fib_routes_removed_with_group_total: routes that went with their group's delete
+  // (a whole group's routes withdrawn at once: one kernel operation instead of one each).
+  prometheus::Counter& FibRoutesRemovedWithGroup();
   // bagd_fib_group_limit, bagd_fib_groups, bagd_fib_groups_waiting, bagd_fib_routes_waiting:
   // `what` is "limit", "groups", "waiting" or "waiting_routes".
   prometheus::Gauge& FibGroupGauge(const std::string& what);
 
  private:
   prometheus::Family<prometheus::Counter>* fib_groups_refused_ = nullptr;
+  prometheus::Family<prometheus::Counter>* fib_routes_with_group_ = nullptr;
   std::map<std::string, prometheus::Family<prometheus::Gauge>*> fib_group_gauges_;
 };
 

@@ -167,6 +167,59 @@ TEST_CASE("kernel: weights, flows, reweight, restart, link loss", "[fib][kernel]
   }
 }
 
+TEST_CASE("kernel: a full table's loss is one group delete, the kernel removes the routes with it",
+          "[fib][kernel]") {
+  if (!test::IsRoot()) {
+    WARN("needs root (network namespaces); skipped");
+    return;
+  }
+  TestNetns ns("nlbgone");
+  REQUIRE(ns.ok());
+  REQUIRE(ns.Ip("link add va type veth peer name vb") == 0);
+  REQUIRE(ns.Ip("addr add 192.0.2.1/24 dev va") == 0);
+  REQUIRE(ns.Ip("link set va up") == 0);
+  REQUIRE(ns.Ip("link set vb up") == 0);
+  NetlinkOptions o;
+  o.netns = ns.name();
+  auto opened = NetlinkBackend::Open(o);
+  REQUIRE(opened.ok());
+  NetlinkBackend& b = **opened;
+  REQUIRE(b.Capabilities().group_delete_removes_routes);
+  Reconciler r(b);
+  REQUIRE(r.Start().ok());
+  b.SetEventHandler([&](const FibEvent& e) { r.OnEvent(e); });
+  constexpr int kRoutes = 20000;
+  rib::FibUpdate u = Desired(1, {{"192.0.2.2", 1}, {"192.0.2.3", 3}}, kRoutes);
+  r.Update(u);
+  REQUIRE(r.Flush().failed == 0);
+  b.ReadEvents();
+  size_t routes = 0;
+  KernelWeights(b, &routes);
+  REQUIRE(routes == kRoutes);
+
+  rib::FibUpdate gone;
+  for (const auto& [prefix, gid] : u.route_upserts) gone.route_deletes.push_back(prefix);
+  gone.group_deletes.push_back(1);
+  r.Update(gone);
+  const uint64_t sent = b.counters().messages;
+  const FlushResult f = r.Flush();
+  INFO((f.errors.empty() ? std::string() : f.errors.front()));
+  CHECK(f.failed == 0);
+  CHECK(f.route_ops == 0);
+  CHECK(f.routes_removed_with_group == kRoutes);
+  CHECK(b.counters().messages - sent == 3);  // the group, then its two next hops
+  auto state = b.Dump();
+  REQUIRE(state.ok());
+  CHECK(state->routes.empty());
+  CHECK(state->groups.empty());
+  CHECK(state->nexthops.empty());
+  // What the kernel tells about it afterwards is bagd's own doing: no resync.
+  b.ReadEvents();
+  CHECK_FALSE(r.resync_wanted());
+  CHECK_FALSE(r.dirty());
+  CHECK(ns.Exec("ip -4 route show proto 186").find("10.100.") == std::string::npos);
+}
+
 TEST_CASE("kernel: lost notifications (ENOBUFS) lead to a resync with no drift", "[fib][kernel]") {
   if (!test::IsRoot()) {
     WARN("needs root (network namespaces); skipped");

@@ -169,6 +169,98 @@ TEST_CASE("route operations go to the backend in chunks, every upsert before the
   CHECK_FALSE(r.dirty());
 }
 
+TEST_CASE("a group that goes with all its routes is one delete where the backend removes its routes",
+          "[fib][reconciler]") {
+  RecordingBackend b;
+  FibCapabilities caps;
+  caps.group_delete_removes_routes = true;  // as the kernel
+  b.set_capabilities(caps);
+  Reconciler r(b);
+  REQUIRE(r.Start().ok());
+  auto prefix = [](int i) { return P(("10." + std::to_string(i / 256) + "." + std::to_string(i % 256) + ".0/24").c_str()); };
+  constexpr int kBig = 5000, kSmall = 100;
+  rib::FibUpdate u = Group(1, {{"10.0.0.1", 1}});
+  for (int i = 0; i < kBig; ++i) u.route_upserts.emplace_back(prefix(i), 1);
+  rib::FibUpdate small = Group(2, {{"10.0.0.2", 1}});
+  for (int i = kBig; i < kBig + kSmall; ++i) small.route_upserts.emplace_back(prefix(i), 2);
+  r.Update(u);
+  r.Update(small);
+  REQUIRE(r.Flush().failed == 0);
+  REQUIRE(b.state().routes.size() == kBig + kSmall);
+  const ObjectId g1 = *r.GroupObject(1), g2 = *r.GroupObject(2);
+
+  SECTION("every route of a large group goes: one group delete, no route delete") {
+    rib::FibUpdate gone;
+    for (int i = 0; i < kBig; ++i) gone.route_deletes.push_back(prefix(i));
+    gone.group_deletes.push_back(1);
+    r.Update(gone);
+    b.ClearLog();
+    const FlushResult f = r.Flush();
+    CHECK(f.failed == 0);
+    CHECK(f.route_ops == 0);
+    CHECK(f.routes_removed_with_group == kBig);
+    CHECK(r.stats().routes_removed_with_group == kBig);
+    CHECK(b.state().routes.size() == kSmall);
+    CHECK_FALSE(b.state().groups.contains(g1));
+    CHECK(b.state().groups.contains(g2));
+    CHECK(b.state().nexthops.size() == 1);  // 10.0.0.1 went after its group
+    CHECK(r.confirmed().routes.size() == kSmall);
+    CHECK_FALSE(r.dirty());
+    size_t group_deletes = 0;
+    for (const FibOp& op : b.log()) group_deletes += std::holds_alternative<GroupOp>(op) && std::get<GroupOp>(op).remove;
+    CHECK(group_deletes == 1);
+  }
+  SECTION("a small group's routes are deleted one by one") {
+    rib::FibUpdate gone;
+    for (int i = kBig; i < kBig + kSmall; ++i) gone.route_deletes.push_back(prefix(i));
+    gone.group_deletes.push_back(2);
+    r.Update(gone);
+    const FlushResult f = r.Flush();
+    CHECK(f.route_ops == kSmall);
+    CHECK(f.routes_removed_with_group == 0);
+    CHECK(b.state().routes.size() == kBig);
+  }
+  SECTION("one route of the group stays (its move fails): every other route is deleted on its own") {
+    rib::FibUpdate gone = Group(3, {{"10.0.0.3", 1}}, {});
+    gone.route_upserts.emplace_back(prefix(0), 3);
+    for (int i = 1; i < kBig; ++i) gone.route_deletes.push_back(prefix(i));
+    gone.group_deletes.push_back(1);
+    b.set_fault([&](const FibOp& op) {
+      const auto* ro = std::get_if<RouteOp>(&op);
+      return ro && !ro->remove && ro->prefix == prefix(0) ? absl::UnavailableError("busy") : absl::OkStatus();
+    });
+    r.Update(gone);
+    const FlushResult f = r.Flush();
+    CHECK(f.routes_removed_with_group == 0);
+    CHECK(b.state().routes.at(prefix(0)) == g1);  // still on its old group, which stays
+    CHECK(b.state().groups.contains(g1));
+    CHECK(b.state().routes.size() == kSmall + 1);
+    b.set_fault(nullptr);
+    r.Flush();
+    CHECK(b.state().routes.at(prefix(0)) == *r.GroupObject(3));
+    CHECK_FALSE(b.state().groups.contains(g1));
+  }
+  SECTION("the group delete fails: the routes stay and go at the next flush") {
+    int fail = 1;
+    b.set_fault([&](const FibOp& op) {
+      const auto* go = std::get_if<GroupOp>(&op);
+      return go && go->remove && fail-- > 0 ? absl::UnavailableError("busy") : absl::OkStatus();
+    });
+    rib::FibUpdate gone;
+    for (int i = 0; i < kBig; ++i) gone.route_deletes.push_back(prefix(i));
+    gone.group_deletes.push_back(1);
+    r.Update(gone);
+    CHECK(r.Flush().failed == 1);
+    CHECK(b.state().routes.size() == kBig + kSmall);
+    CHECK(r.dirty());
+    const FlushResult f = r.Flush();
+    CHECK(f.failed == 0);
+    CHECK(f.routes_removed_with_group == kBig);
+    CHECK(b.state().routes.size() == kSmall);
+    CHECK_FALSE(r.dirty());
+  }
+}
+
 TEST_CASE("failed operations are retried", "[fib][reconciler]") {
   RecordingBackend b;
   Reconciler r(b);
