@@ -19,9 +19,10 @@
 //
 //   appldb_bench [--routes N] [--runs R] [--producer-only | --sequential] [--rib-routes N]
 //                [--pop-batch B] [--keys-per-script K] [--scripts-in-flight S] [--phase-times]
-//                [--swss-pop] [--commandstats]
+//                [--swss-pop | --rename-pop] [--commandstats]
 // --swss-pop: the consumer merges each staged field with its own HSET, as swss' pop script
-// does (Redis' cost of a real orchagent's pops), instead of one HSET per key.
+// does (Redis' cost of a real orchagent's pops), instead of one HSET per key. --rename-pop:
+// it RENAMEs a staging hash that has no main hash yet (not what swss does; what it would save).
 // --commandstats prints, per phase, what Redis' INFO commandstats counted: calls and
 // milliseconds per command, commands run by scripts included (EVALSHA's own time includes
 // theirs), reset at the start of each phase.
@@ -170,10 +171,12 @@ int main(int argc, char** argv) {
   int routes = 1000000, runs = 1, rib_routes = 100000, pop_batch = 128, keys_per_script = 512, in_flight = 64;
   bool producer_only = false;  // no consumer: the producer's own rate
   bool sequential = false;     // the consumer starts once the producer is done: each one's own rate
-  bool phase_times = false, swss_pop = false, commandstats = false;
+  bool phase_times = false, commandstats = false;
+  auto merge = fib::sonic::test::FakeOrchagent::Merge::kOneHset;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--commandstats")) commandstats = true;
-    if (!strcmp(argv[i], "--swss-pop")) swss_pop = true;
+    if (!strcmp(argv[i], "--swss-pop")) merge = fib::sonic::test::FakeOrchagent::Merge::kHsetPerField;
+    if (!strcmp(argv[i], "--rename-pop")) merge = fib::sonic::test::FakeOrchagent::Merge::kRenameFresh;
     if (!strcmp(argv[i], "--phase-times")) phase_times = true;
     if (!strcmp(argv[i], "--producer-only")) producer_only = true;
     if (!strcmp(argv[i], "--sequential")) sequential = true;
@@ -230,7 +233,7 @@ int main(int argc, char** argv) {
       if (!(*c)->Command({"FLUSHALL"}).ok()) return 1;
     }
     // 2. bagd, with the consumer in its own thread.
-    auto orch = fib::sonic::test::FakeOrchagent::Connect(redis.address(), 1024, swss_pop);
+    auto orch = fib::sonic::test::FakeOrchagent::Connect(redis.address(), 1024, merge);
     if (!orch.ok()) return 1;
     std::atomic<bool> done{false};
     Clock::time_point consumer_done{};
@@ -323,10 +326,11 @@ int main(int argc, char** argv) {
     const double reweight_ms = Seconds(Clock::now() - w0) * 1000;
     std::printf(
         "run %d: %d routes: anchor HSET loop %.2f s (%.0f routes/s); bagd %.2f s until the consumer had all "
-        "(%.0f routes/s, %.0f%% of the anchor rate), producer done after %.2f s, %llu scripts; reweight %.2f ms "
+        "(%.0f routes/s, %.0f%% of the anchor rate), producer done after %.2f s, %llu scripts, %zu pops; reweight %.2f ms "
         "(1 group write; violations %zu)\n",
         run + 1, routes, anchor_s, routes / anchor_s, bagd_s, routes / bagd_s, 100.0 * anchor_s / bagd_s,
-        Seconds(producer_done - t0), static_cast<unsigned long long>((*backend)->counters().scripts), reweight_ms,
+        Seconds(producer_done - t0), static_cast<unsigned long long>((*backend)->counters().scripts),
+        (*orch)->stats().pops, reweight_ms,
         (*orch)->violations().size());
     if (rib_routes > 0) {
       if (!(*orch)->connected()) return 1;

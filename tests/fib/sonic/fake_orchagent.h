@@ -44,10 +44,12 @@ class FakeOrchagent {
     size_t keys() const { return group_sets + group_dels + route_sets + route_dels; }
   };
 
-  // `hset_per_field`: merge the staged fields into the main hash with one HSET per field, as
-  // swss' pop script does (more Redis work per key; for the benchmark), instead of one HSET.
+  // How the staged fields reach the main hash (the benchmark compares their Redis cost):
+  // one HSET of all of them (default); one HSET per field, as swss' pop script does; or, when
+  // there is no main hash yet, RENAME of the staging hash (what a pop could do; swss does not).
+  enum class Merge { kOneHset, kHsetPerField, kRenameFresh };
   static absl::StatusOr<std::unique_ptr<FakeOrchagent>> Connect(const RedisAddress& a, size_t batch = 1024,
-                                                                bool hset_per_field = false);
+                                                                Merge merge = Merge::kOneHset);
 
   // Pops and applies until nothing is pending that a message announced; returns keys popped.
   size_t Drain();
