@@ -12,15 +12,37 @@
 //      reconciler and APPL_DB to the consumer holding the group (as bench/fib_bench does for
 //      the kernel).
 //
+// Each phase also reports CPU seconds: redis-server's main thread (the one that runs every
+// command and script; /proc/PID/task/PID/schedstat), the producer (this thread) and the
+// consumer thread (CLOCK_THREAD_CPUTIME_ID), so a shared machine's load does not hide where
+// the time goes.
+//
 //   appldb_bench [--routes N] [--runs R] [--producer-only | --sequential] [--rib-routes N]
+//                [--pop-batch B] [--keys-per-script K] [--scripts-in-flight S] [--phase-times]
+//                [--swss-pop | --rename-pop] [--commandstats]
+// --swss-pop: the consumer merges each staged field with its own HSET, as swss' pop script
+// does (Redis' cost of a real orchagent's pops), instead of one HSET per key. --rename-pop:
+// it RENAMEs a staging hash that has no main hash yet (not what swss does; what it would save).
+// --commandstats prints, per phase, what Redis' INFO commandstats counted: calls and
+// milliseconds per command, commands run by scripts included (EVALSHA's own time includes
+// theirs), reset at the start of each phase.
+// --phase-times prints each phase's start and end on CLOCK_MONOTONIC, for
+// `perf record -k CLOCK_MONOTONIC` and `perf report --time START,END`.
+#include <time.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "fib_sync/reconciler.h"
 #include "fib_sync/sonic/appldb_backend.h"
 #include "rib/weights/nexthop_group_registry.h"
@@ -32,6 +54,45 @@ namespace {
 using namespace bagd;
 using Clock = std::chrono::steady_clock;
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Mono(Clock::time_point t) { return Seconds(t.time_since_epoch()); }  // steady_clock is CLOCK_MONOTONIC
+
+// CPU seconds of the calling thread.
+double ThreadCpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// INFO commandstats as "cmd calls ms; ...", then CONFIG RESETSTAT.
+std::string CommandStats(fib::sonic::RedisConnection& c) {
+  auto r = c.Command({"INFO", "commandstats"});
+  std::string out;
+  if (r.ok()) {
+    for (absl::string_view line : absl::StrSplit(r->str, '\n')) {
+      // cmdstat_hset:calls=200000,usec=123456,usec_per_call=0.62,...
+      if (!absl::ConsumePrefix(&line, "cmdstat_")) continue;
+      const size_t colon = line.find(':');
+      uint64_t calls = 0, usec = 0;
+      for (absl::string_view kv : absl::StrSplit(line.substr(colon + 1), ',')) {
+        if (absl::ConsumePrefix(&kv, "calls=")) (void)absl::SimpleAtoi(kv, &calls);
+        if (absl::ConsumePrefix(&kv, "usec=")) (void)absl::SimpleAtoi(kv, &usec);
+      }
+      const absl::string_view name = line.substr(0, colon);
+      if (name == "info" || name == "config|resetstat") continue;
+      absl::StrAppend(&out, out.empty() ? "" : "; ", name, " ", calls, " ", absl::StrFormat("%.0f", usec / 1000.0));
+    }
+  }
+  (void)c.Command({"CONFIG", "RESETSTAT"});
+  return out;
+}
+
+// CPU seconds of redis-server's main thread (schedstat's first field: ns on a CPU).
+double RedisCpu(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/schedstat");
+  unsigned long long ns = 0;
+  f >> ns;
+  return static_cast<double>(ns) * 1e-9;
+}
 
 wire::Prefix Route(int i) {
   const uint8_t b[4] = {static_cast<uint8_t>(10 + i / 16777216), static_cast<uint8_t>(i / 65536 % 256),
@@ -107,10 +168,16 @@ std::pair<double, uint64_t> RibReweight(const fib::sonic::test::RedisServer& red
 }  // namespace
 
 int main(int argc, char** argv) {
-  int routes = 1000000, runs = 1, rib_routes = 100000, pop_batch = 128;
+  int routes = 1000000, runs = 1, rib_routes = 100000, pop_batch = 128, keys_per_script = 512, in_flight = 64;
   bool producer_only = false;  // no consumer: the producer's own rate
   bool sequential = false;     // the consumer starts once the producer is done: each one's own rate
+  bool phase_times = false, commandstats = false;
+  auto merge = fib::sonic::test::FakeOrchagent::Merge::kOneHset;
   for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--commandstats")) commandstats = true;
+    if (!strcmp(argv[i], "--swss-pop")) merge = fib::sonic::test::FakeOrchagent::Merge::kHsetPerField;
+    if (!strcmp(argv[i], "--rename-pop")) merge = fib::sonic::test::FakeOrchagent::Merge::kRenameFresh;
+    if (!strcmp(argv[i], "--phase-times")) phase_times = true;
     if (!strcmp(argv[i], "--producer-only")) producer_only = true;
     if (!strcmp(argv[i], "--sequential")) sequential = true;
   }
@@ -120,6 +187,8 @@ int main(int argc, char** argv) {
     if (!strcmp(argv[i], "--rib-routes")) rib_routes = std::stoi(argv[i + 1]);
     // bagd's fib.appldb_pop_batch; the consumer pops 1024 per message (orchagent.sh's -b).
     if (!strcmp(argv[i], "--pop-batch")) pop_batch = std::stoi(argv[i + 1]);
+    if (!strcmp(argv[i], "--keys-per-script")) keys_per_script = std::stoi(argv[i + 1]);
+    if (!strcmp(argv[i], "--scripts-in-flight")) in_flight = std::stoi(argv[i + 1]);
   }
   if (!fib::sonic::test::RedisServer::Available()) {
     std::fprintf(stderr, "appldb_bench: needs /usr/bin/redis-server\n");
@@ -135,12 +204,16 @@ int main(int argc, char** argv) {
       return 1;
     }
     // 1. Anchor.
-    double anchor_s = 0;
+    double anchor_s = 0, anchor_redis = 0, anchor_cpu = 0;
+    Clock::time_point anchor_start{};
     {
       auto c = fib::sonic::RedisConnection::Connect(redis.address(), std::chrono::seconds(30));
       if (!c.ok()) return 1;
       const auto fields = fib::sonic::RouteFields("bagd-1", "bagd");
+      if (commandstats) CommandStats(**c);
+      const double r0 = RedisCpu(redis.pid()), c0 = ThreadCpu();
       const auto t0 = Clock::now();
+      anchor_start = t0;
       for (int b = 0; b < routes; b += 1000) {
         std::vector<std::vector<std::string>> cmds;
         for (int i = b; i < std::min(routes, b + 1000); ++i) {
@@ -154,19 +227,26 @@ int main(int argc, char** argv) {
         if (!(*c)->Pipeline(cmds).status.ok()) return 1;
       }
       anchor_s = Seconds(Clock::now() - t0);
+      anchor_redis = RedisCpu(redis.pid()) - r0;
+      anchor_cpu = ThreadCpu() - c0;
+      if (commandstats) std::printf("run %d: redis commands (calls ms), anchor: %s\n", run + 1, CommandStats(**c).c_str());
       if (!(*c)->Command({"FLUSHALL"}).ok()) return 1;
     }
     // 2. bagd, with the consumer in its own thread.
-    auto orch = fib::sonic::test::FakeOrchagent::Connect(redis.address());
+    auto orch = fib::sonic::test::FakeOrchagent::Connect(redis.address(), 1024, merge);
     if (!orch.ok()) return 1;
     std::atomic<bool> done{false};
     Clock::time_point consumer_done{};
     Clock::time_point consumer_start{};
+    double consumer_cpu = 0, redis_at_consumer_done = 0;
     auto consume = [&] {
       consumer_start = Clock::now();
+      const double c0 = ThreadCpu();
       while ((*orch)->routes().size() < static_cast<size_t>(routes) && (*orch)->connected()) (*orch)->WaitAndDrain(50);
       if (!(*orch)->connected()) std::fprintf(stderr, "appldb_bench: the consumer lost its connection\n");
       consumer_done = Clock::now();
+      consumer_cpu = ThreadCpu() - c0;
+      redis_at_consumer_done = RedisCpu(redis.pid());
       done = true;
     };
     std::thread consumer;
@@ -175,6 +255,8 @@ int main(int argc, char** argv) {
     o.address = redis.address();
     o.io_timeout = std::chrono::seconds(30);
     o.pop_batch = static_cast<size_t>(pop_batch);
+    o.keys_per_script = static_cast<size_t>(keys_per_script);
+    o.scripts_per_pipeline = static_cast<size_t>(in_flight);
     auto backend = fib::sonic::AppldbBackend::Open(
         o, [](const wire::IpAddress& gw) -> absl::StatusOr<std::string> { return gw.ToString() == "10.0.1.2" ? "Ethernet0" : "Ethernet4"; },
         nullptr);
@@ -188,12 +270,37 @@ int main(int argc, char** argv) {
     u.group_upserts = {Group(1, 3)};
     u.route_upserts.reserve(routes);
     for (int i = 0; i < routes; ++i) u.route_upserts.emplace_back(Route(i), 1);
+    auto stats = fib::sonic::RedisConnection::Connect(redis.address(), std::chrono::seconds(30));
+    if (!stats.ok()) return 1;
+    if (commandstats) CommandStats(**stats);
+    const double redis0 = RedisCpu(redis.pid()), producer_cpu0 = ThreadCpu();
     const auto t0 = Clock::now();
     reconciler.Update(u);
     const auto r = reconciler.Flush();
     const auto producer_done = Clock::now();
+    const double producer_cpu = ThreadCpu() - producer_cpu0, redis_at_producer_done = RedisCpu(redis.pid());
+    if (commandstats && (sequential || producer_only)) {
+      std::printf("run %d: redis commands (calls ms), producer: %s\n", run + 1, CommandStats(**stats).c_str());
+    }
     if (sequential) consumer = std::thread(consume);
     if (consumer.joinable()) consumer.join();
+    if (commandstats && !producer_only) {
+      std::printf("run %d: redis commands (calls ms), %s: %s\n", run + 1, sequential ? "consumer" : "producer and consumer",
+                  CommandStats(**stats).c_str());
+    }
+    if (phase_times) {
+      std::printf("run %d: phases (CLOCK_MONOTONIC s): anchor %.6f,%.6f producer %.6f,%.6f consumer %.6f,%.6f\n", run + 1,
+                  Mono(anchor_start), Mono(anchor_start) + anchor_s, Mono(t0), Mono(producer_done),
+                  Mono(consumer_start), Mono(consumer_done));
+    }
+    // CPU seconds: the anchor's client and Redis; bagd's producer thread, the consumer thread,
+    // and Redis while the producer ran and until the consumer was done.
+    std::printf("run %d: cpu s: anchor client %.2f redis %.2f (%.1f us/route); producer %.2f, redis during it %.2f; "
+                "consumer %.2f, redis in all %.2f (%.1f us/route)\n",
+                run + 1, anchor_cpu, anchor_redis, 1e6 * anchor_redis / routes, producer_cpu,
+                redis_at_producer_done - redis0, consumer_cpu,
+                (consumer_cpu > 0 ? redis_at_consumer_done : redis_at_producer_done) - redis0,
+                1e6 * ((consumer_cpu > 0 ? redis_at_consumer_done : redis_at_producer_done) - redis0) / routes);
     if (sequential) {
       std::printf("run %d: %d routes, one after the other: anchor %.2f s; bagd producer %.2f s (%.0f%% of the anchor "
                   "rate); then the consumer alone %.2f s (%.0f routes/s)\n",
@@ -219,10 +326,11 @@ int main(int argc, char** argv) {
     const double reweight_ms = Seconds(Clock::now() - w0) * 1000;
     std::printf(
         "run %d: %d routes: anchor HSET loop %.2f s (%.0f routes/s); bagd %.2f s until the consumer had all "
-        "(%.0f routes/s, %.0f%% of the anchor rate), producer done after %.2f s, %llu scripts; reweight %.2f ms "
+        "(%.0f routes/s, %.0f%% of the anchor rate), producer done after %.2f s, %llu scripts, %zu pops; reweight %.2f ms "
         "(1 group write; violations %zu)\n",
         run + 1, routes, anchor_s, routes / anchor_s, bagd_s, routes / bagd_s, 100.0 * anchor_s / bagd_s,
-        Seconds(producer_done - t0), static_cast<unsigned long long>((*backend)->counters().scripts), reweight_ms,
+        Seconds(producer_done - t0), static_cast<unsigned long long>((*backend)->counters().scripts),
+        (*orch)->stats().pops, reweight_ms,
         (*orch)->violations().size());
     if (rib_routes > 0) {
       if (!(*orch)->connected()) return 1;

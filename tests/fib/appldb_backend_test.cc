@@ -345,6 +345,77 @@ TEST_CASE("appldb: one channel message per pop batch of newly pending keys, none
   CHECK(rig.orch->violations().empty());
 }
 
+TEST_CASE("appldb: the staging script: per-key effect of the protocol, SADDs batched, same key twice in a batch",
+          "[appldb][redis]") {
+  SKIP_WITHOUT_REDIS();
+  // Every way the consumer can merge gives the same tables.
+  const auto merge = GENERATE(FakeOrchagent::Merge::kOneHset, FakeOrchagent::Merge::kHsetPerField,
+                              FakeOrchagent::Merge::kRenameFresh);
+  RedisServer redis;
+  REQUIRE(redis.Start());
+  auto c = RedisConnection::Connect(redis.address(), 1000ms);
+  REQUIRE(c.ok());
+  auto sha = (*c)->Command({"SCRIPT", "LOAD", kStageScript});
+  REQUIRE(sha.ok());
+  REQUIRE_FALSE(sha->is_error());
+  const TableKeys groups = KeysOf(kGroupTable), routes = KeysOf(kRouteTable);
+  const std::vector<Write> group = {
+      {"bagd-1", false, GroupFields({{A("10.0.1.2"), "Ethernet4", 2}, {A("10.0.2.2"), "Ethernet8", 1}})}};
+  auto r = (*c)->Command(StageCommand(sha->str, groups, group, 0, 1, 128));
+  REQUIRE(r.ok());
+  CHECK(r->integer == 1);
+  // An installed route "B" that this batch deletes; "C" deleted then set again, "D" set then
+  // deleted, in one script; "E" set over a main hash with a field the write does not have
+  // (merged, as swss merges); 1500 more keys: more than one SADD of 1000 members.
+  REQUIRE((*c)->Command({"HSET", "ROUTE_TABLE:10.9.0.2", "nexthop_group", "bagd-1", "protocol", "bagd"}).ok());
+  REQUIRE((*c)->Command({"HSET", "ROUTE_TABLE:10.9.0.5", "nexthop_group", "bagd-9", "extra", "x"}).ok());
+  const Fields f = RouteFields("bagd-1", "bagd");
+  std::vector<Write> w = {{"10.9.0.2", true, {}},
+                          {"10.9.0.3", true, {}},
+                          {"10.9.0.3", false, f},
+                          {"10.9.0.4", false, f},
+                          {"10.9.0.4", true, {}},
+                          {"10.9.0.5", false, f}};
+  for (int i = 0; i < 1500; ++i) w.push_back({RouteKey(Route(i)), false, f});
+  r = (*c)->Command(StageCommand(sha->str, routes, w, 0, w.size(), 128));
+  REQUIRE(r.ok());
+  REQUIRE_FALSE(r->is_error());
+  CHECK(r->integer == (1504 + 127) / 128);  // messages published: one per 128 newly pending keys
+  auto n = [&](std::vector<std::string> argv) {
+    auto x = (*c)->Command(argv);
+    REQUIRE(x.ok());
+    return x->integer;
+  };
+  CHECK(n({"SCARD", "ROUTE_TABLE_KEY_SET"}) == 1504);
+  CHECK(n({"SCARD", "ROUTE_TABLE_DEL_SET"}) == 3);
+  CHECK(n({"SISMEMBER", "ROUTE_TABLE_DEL_SET", "10.9.0.3"}) == 1);
+  CHECK(n({"HLEN", "_ROUTE_TABLE:10.9.0.3"}) == 6);  // the SET after the DEL is staged
+  CHECK(n({"EXISTS", "_ROUTE_TABLE:10.9.0.4"}) == 0);  // the DEL after the SET dropped it
+  CHECK(n({"HLEN", "_ROUTE_TABLE:10.100.5.219"}) == 6);
+  // Staging the same SETs again adds nothing new: no message.
+  r = (*c)->Command(StageCommand(sha->str, routes, w, 6, w.size(), 128));
+  REQUIRE(r.ok());
+  CHECK(r->integer == 0);
+
+  auto o = FakeOrchagent::Connect(redis.address(), 1024, merge);
+  REQUIRE(o.ok());
+  (*o)->Drain();
+  for (const auto& v : (*o)->violations()) WARN(v);
+  CHECK((*o)->violations().empty());
+  CHECK((*o)->routes().size() == 1502);  // 1500, 10.9.0.3 and 10.9.0.5
+  CHECK((*o)->routes().at("10.9.0.3") == "bagd-1");
+  CHECK_FALSE((*o)->routes().contains("10.9.0.4"));
+  CHECK((*o)->stats().route_dels == 2);
+  CHECK(n({"EXISTS", "ROUTE_TABLE:10.9.0.2"}) == 0);
+  CHECK(n({"HLEN", "ROUTE_TABLE:10.9.0.3"}) == 6);
+  CHECK(n({"HLEN", "ROUTE_TABLE:10.9.0.5"}) == 7);  // merged: the old field stays
+  CHECK(n({"HEXISTS", "ROUTE_TABLE:10.9.0.5", "extra"}) == 1);
+  CHECK(n({"HLEN", "ROUTE_TABLE:10.100.5.219"}) == 6);
+  CHECK(n({"SCARD", "ROUTE_TABLE_KEY_SET"}) == 0);
+  CHECK(n({"SCARD", "ROUTE_TABLE_DEL_SET"}) == 0);
+  CHECK(n({"EXISTS", "_ROUTE_TABLE:10.9.0.3"}) == 0);
+}
+
 TEST_CASE("appldb: a pop batch above the consumer's leaves keys waiting (why the default is 128)",
           "[appldb][redis]") {
   SKIP_WITHOUT_REDIS();

@@ -61,6 +61,7 @@ class RedisServer {
   void Stop() { Signal(SIGTERM); }
   RedisAddress address() const { return RedisAddress{socket_, "", 0}; }
   const std::string& socket() const { return socket_; }
+  pid_t pid() const { return pid_; }  // -1 when not running
 
  private:
   void Signal(int sig) {
