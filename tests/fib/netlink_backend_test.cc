@@ -73,6 +73,15 @@ std::map<std::string, double> FlowShares(const TestNetns& ns) {
   return shares;
 }
 
+// A veth pair inside `ns`, va = 192.0.2.1/24, both ends up: the gateways 192.0.2.x are on it.
+void AddLink(TestNetns& ns) {
+  REQUIRE(ns.ok());
+  REQUIRE(ns.Ip("link add va type veth peer name vb") == 0);
+  REQUIRE(ns.Ip("addr add 192.0.2.1/24 dev va") == 0);
+  REQUIRE(ns.Ip("link set va up") == 0);
+  REQUIRE(ns.Ip("link set vb up") == 0);
+}
+
 TEST_CASE("kernel: weights, flows, reweight, restart, link loss", "[fib][kernel]") {
   if (!test::IsRoot()) {
     WARN("needs root (network namespaces); skipped");
@@ -81,11 +90,7 @@ TEST_CASE("kernel: weights, flows, reweight, restart, link loss", "[fib][kernel]
   for (const int compat : {1, 0}) {
     DYNAMIC_SECTION("nexthop_compat_mode=" << compat) {
       TestNetns ns("nlb" + std::to_string(compat));
-      REQUIRE(ns.ok());
-      REQUIRE(ns.Ip("link add va type veth peer name vb") == 0);
-      REQUIRE(ns.Ip("addr add 192.0.2.1/24 dev va") == 0);
-      REQUIRE(ns.Ip("link set va up") == 0);
-      REQUIRE(ns.Ip("link set vb up") == 0);
+      AddLink(ns);
       ns.Exec("sysctl -qw net.ipv4.nexthop_compat_mode=" + std::to_string(compat));
       ns.Exec("sysctl -qw net.ipv4.fib_multipath_hash_policy=1");
 
@@ -174,11 +179,7 @@ TEST_CASE("kernel: a full table's loss is one group delete, the kernel removes t
     return;
   }
   TestNetns ns("nlbgone");
-  REQUIRE(ns.ok());
-  REQUIRE(ns.Ip("link add va type veth peer name vb") == 0);
-  REQUIRE(ns.Ip("addr add 192.0.2.1/24 dev va") == 0);
-  REQUIRE(ns.Ip("link set va up") == 0);
-  REQUIRE(ns.Ip("link set vb up") == 0);
+  AddLink(ns);
   NetlinkOptions o;
   o.netns = ns.name();
   auto opened = NetlinkBackend::Open(o);
@@ -226,11 +227,7 @@ TEST_CASE("kernel: lost notifications (ENOBUFS) lead to a resync with no drift",
     return;
   }
   TestNetns ns("enob");
-  REQUIRE(ns.ok());
-  REQUIRE(ns.Ip("link add va type veth peer name vb") == 0);
-  REQUIRE(ns.Ip("addr add 192.0.2.1/24 dev va") == 0);
-  REQUIRE(ns.Ip("link set va up") == 0);
-  REQUIRE(ns.Ip("link set vb up") == 0);
+  AddLink(ns);
   NetlinkOptions o;
   o.netns = ns.name();
   o.event_buffer = 1024;  // the kernel's minimum: a burst of notifications overflows it
