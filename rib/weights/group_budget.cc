@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -41,6 +42,20 @@ double AlignedError(std::span<const double> want, std::span<const double> got, d
   return e;
 }
 
+// Two doubles at a time (one SSE2 or NEON register; GCC/Clang vector extensions), for the
+// two loops over next hops that dominate placing a big batch. Exact: the same operations on
+// each next hop as one at a time.
+using Lanes = double __attribute__((vector_size(16)));
+using LaneBits = int64_t __attribute__((vector_size(16)));
+Lanes LoadLanes(const double* p) {
+  Lanes v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+Lanes MaxLanes(Lanes a, Lanes b) { return a > b ? a : b; }
+Lanes AbsLanes(Lanes v) { return reinterpret_cast<Lanes>(reinterpret_cast<LaneBits>(v) & INT64_MAX); }
+double MaxOf(Lanes v) { return v[0] > v[1] ? v[0] : v[1]; }
+
 // Farthest first (Gonzalez's k-center heuristic) over the points of one next-hop set: every
 // point keeps its error against the nearest center (slot) so far, exactly, as centers are
 // added, and the tree answers which point is served worst. The points sit in a k-d tree
@@ -58,7 +73,7 @@ class PointTree {
   // `share_of[j]`: point j's n shares; `traffic[j]` what it carries. Points j with
   // j % sample_stride == 0 are the sample (Worst(true)).
   PointTree(size_t n, std::span<const double* const> share_of, std::span<const double> traffic, size_t sample_stride)
-      : n_(n) {
+      : n_(n), width_((n + 1) & ~size_t{1}) {
     const auto m = static_cast<uint32_t>(share_of.size());
     BuildScratch b;
     b.rows.resize(size_t{m} * n);
@@ -68,7 +83,7 @@ class PointTree {
     nodes_.reserve(2 * (m / kLeaf + 1));
     if (m > 0) Build(b, 0, m);
     // The points' data in tree order (as Build left the rows): a leaf's points side by side.
-    point_data_.resize(2 * b.rows.size());
+    point_data_.assign(size_t{m} * 2 * width_, 1);  // the padding: share 1, inverse 1
     traffic_.resize(m);
     sampled_.resize(m);
     pos_.resize(m);
@@ -77,10 +92,10 @@ class PointTree {
       pos_[j] = x;
       traffic_[x] = traffic[j];
       sampled_[x] = j % sample_stride == 0;
-      double* out = point_data_.data() + size_t{x} * 2 * n;
+      double* out = point_data_.data() + size_t{x} * 2 * width_;
       for (size_t k = 0; k < n; ++k) {
         out[k] = b.rows[size_t{x} * n + k];
-        out[n + k] = 1 / out[k];
+        out[width_ + k] = 1 / out[k];
       }
     }
     err_.assign(m, kInf);
@@ -94,7 +109,10 @@ class PointTree {
 
   // Center `id` with `shares`: every point it serves better than its nearest so far takes it.
   void AddCenter(const double* shares, GroupId id) {
-    if (!nodes_.empty()) Add(0, shares, id);
+    if (nodes_.empty()) return;
+    center_.assign(width_, 1);  // the padding: 1
+    std::copy_n(shares, n_, center_.begin());
+    Add(0, center_.data(), id);
   }
   // Point j is served by `id` with error `e` (a center the tree cannot search: another next-hop
   // set); if better than what it has. Refresh() afterwards.
@@ -116,7 +134,7 @@ class PointTree {
   }
 
  private:
-  static constexpr uint32_t kLeaf = 16;
+  static constexpr uint32_t kLeaf = 32;
   // The least error is computed a little differently from a point's error: this much slack
   // keeps it a true lower bound under rounding.
   static constexpr double kSlack = 1e-12;
@@ -130,7 +148,6 @@ class PointTree {
   struct BuildScratch {
     std::vector<double> rows;  // n shares per point, in the order of point_
     std::vector<double> lo, hi, moved;
-    std::vector<std::pair<double, uint32_t>> keys;
     std::vector<uint32_t> ids;
   };
   // The subtree over tree positions [begin, end); reorders those rows (and point_) so that
@@ -148,10 +165,10 @@ class PointTree {
       }
     }
     const size_t box = inv_box_.size();
-    inv_box_.resize(box + 2 * n_);
+    inv_box_.resize(box + 2 * width_, 1);  // the padding: 1 (with a center's 1, no error)
     for (size_t k = 0; k < n_; ++k) {
       inv_box_[box + k] = 1 / b.lo[k];
-      inv_box_[box + n_ + k] = 1 / b.hi[k];
+      inv_box_[box + width_ + k] = 1 / b.hi[k];
     }
     if (end - begin <= kLeaf) return at;
     // Split at the median of the next hop whose shares differ most relatively (the error is
@@ -161,19 +178,26 @@ class PointTree {
       if (b.hi[k] * b.lo[dim] > b.hi[dim] * b.lo[k]) dim = k;
     }
     if (b.hi[dim] == b.lo[dim]) return at;  // all alike: a leaf
-    b.keys.clear();
-    for (uint32_t x = begin; x < end; ++x) b.keys.emplace_back(b.rows[size_t{x} * n_ + dim], x);
-    const uint32_t mid = begin + (end - begin) / 2;
-    std::nth_element(b.keys.begin(), b.keys.begin() + (mid - begin), b.keys.end());
-    b.moved.resize(size_t{end - begin} * n_);
-    b.ids.resize(end - begin);
-    for (uint32_t y = 0; y < end - begin; ++y) {
-      const uint32_t x = b.keys[y].second;
-      std::copy_n(b.rows.begin() + size_t{x} * n_, n_, b.moved.begin() + size_t{y} * n_);
-      b.ids[y] = point_[x];
+    // At the geometric middle of that next hop's shares (the error is relative): one
+    // branch-free pass that keeps each side's rows in order, no selection.
+    const double split = std::sqrt(b.lo[dim] * b.hi[dim]);
+    const double* rows = b.rows.data() + size_t{begin} * n_;
+    const uint32_t count = end - begin;
+    uint32_t below = 0;
+    for (uint32_t y = 0; y < count; ++y) below += rows[size_t{y} * n_ + dim] < split;
+    if (below == 0 || below == count) return at;  // the shares are too close to split
+    b.moved.resize(size_t{count} * n_);
+    b.ids.resize(count);
+    uint32_t left_at = 0, right_at = below;
+    for (uint32_t y = 0; y < count; ++y) {
+      const bool left = rows[size_t{y} * n_ + dim] < split;
+      const uint32_t to = left ? left_at++ : right_at++;
+      std::copy_n(rows + size_t{y} * n_, n_, b.moved.begin() + size_t{to} * n_);
+      b.ids[to] = point_[begin + y];
     }
     std::copy(b.moved.begin(), b.moved.end(), b.rows.begin() + size_t{begin} * n_);
     std::copy(b.ids.begin(), b.ids.end(), point_.begin() + begin);
+    const uint32_t mid = begin + below;
     const int32_t left = Build(b, begin, mid);
     const int32_t right = Build(b, mid, end);
     nodes_[at].left = left;
@@ -227,15 +251,15 @@ class PointTree {
   // The least error `c` can have on any point in node x's box: per next hop, a share p in
   // [lo, hi] is off by |c - p| / p >= 1 - c / lo (c below lo) or c / hi - 1 (c above hi).
   double LeastError(int32_t x, const double* c) const {
-    const double* ilo = inv_box_.data() + size_t(x) * 2 * n_;
-    const double* ihi = ilo + n_;
-    double b = 0;
-    for (size_t k = 0; k < n_; ++k) {
-      const double below = 1 - c[k] * ilo[k], above = c[k] * ihi[k] - 1;
-      const double d = below > above ? below : above;
-      b = d > b ? d : b;
+    const double* ilo = inv_box_.data() + size_t(x) * 2 * width_;
+    const double* ihi = ilo + width_;
+    const Lanes one = {1, 1};
+    Lanes b = {0, 0};
+    for (size_t k = 0; k < width_; k += 2) {
+      const Lanes ck = LoadLanes(c + k);
+      b = MaxLanes(b, MaxLanes(one - ck * LoadLanes(ilo + k), ck * LoadLanes(ihi + k) - one));
     }
-    return b * (1 - kSlack) - kSlack;
+    return MaxOf(b) * (1 - kSlack) - kSlack;
   }
 
   // Whether a point below node x took the center.
@@ -248,11 +272,14 @@ class PointTree {
     if (node.left < 0) {
       for (uint32_t y = node.begin; y < node.end; ++y) {
         if (err_[y] <= least) continue;
-        // Branch-free over the next hops (a handful): cheaper than stopping early.
-        const double* want = point_data_.data() + size_t{y} * 2 * n_;
-        const double* inv = want + n_;
-        double e = 0;
-        for (size_t k = 0; k < n_; ++k) e = std::max(e, std::abs((c[k] - want[k]) * inv[k]));
+        // The point's error max_k |c_k - w_k| / w_k, branch-free (cheaper than stopping early).
+        const double* want = point_data_.data() + size_t{y} * 2 * width_;
+        const double* inv = want + width_;
+        Lanes lanes = {0, 0};
+        for (size_t k = 0; k < width_; k += 2) {
+          lanes = MaxLanes(lanes, AbsLanes((LoadLanes(c + k) - LoadLanes(want + k)) * LoadLanes(inv + k)));
+        }
+        const double e = MaxOf(lanes);
         if (e < err_[y]) {
           err_[y] = e;
           best_[y] = id;
@@ -268,11 +295,13 @@ class PointTree {
   }
 
   size_t n_;
+  size_t width_;  // n_ rounded up to whole Lanes: the rows below are padded to it
   std::vector<uint32_t> point_;  // by tree position: the caller's number
   std::vector<uint32_t> pos_;    // by the caller's number: tree position
   std::vector<Node> nodes_;
-  std::vector<double> inv_box_;  // per node: 1 / lo[n], 1 / hi[n]
-  std::vector<double> point_data_;   // by tree position: n shares, then their n inverses
+  std::vector<double> inv_box_;  // per node: 1 / lo[width], 1 / hi[width]
+  std::vector<double> point_data_;   // by tree position: width shares, then their width inverses
+  std::vector<double> center_;       // the center being added, padded
   std::vector<double> traffic_, err_;  // by tree position
   std::vector<uint8_t> sampled_;  // by tree position: in the sample
   std::vector<GroupId> best_;
