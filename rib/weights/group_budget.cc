@@ -52,7 +52,8 @@ Lanes LoadLanes(const double* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-Lanes MaxLanes(Lanes a, Lanes b) { return a > b ? a : b; }
+// The larger of `acc` and `x` per lane; a NaN in x leaves acc (as the scalar loops did).
+Lanes MaxLanes(Lanes acc, Lanes x) { return x > acc ? x : acc; }
 Lanes AbsLanes(Lanes v) { return reinterpret_cast<Lanes>(reinterpret_cast<LaneBits>(v) & INT64_MAX); }
 double MaxOf(Lanes v) { return v[0] > v[1] ? v[0] : v[1]; }
 

@@ -332,6 +332,32 @@ TEST_CASE("group budget: a batch big enough to be sampled still serves every gro
   CHECK(checked == groups.size());
 }
 
+TEST_CASE("group budget: a group deleted while a route still wants it withdraws the route", "[weights][budget]") {
+  // Not what the registry sends (it deletes a group only when no route wants it), but an
+  // update that does must not leave a route pointing at nothing.
+  GroupBudgetConfig c;
+  c.max_groups = 4;
+  GroupBudget b(c);
+  FibModel fib(c.max_groups);
+  const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  FibUpdate u;
+  u.group_upserts.push_back(FibGroup{1, Group({{1, 1}, {2, 1}})});
+  u.group_upserts.push_back(FibGroup{2, Group({{1, 3}, {2, 1}})});
+  u.route_upserts.emplace_back(P(1), 1);
+  u.route_upserts.emplace_back(P(2), 2);
+  REQUIRE(fib.Apply(b.Apply(u, One, now)).empty());
+  REQUIRE(fib.Of(P(2)) != nullptr);
+  FibUpdate bad;
+  bad.group_deletes.push_back(2);
+  const FibUpdate out = b.Apply(bad, One, now + absl::Seconds(1));
+  CHECK(fib.Apply(out).empty());
+  CHECK(fib.Of(P(2)) == nullptr);
+  CHECK(fib.Of(P(1)) != nullptr);
+  CHECK(b.InstalledSlot(P(2)) == 0);
+  CHECK(b.Totals().wanted == 1);
+  CHECK(!b.Serving(2).has_value());
+}
+
 TEST_CASE("group budget: a slot whose template leaves copies its remaining user", "[weights][budget]") {
   GroupBudgetConfig c;
   c.max_groups = 4;
