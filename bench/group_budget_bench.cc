@@ -8,10 +8,15 @@
 // runs), and the FIB operations one LAG member loss costs (next hop 1 loses a member for
 // every prefix), next to the same loss without a budget. Prints markdown for
 // docs/benchmarks.md. Deterministic input (fixed seed). Arguments: the budgets to run
-// (default 128 512 2048), e.g. one budget under a profiler.
+// (default 128 512 2048), e.g. one budget under a profiler. `--digest` prints instead a
+// digest of every decision (the FIB updates and each wanted group's slot and error) for the
+// same budgets, for same-named scopes and weightings, and on a variant of the input where some
+// prefixes lack a next hop (several next-hop sets): a change to the placement that must make
+// the same choices shows the same digests before and after.
 //
-//   build-bench/bench/group_budget_bench [BUDGET...]
+//   build-bench/bench/group_budget_bench [--digest] [BUDGET...]
 #include <algorithm>
+#include <cstring>
 #include <ctime>
 #include <cstdio>
 #include <cstdlib>
@@ -126,6 +131,98 @@ FibUpdate MemberLoss(const Input& in, const Table& t) {
 
 double One(GroupId) { return 1; }
 
+// The variant for --digest: every 10th prefix's table loses one next hop (one of three,
+// by prefix), so the wanted groups fall into several next-hop sets.
+FibUpdate DropNextHops(const Table& t) {
+  FibUpdate u = FullUpdate(t);
+  std::map<std::pair<GroupId, int>, GroupId> ids;
+  GroupId next = static_cast<GroupId>(t.members.size() + 1);
+  std::vector<FibGroup> extra;
+  for (int p = 0; p < kPrefixes; p += 10) {
+    const int drop = p / 10 % 3 * 3;  // next hop 0, 3 or 6
+    const GroupId from = t.route[p];
+    auto [it, fresh] = ids.try_emplace({from, drop}, next);
+    if (fresh) {
+      Members m = t.members[from - 1];
+      m.erase(m.begin() + drop);
+      uint32_t g = 0;
+      for (const auto& x : m) g = std::gcd(g, x.weight);
+      for (auto& x : m) x.weight /= g;
+      extra.push_back(FibGroup{next++, std::move(m)});
+    }
+    u.route_upserts[p].second = it->second;
+  }
+  // Groups no route wants any more are not sent.
+  std::vector<uint32_t> users(next, 0);
+  for (const auto& [p, id] : u.route_upserts) ++users[id];
+  std::erase_if(u.group_upserts, [&](const FibGroup& g) { return users[g.id] == 0; });
+  u.group_upserts.insert(u.group_upserts.end(), extra.begin(), extra.end());
+  return u;
+}
+
+// FNV-1a over the decisions: stable across builds and runs.
+struct Digest {
+  uint64_t h = 1469598103934665603ull;
+  void Bytes(const void* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<const uint8_t*>(p)[i]) * 1099511628211ull;
+  }
+  template <typename T>
+  void Add(const T& v) {
+    Bytes(&v, sizeof v);
+  }
+  void Add(const FibUpdate& u) {
+    for (const FibGroup& g : u.group_upserts) {
+      Add(g.id);
+      for (const auto& m : g.members) {
+        Bytes(m.next_hop.bytes(), m.next_hop.size());
+        Add(m.weight);
+      }
+    }
+    for (const auto& [p, id] : u.route_upserts) {
+      Bytes(p.bytes(), 16);
+      Add(id);
+    }
+    for (const auto& p : u.route_deletes) Bytes(p.bytes(), 16);
+    for (const GroupId id : u.group_deletes) Add(id);
+  }
+};
+
+int DigestMain(const std::vector<uint32_t>& budgets, const Table& t, const FibUpdate& full, const FibUpdate& loss) {
+  const FibUpdate dropped = DropNextHops(t);
+  const GroupId last = static_cast<GroupId>(t.members.size() * 2 + 1);
+  for (const uint32_t budget : budgets) {
+    for (const MergeScope scope : {MergeScope::kSameNextHops, MergeScope::kSubset, MergeScope::kSuperset}) {
+      for (const MergeWeight by : {MergeWeight::kPrefixes, MergeWeight::kBandwidth}) {
+        for (const bool drop : {false, true}) {
+          if (!drop && scope != MergeScope::kSameNextHops) continue;  // one next-hop set: the same
+          GroupBudgetConfig c;
+          c.max_groups = budget;
+          c.scope = scope;
+          c.weight_by = by;
+          GroupBudget b(c);
+          auto bw = [](GroupId id) { return 1.0 + id % 7; };
+          Digest d;
+          d.Add(b.Apply(drop ? dropped : full, bw, absl::UnixEpoch()));
+          if (!drop) d.Add(b.Apply(loss, bw, absl::UnixEpoch() + absl::Seconds(1)));
+          for (GroupId id = 1; id < last; ++id) {
+            if (auto s = b.Serving(id)) {
+              d.Add(id);
+              d.Add(s->slot);
+              d.Add(s->error);
+            }
+          }
+          const GroupBudgetTotals tot = b.Totals();
+          std::printf("budget %u scope %s by %s%s: installed %zu merged %zu worst %.6f weighted %.6f digest %016llx\n",
+                      budget, MergeScopeName(scope), by == MergeWeight::kPrefixes ? "prefixes" : "bandwidth",
+                      drop ? " (some next hops dropped)" : "", tot.installed, tot.merged, tot.worst_error,
+                      tot.weighted_error, static_cast<unsigned long long>(d.h));
+        }
+      }
+    }
+  }
+  return 0;
+}
+
 double ThreadMs() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -141,12 +238,20 @@ double Median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   std::vector<uint32_t> budgets;
-  for (int i = 1; i < argc; ++i) budgets.push_back(static_cast<uint32_t>(std::strtoul(argv[i], nullptr, 10)));
+  bool digest = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--digest") == 0) {
+      digest = true;
+    } else {
+      budgets.push_back(static_cast<uint32_t>(std::strtoul(argv[i], nullptr, 10)));
+    }
+  }
   if (budgets.empty()) budgets = {128, 512, 2048};
   const Input in = MakeInput();
   const Table t = Build(in);
   const FibUpdate full = FullUpdate(t);
   const FibUpdate loss = MemberLoss(in, t);
+  if (digest) return DigestMain(budgets, t, full, loss);
   size_t distinct_weights = 0;
   {
     std::map<std::vector<uint32_t>, int> seen;

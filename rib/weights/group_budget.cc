@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
+#include <optional>
+#include <span>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
@@ -27,7 +30,7 @@ std::vector<double> SharesOf(const std::vector<FibGroupMember>& members) {
 
 // Largest relative error of `got` against `want` (same next hops, in order); stops as soon
 // as it reaches `bound` (the caller only wants to know it is no better than that).
-double AlignedError(const std::vector<double>& want, const std::vector<double>& got, double bound) {
+double AlignedError(std::span<const double> want, std::span<const double> got, double bound) {
   double e = 0;
   for (size_t i = 0; i < want.size(); ++i) {
     const double d = std::abs(got[i] - want[i]) / want[i];
@@ -39,130 +42,270 @@ double AlignedError(const std::vector<double>& want, const std::vector<double>& 
   return e;
 }
 
-// Centers (n shares each, at `shares + c * n`) in a k-d tree whose nodes keep the bounding
-// box of their centers: the nearest center of a point under the share error
-// max_k |c_k - w_k| / w_k, by branch and bound. A box whose nearest corner is already as
-// far off as the best center found is not entered, on any of the n next hops (a window on
-// one next hop's share alone still held ~40 % of the centers).
-class CenterTree {
+// Two doubles at a time (one SSE2 or NEON register; GCC/Clang vector extensions), for the
+// two loops over next hops that dominate placing a big batch. Exact: the same operations on
+// each next hop as one at a time.
+using Lanes = double __attribute__((vector_size(16)));
+using LaneBits = int64_t __attribute__((vector_size(16)));
+Lanes LoadLanes(const double* p) {
+  Lanes v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+// The larger of `acc` and `x` per lane; a NaN in x leaves acc (as the scalar loops did).
+Lanes MaxLanes(Lanes acc, Lanes x) { return x > acc ? x : acc; }
+Lanes AbsLanes(Lanes v) { return reinterpret_cast<Lanes>(reinterpret_cast<LaneBits>(v) & INT64_MAX); }
+double MaxOf(Lanes v) { return v[0] > v[1] ? v[0] : v[1]; }
+
+// Farthest first (Gonzalez's k-center heuristic) over the points of one next-hop set: every
+// point keeps its error against the nearest center (slot) so far, exactly, as centers are
+// added, and the tree answers which point is served worst. The points sit in a k-d tree
+// whose nodes keep their points' bounding box, their largest error and their worst-served
+// point; adding a center enters only the nodes holding a point it may serve better (the
+// least error the center can have anywhere in the box is below the box's largest error), so
+// a center costs about the points it comes to serve, not every point.
+//
+// Points are numbered 0..size()-1 by the caller; ties between points go to more traffic,
+// then the lower number; ties between centers to the one added first.
+class PointTree {
  public:
-  CenterTree(const double* shares, size_t n, uint32_t first, uint32_t end) : shares_(shares), n_(n) {
-    ids_.resize(end - first);
-    std::iota(ids_.begin(), ids_.end(), first);
-    nodes_.reserve(2 * ids_.size() / kLeaf + 2);
-    if (!ids_.empty()) Build(0, static_cast<uint32_t>(ids_.size()));
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  // `share_of[j]`: point j's n shares; `traffic[j]` what it carries. Points j with
+  // j % sample_stride == 0 are the sample (Worst(true)).
+  PointTree(size_t n, std::span<const double* const> share_of, std::span<const double> traffic, size_t sample_stride)
+      : n_(n), width_((n + 1) & ~size_t{1}) {
+    const auto m = static_cast<uint32_t>(share_of.size());
+    BuildScratch b;
+    b.rows.resize(size_t{m} * n);
+    for (uint32_t j = 0; j < m; ++j) std::copy_n(share_of[j], n, b.rows.begin() + size_t{j} * n);
+    point_.resize(m);
+    std::iota(point_.begin(), point_.end(), 0);
+    nodes_.reserve(2 * (m / kLeaf + 1));
+    if (m > 0) Build(b, 0, m);
+    // The points' data in tree order (as Build left the rows): a leaf's points side by side.
+    point_data_.assign(size_t{m} * 2 * width_, 1);  // the padding: share 1, inverse 1
+    traffic_.resize(m);
+    sampled_.resize(m);
+    pos_.resize(m);
+    for (uint32_t x = 0; x < m; ++x) {
+      const uint32_t j = point_[x];
+      pos_[j] = x;
+      traffic_[x] = traffic[j];
+      sampled_[x] = j % sample_stride == 0;
+      double* out = point_data_.data() + size_t{x} * 2 * width_;
+      for (size_t k = 0; k < n; ++k) {
+        out[k] = b.rows[size_t{x} * n + k];
+        out[width_ + k] = 1 / out[k];
+      }
+    }
+    err_.assign(m, kInf);
+    best_.assign(m, 0);
+    if (m > 0) Refresh(0);
   }
 
-  // Improves `err` and `best` (a center index) with the centers at or past `skip_below`
-  // (those before it were compared already). Ties keep the earlier center.
-  void Nearest(const double* want, const double* inv, uint32_t skip_below, double& err, uint32_t& best) const {
-    if (!nodes_.empty()) Search(0, want, inv, skip_below, err, best);
+  size_t size() const { return point_.size(); }
+  double error(uint32_t j) const { return err_[pos_[j]]; }
+  GroupId best(uint32_t j) const { return best_[pos_[j]]; }
+
+  // Center `id` with `shares`: every point it serves better than its nearest so far takes it.
+  void AddCenter(const double* shares, GroupId id) {
+    if (nodes_.empty()) return;
+    center_.assign(width_, 1);  // the padding: 1
+    std::copy_n(shares, n_, center_.begin());
+    Add(0, center_.data(), id);
+  }
+  // Point j is served by `id` with error `e` (a center the tree cannot search: another next-hop
+  // set); if better than what it has. Refresh() afterwards.
+  void Offer(uint32_t j, double e, GroupId id) {
+    const uint32_t x = pos_[j];
+    if (e < err_[x]) {
+      err_[x] = e;
+      best_[x] = id;
+    }
+  }
+  void Refresh() {
+    if (!nodes_.empty()) Refresh(0);
+  }
+  // The point served worst (kNone if every one is served exactly), among the sample or all.
+  uint32_t Worst(bool sample_only) const {
+    if (nodes_.empty()) return kNone;
+    const uint32_t x = sample_only ? nodes_[0].worst_sampled : nodes_[0].worst;
+    return x == kNone ? kNone : point_[x];
   }
 
  private:
-  static constexpr uint32_t kLeaf = 1;
+  static constexpr uint32_t kLeaf = 32;
+  // The least error is computed a little differently from a point's error: this much slack
+  // keeps it a true lower bound under rounding.
+  static constexpr double kSlack = 1e-12;
   struct Node {
-    uint32_t begin, end;  // into ids_
+    uint32_t begin, end;  // tree positions
     int32_t left = -1, right = -1;
+    double max_err = kInf;
+    uint32_t worst = kNone, worst_sampled = kNone;  // tree positions
   };
 
-  int32_t Build(uint32_t begin, uint32_t end) {
+  struct BuildScratch {
+    std::vector<double> rows;  // n shares per point, in the order of point_
+    std::vector<double> lo, hi, moved;
+    std::vector<uint32_t> ids;
+  };
+  // The subtree over tree positions [begin, end); reorders those rows (and point_) so that
+  // each child's are side by side.
+  int32_t Build(BuildScratch& b, uint32_t begin, uint32_t end) {
     const auto at = static_cast<int32_t>(nodes_.size());
     nodes_.push_back(Node{begin, end});
-    const size_t box = box_.size();
-    box_.resize(box + 2 * n_);
-    double* lo = box_.data() + box;
-    double* hi = lo + n_;
-    for (size_t k = 0; k < n_; ++k) {
-      lo[k] = kInf;
-      hi[k] = -kInf;
-    }
+    b.lo.assign(n_, kInf);
+    b.hi.assign(n_, -kInf);
     for (uint32_t x = begin; x < end; ++x) {
-      const double* c = shares_ + size_t{ids_[x]} * n_;
+      const double* p = b.rows.data() + size_t{x} * n_;
       for (size_t k = 0; k < n_; ++k) {
-        lo[k] = std::min(lo[k], c[k]);
-        hi[k] = std::max(hi[k], c[k]);
+        b.lo[k] = std::min(b.lo[k], p[k]);
+        b.hi[k] = std::max(b.hi[k], p[k]);
       }
     }
+    const size_t box = inv_box_.size();
+    inv_box_.resize(box + 2 * width_, 1);  // the padding: 1 (with a center's 1, no error)
+    for (size_t k = 0; k < n_; ++k) {
+      inv_box_[box + k] = 1 / b.lo[k];
+      inv_box_[box + width_ + k] = 1 / b.hi[k];
+    }
     if (end - begin <= kLeaf) return at;
-    // Split where the shares differ most relatively (the error is relative: a small share
-    // spread thin matters as much as a large one spread wide).
+    // Split at the median of the next hop whose shares differ most relatively (the error is
+    // relative).
     size_t dim = 0;
     for (size_t k = 1; k < n_; ++k) {
-      if (hi[k] * lo[dim] > hi[dim] * lo[k]) dim = k;
+      if (b.hi[k] * b.lo[dim] > b.hi[dim] * b.lo[k]) dim = k;
     }
-    if (hi[dim] == lo[dim]) return at;  // all alike: a leaf
-    const uint32_t mid = begin + (end - begin) / 2;
-    std::nth_element(ids_.begin() + begin, ids_.begin() + mid, ids_.begin() + end, [&](uint32_t a, uint32_t b) {
-      const double x = shares_[size_t{a} * n_ + dim], y = shares_[size_t{b} * n_ + dim];
-      return x != y ? x < y : a < b;
-    });
-    const int32_t left = Build(begin, mid);
-    const int32_t right = Build(mid, end);
+    if (b.hi[dim] == b.lo[dim]) return at;  // all alike: a leaf
+    // At the geometric middle of that next hop's shares (the error is relative): one
+    // branch-free pass that keeps each side's rows in order, no selection.
+    const double split = std::sqrt(b.lo[dim] * b.hi[dim]);
+    const double* rows = b.rows.data() + size_t{begin} * n_;
+    const uint32_t count = end - begin;
+    uint32_t below = 0;
+    for (uint32_t y = 0; y < count; ++y) below += rows[size_t{y} * n_ + dim] < split;
+    if (below == 0 || below == count) return at;  // the shares are too close to split
+    b.moved.resize(size_t{count} * n_);
+    b.ids.resize(count);
+    uint32_t left_at = 0, right_at = below;
+    for (uint32_t y = 0; y < count; ++y) {
+      const bool left = rows[size_t{y} * n_ + dim] < split;
+      const uint32_t to = left ? left_at++ : right_at++;
+      std::copy_n(rows + size_t{y} * n_, n_, b.moved.begin() + size_t{to} * n_);
+      b.ids[to] = point_[begin + y];
+    }
+    std::copy(b.moved.begin(), b.moved.end(), b.rows.begin() + size_t{begin} * n_);
+    std::copy(b.ids.begin(), b.ids.end(), point_.begin() + begin);
+    const uint32_t mid = begin + below;
+    const int32_t left = Build(b, begin, mid);
+    const int32_t right = Build(b, mid, end);
     nodes_[at].left = left;
     nodes_[at].right = right;
     return at;
   }
 
-  // Branch-free loops over the next hops (a handful): cheaper than stopping early.
-  double Error(const double* got, const double* want, const double* inv) const {
-    double e = 0;
-    for (size_t k = 0; k < n_; ++k) {
-      const double d = (got[k] - want[k]) * inv[k];
-      const double a = d < 0 ? -d : d;
-      e = a > e ? a : e;
-    }
-    return e;
+  // Which of two points (tree positions, kNone: none) is served worse.
+  uint32_t Worse(uint32_t a, uint32_t b) const {
+    if (a == kNone) return b;
+    if (b == kNone) return a;
+    if (err_[a] != err_[b]) return err_[a] > err_[b] ? a : b;
+    if (traffic_[a] != traffic_[b]) return traffic_[a] > traffic_[b] ? a : b;
+    return point_[a] < point_[b] ? a : b;
   }
-  // The least error any center in node `x`'s box can have.
-  double Bound(int32_t x, const double* want, const double* inv) const {
-    const double* lo = box_.data() + size_t(x) * 2 * n_;
-    const double* hi = lo + n_;
-    // Two running maxima: the next hops' terms do not wait on each other.
-    double b0 = 0, b1 = 0;
-    size_t k = 0;
-    for (; k + 1 < n_; k += 2) {
-      const double below0 = (lo[k] - want[k]) * inv[k], above0 = (want[k] - hi[k]) * inv[k];
-      const double below1 = (lo[k + 1] - want[k + 1]) * inv[k + 1], above1 = (want[k + 1] - hi[k + 1]) * inv[k + 1];
-      const double d0 = below0 > above0 ? below0 : above0, d1 = below1 > above1 ? below1 : above1;
-      b0 = d0 > b0 ? d0 : b0;
-      b1 = d1 > b1 ? d1 : b1;
-    }
-    if (k < n_) {
-      const double below = (lo[k] - want[k]) * inv[k], above = (want[k] - hi[k]) * inv[k];
-      const double d = below > above ? below : above;
-      b0 = d > b0 ? d : b0;
-    }
-    return b0 > b1 ? b0 : b1;
-  }
-
-  void Search(int32_t x, const double* want, const double* inv, uint32_t skip_below, double& err,
-              uint32_t& best) const {
-    const Node& node = nodes_[x];
+  void Summarize(Node& node) {
     if (node.left < 0) {
-      for (uint32_t y = node.begin; y < node.end; ++y) {
-        const uint32_t c = ids_[y];
-        if (c < skip_below) continue;
-        const double e = Error(shares_ + size_t{c} * n_, want, inv);
-        if (e < err || (e == err && c < best)) {
-          err = e;
-          best = c;
-        }
+      // The largest errors first (branch-free), then which point has them.
+      double top = 0, top_sampled = 0;
+      for (uint32_t x = node.begin; x < node.end; ++x) {
+        top = std::max(top, err_[x]);
+        top_sampled = std::max(top_sampled, sampled_[x] ? err_[x] : 0.0);
+      }
+      node.max_err = top;
+      node.worst = node.worst_sampled = kNone;
+      for (uint32_t x = node.begin; x < node.end; ++x) {
+        if (err_[x] != top || top == 0) continue;  // served exactly: never picked
+        node.worst = Worse(node.worst, x);
+      }
+      for (uint32_t x = node.begin; x < node.end; ++x) {
+        if (err_[x] != top_sampled || top_sampled == 0 || !sampled_[x]) continue;
+        node.worst_sampled = Worse(node.worst_sampled, x);
       }
       return;
     }
-    const double bl = Bound(node.left, want, inv), br = Bound(node.right, want, inv);
-    const bool left_first = bl <= br;
-    const int32_t first = left_first ? node.left : node.right, second = left_first ? node.right : node.left;
-    if ((left_first ? bl : br) <= err) Search(first, want, inv, skip_below, err, best);
-    if ((left_first ? br : bl) <= err) Search(second, want, inv, skip_below, err, best);
+    const Node& l = nodes_[node.left];
+    const Node& r = nodes_[node.right];
+    node.max_err = std::max(l.max_err, r.max_err);
+    node.worst = Worse(l.worst, r.worst);
+    node.worst_sampled = Worse(l.worst_sampled, r.worst_sampled);
+  }
+  void Refresh(int32_t x) {
+    Node& node = nodes_[x];
+    if (node.left >= 0) {
+      Refresh(node.left);
+      Refresh(node.right);
+    }
+    Summarize(node);
   }
 
-  const double* shares_;
+  // The least error `c` can have on any point in node x's box: per next hop, a share p in
+  // [lo, hi] is off by |c - p| / p >= 1 - c / lo (c below lo) or c / hi - 1 (c above hi).
+  double LeastError(int32_t x, const double* c) const {
+    const double* ilo = inv_box_.data() + size_t(x) * 2 * width_;
+    const double* ihi = ilo + width_;
+    const Lanes one = {1, 1};
+    Lanes b = {0, 0};
+    for (size_t k = 0; k < width_; k += 2) {
+      const Lanes ck = LoadLanes(c + k);
+      b = MaxLanes(b, MaxLanes(one - ck * LoadLanes(ilo + k), ck * LoadLanes(ihi + k) - one));
+    }
+    return MaxOf(b) * (1 - kSlack) - kSlack;
+  }
+
+  // Whether a point below node x took the center.
+  bool Add(int32_t x, const double* c, GroupId id) {
+    Node& node = nodes_[x];
+    if (!(node.max_err > 0)) return false;
+    const double least = LeastError(x, c);
+    if (least >= node.max_err) return false;
+    bool taken = false;
+    if (node.left < 0) {
+      for (uint32_t y = node.begin; y < node.end; ++y) {
+        if (err_[y] <= least) continue;
+        // The point's error max_k |c_k - w_k| / w_k, branch-free (cheaper than stopping early).
+        const double* want = point_data_.data() + size_t{y} * 2 * width_;
+        const double* inv = want + width_;
+        Lanes lanes = {0, 0};
+        for (size_t k = 0; k < width_; k += 2) {
+          lanes = MaxLanes(lanes, AbsLanes((LoadLanes(c + k) - LoadLanes(want + k)) * LoadLanes(inv + k)));
+        }
+        const double e = MaxOf(lanes);
+        if (e < err_[y]) {
+          err_[y] = e;
+          best_[y] = id;
+          taken = true;
+        }
+      }
+    } else {
+      taken = Add(node.left, c, id);
+      taken = Add(node.right, c, id) || taken;
+    }
+    if (taken) Summarize(node);
+    return taken;
+  }
+
   size_t n_;
-  std::vector<uint32_t> ids_;
+  size_t width_;  // n_ rounded up to whole Lanes: the rows below are padded to it
+  std::vector<uint32_t> point_;  // by tree position: the caller's number
+  std::vector<uint32_t> pos_;    // by the caller's number: tree position
   std::vector<Node> nodes_;
-  std::vector<double> box_;  // per node: lo[n], hi[n]
+  std::vector<double> inv_box_;  // per node: 1 / lo[width], 1 / hi[width]
+  std::vector<double> point_data_;   // by tree position: width shares, then their width inverses
+  std::vector<double> center_;       // the center being added, padded
+  std::vector<double> traffic_, err_;  // by tree position
+  std::vector<uint8_t> sampled_;  // by tree position: in the sample
+  std::vector<GroupId> best_;
 };
 
 }  // namespace
@@ -214,10 +357,21 @@ uint32_t GroupBudget::ClassOf(const std::vector<FibGroupMember>& members) {
   return it->second;
 }
 
-std::string GroupBudget::ContentKey(uint32_t nh_class, const std::vector<FibGroupMember>& members) {
+std::string GroupBudget::ContentKey(uint32_t nh_class, std::span<const uint32_t> weights) {
   std::string key(reinterpret_cast<const char*>(&nh_class), sizeof nh_class);
-  for (const auto& m : members) key.append(reinterpret_cast<const char*>(&m.weight), sizeof m.weight);
+  key.append(reinterpret_cast<const char*>(weights.data()), weights.size_bytes());
   return key;
+}
+
+void GroupBudget::SetWeights(Wanted& w, const std::vector<FibGroupMember>& members) {
+  double sum = 0;
+  for (const auto& m : members) sum += m.weight;
+  w.weights.clear();
+  w.share.clear();
+  for (const auto& m : members) {
+    w.weights.push_back(m.weight);
+    w.share.push_back(sum > 0 ? m.weight / sum : 0);
+  }
 }
 
 bool GroupBudget::Compatible(uint32_t wanted_class, uint32_t slot_class, bool any_subset) const {
@@ -248,11 +402,13 @@ std::optional<double> GroupBudget::ErrorOf(const Wanted& w, const Slot& s, doubl
   if (!Compatible(w.nh_class, s.nh_class, any_subset || w.fallback)) return std::nullopt;
   // Next hops both sorted: a member the slot lacks gets nothing (error 1); one the slot
   // has in excess (superset) takes traffic, which shows as the others' shortfall.
+  const auto& own = classes_[w.nh_class].next_hops;
+  const auto& theirs = classes_[s.nh_class].next_hops;
   double e = 0;
   size_t j = 0;
-  for (size_t i = 0; i < w.members.size(); ++i) {
-    while (j < s.members.size() && s.members[j].next_hop < w.members[i].next_hop) ++j;
-    const double got = j < s.members.size() && s.members[j].next_hop == w.members[i].next_hop ? s.share[j] : 0;
+  for (size_t i = 0; i < own.size(); ++i) {
+    while (j < theirs.size() && theirs[j] < own[i]) ++j;
+    const double got = j < theirs.size() && theirs[j] == own[i] ? s.share[j] : 0;
     e = std::max(e, std::abs(got - w.share[i]) / w.share[i]);
   }
   return e;
@@ -275,8 +431,12 @@ size_t GroupBudget::VoluntaryRoom() const {
   return std::min(room, HardRoom());
 }
 
-void GroupBudget::SetContent(Slot& s, const std::vector<FibGroupMember>& members, const std::vector<double>& share,
-                             uint32_t nh_class) {
+void GroupBudget::SetContent(Slot& s, uint32_t nh_class, std::span<const uint32_t> weights,
+                             std::span<const double> share) {
+  const auto& next_hops = classes_[nh_class].next_hops;
+  std::vector<FibGroupMember> members;
+  members.reserve(weights.size());
+  for (size_t k = 0; k < weights.size(); ++k) members.push_back(FibGroupMember{next_hops[k], weights[k]});
   if (!s.content.empty()) {
     if (auto it = by_content_.find(s.content); it != by_content_.end() && it->second == s.id) by_content_.erase(it);
   }
@@ -285,10 +445,10 @@ void GroupBudget::SetContent(Slot& s, const std::vector<FibGroupMember>& members
     classes_[nh_class].slots.push_back(s.id);
   }
   const bool changed = s.members != members;
-  s.members = members;
-  s.share = share;
+  s.members = std::move(members);
+  s.share.assign(share.begin(), share.end());
   s.nh_class = nh_class;
-  s.content = ContentKey(nh_class, members);
+  s.content = ContentKey(nh_class, weights);
   by_content_.try_emplace(s.content, s.id);
   if (changed || !s.announced) dirty_slots_.insert(s.id);
 }
@@ -302,7 +462,7 @@ GroupId GroupBudget::NewSlot(GroupId tmpl) {
   s.tmpl = tmpl;
   s.announced = keep;
   const Wanted& w = wanted_.at(tmpl);
-  SetContent(s, w.members, w.share, w.nh_class);
+  SetContent(s, w.nh_class, w.weights, w.share);
   if (keep) {
     dirty_slots_.erase(id);
   } else {
@@ -318,8 +478,8 @@ void GroupBudget::Adopt(const std::vector<FibGroup>& groups,
   wanted_.reserve(groups.size());
   for (const FibGroup& g : groups) {
     Wanted& w = wanted_[g.id];
-    w.members = g.members;
-    w.share = SharesOf(g.members);
+    w.id = g.id;
+    SetWeights(w, g.members);
     w.nh_class = ClassOf(g.members);
     adopted_.insert(g.id);
   }
@@ -327,7 +487,7 @@ void GroupBudget::Adopt(const std::vector<FibGroup>& groups,
   for (const auto& [p, gid] : routes) {
     auto it = wanted_.find(gid);
     if (it == wanted_.end()) continue;
-    routes_[p] = Route{gid, gid};
+    routes_[p] = Route{&it->second, gid};
     ++it->second.prefixes;
     ++it->second.installed_routes;
   }
@@ -443,16 +603,10 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
     struct SameWeights {
       using is_transparent = void;
       size_t operator()(const Wanted* w) const {
-        size_t h = absl::HashOf(w->nh_class);
-        for (const auto& m : w->members) h = absl::HashOf(h, m.weight);
-        return h;
+        return absl::HashOf(w->nh_class, absl::MakeConstSpan(w->weights));
       }
       bool operator()(const Wanted* a, const Wanted* b) const {
-        if (a->nh_class != b->nh_class || a->members.size() != b->members.size()) return false;
-        for (size_t k = 0; k < a->members.size(); ++k) {
-          if (a->members[k].weight != b->members[k].weight) return false;
-        }
-        return true;
+        return a->nh_class == b->nh_class && a->weights == b->weights;
       }
     };
     absl::flat_hash_map<const Wanted*, size_t, SameWeights, SameWeights> by_key;
@@ -462,7 +616,7 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
       if (it == wanted_.end() || it->second.prefixes == 0 || it->second.slot != 0) continue;
       Wanted& w = it->second;
       if (!by_content_.empty()) {
-        if (auto s = by_content_.find(ContentKey(w.nh_class, w.members)); s != by_content_.end()) {
+        if (auto s = by_content_.find(ContentKey(w.nh_class, w.weights)); s != by_content_.end()) {
           Assign(wid, w, s->second, 0, now);  // the very weights are installed already
           continue;
         }
@@ -474,144 +628,66 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
     }
   }
   if (raw.empty()) return;
-  // The points of a class side by side, their shares (and inverses) in one array: the
-  // loops below must not chase a hash map per point. Farthest first, lazily: a point's error
-  // is brought up to date against the slots added since it was last looked at only when it
-  // comes to the top of its class's heap (errors only go down, so a stale entry is an upper
-  // bound and the point on top once up to date is the worst served: the same choice as
-  // updating every point for every slot, at a fraction of the work).
-  struct Range {
-    uint32_t cls;
-    size_t begin, end;
-    size_t n;    // next hops
-    std::vector<GroupId> centers;       // slots of this class, in the order they came
-    std::vector<double> center_shares;  // n per center
-  };
+  // The points of a class side by side (`order`), in a PointTree per class that keeps each
+  // point's error against the nearest slot exact as slots are added.
   const size_t count = raw.size();
-  std::vector<const std::vector<double>*> share_of(count);
-  for (size_t x = 0; x < count; ++x) share_of[x] = &raw[x].first_w->share;
   std::vector<size_t> order(count);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return raw[x].cls < raw[y].cls; });
-  std::vector<Range> ranges;
-  for (size_t i = 0; i < count;) {
-    size_t j = i;
-    while (j < count && raw[order[j]].cls == raw[order[i]].cls) ++j;
-    Range r;
-    r.cls = raw[order[i]].cls;
-    r.begin = i;
-    r.end = j;
-    r.n = classes_[r.cls].next_hops.size();
-    for (const GroupId sid : classes_[r.cls].slots) {
-      r.centers.push_back(sid);
-      const Slot& sl = slots_.at(sid);
-      r.center_shares.insert(r.center_shares.end(), sl.share.begin(), sl.share.end());
-    }
-    ranges.push_back(std::move(r));
-    i = j;
-  }
-  std::vector<size_t> off(count);
-  std::vector<double> shares, inv, err(count, kInf), traffic(count);
-  std::vector<GroupId> best(count, 0);
-  std::vector<uint32_t> seen(count, 0);  // centers of its class it was compared with
-  shares.reserve(count * 8);
-  inv.reserve(count * 8);
-  for (size_t i = 0; i < count; ++i) {
-    const std::vector<double>& sh = *share_of[order[i]];
-    off[i] = shares.size();
-    shares.insert(shares.end(), sh.begin(), sh.end());
-    for (const double v : sh) inv.push_back(1 / v);
-    traffic[i] = raw[order[i]].traffic;
-  }
-  // The error of point i against center c of range r; infinity if it is `limit` or more.
-  auto error_to = [&](const Range& r, size_t i, size_t c, double limit) {
-    const double* want = shares.data() + off[i];
-    const double* iv = inv.data() + off[i];
-    const double* got = r.center_shares.data() + c * r.n;
-    double e = 0;
-    for (size_t k = 0; k < r.n; ++k) {
-      e = std::max(e, std::abs(got[k] - want[k]) * iv[k]);
-      if (e >= limit) return kInf;
-    }
-    return e;
-  };
-  auto refresh = [&](Range& r, size_t i) {
-    for (size_t c = seen[i]; c < r.centers.size(); ++c) {
-      const double e = error_to(r, i, c, err[i]);
-      if (e < err[i]) {
-        err[i] = e;
-        best[i] = r.centers[c];
-      }
-    }
-    seen[i] = static_cast<uint32_t>(r.centers.size());
-  };
-  struct Entry {
-    double error;
-    double traffic;
-    size_t i;
-  };
-  auto less = [](const Entry& a, const Entry& b) {
-    if (a.error != b.error) return a.error < b.error;
-    if (a.traffic != b.traffic) return a.traffic < b.traffic;
-    return a.i > b.i;
-  };
-  std::vector<std::vector<Entry>> heaps(ranges.size());
-  // A big batch (a restart, a reload) first picks slots among a sample of its points, then
-  // brings every point up to date at once (catch_up: a nearest-center search in a k-d tree), and picks
-  // the last quarter of the slots among all points, so no outlier the sample missed is left
-  // far off. `stride` 1: every point from the start.
+  // A big batch (a restart, a reload) picks the first three quarters of its slots among a
+  // sample of its points (every stride-th of a class), the last quarter among all, so no
+  // outlier the sample missed is left far off. `stride` 1: every point from the start.
   constexpr size_t kSample = 4096;
   const size_t stride = count > 2 * kSample ? count / kSample : 1;
-  auto build_heaps = [&](size_t step) {
-    for (size_t ri = 0; ri < ranges.size(); ++ri) {
-      auto& h = heaps[ri];
-      h.clear();
-      for (size_t i = ranges[ri].begin; i < ranges[ri].end; ++i) {
-        if ((i - ranges[ri].begin) % step == 0 && err[i] > 0) h.push_back(Entry{err[i], traffic[i], i});
-      }
-      std::make_heap(h.begin(), h.end(), less);
-    }
+  struct Range {
+    uint32_t cls;
+    size_t begin, end;  // into order
+    std::optional<PointTree> tree;  // points numbered from `begin`
+    bool has_slot = false;          // of its own next-hop set
   };
-  build_heaps(stride);
-  // The worst-served point of range ri, up to date; nullptr if every point is served exactly.
-  auto top = [&](size_t ri) -> const Entry* {
-    auto& h = heaps[ri];
-    while (!h.empty()) {
-      const Entry e = h.front();
-      if (seen[e.i] == ranges[ri].centers.size() && e.error == err[e.i]) return err[e.i] > 0 ? &h.front() : nullptr;
-      std::pop_heap(h.begin(), h.end(), less);
-      h.pop_back();
-      refresh(ranges[ri], e.i);
-      if (err[e.i] > 0) {
-        h.push_back(Entry{err[e.i], traffic[e.i], e.i});
-        std::push_heap(h.begin(), h.end(), less);
+  std::vector<Range> ranges;
+  {
+    std::vector<const double*> share_of;
+    std::vector<double> traffic;
+    for (size_t i = 0; i < count;) {
+      size_t j = i;
+      while (j < count && raw[order[j]].cls == raw[order[i]].cls) ++j;
+      share_of.clear();
+      traffic.clear();
+      for (size_t x = i; x < j; ++x) {
+        share_of.push_back(raw[order[x]].first_w->share.data());
+        traffic.push_back(raw[order[x]].traffic);
       }
+      Range& r = ranges.emplace_back(Range{raw[order[i]].cls, i, j, std::nullopt, false});
+      r.tree.emplace(classes_[r.cls].next_hops.size(), share_of, traffic, stride);
+      i = j;
     }
-    return nullptr;
-  };
-  const bool cross = config_.scope != MergeScope::kSameNextHops;
+  }
   // Slots of other classes that may serve a range (subset/superset scopes): offered at once.
+  const bool cross = config_.scope != MergeScope::kSameNextHops;
   auto offer_cross = [&](const Slot& s) {
     for (Range& r : ranges) {
       if (s.nh_class == r.cls || !Compatible(r.cls, s.nh_class, false)) continue;
-      for (size_t i = r.begin; i < r.end; ++i) {
-        if (err[i] == 0) continue;
-        if (auto e = ErrorOf(*raw[order[i]].first_w, s, err[i]); e && *e < err[i]) {
-          err[i] = *e;
-          best[i] = s.id;
-        }
+      for (uint32_t j = 0; j < r.tree->size(); ++j) {
+        const double now_err = r.tree->error(j);
+        if (now_err == 0) continue;
+        if (auto e = ErrorOf(*raw[order[r.begin + j]].first_w, s, now_err)) r.tree->Offer(j, *e, s.id);
       }
+      r.tree->Refresh();
     }
   };
   if (cross) {
     for (const auto& [sid, sl] : slots_) offer_cross(sl);
   }
-  auto create = [&](size_t ri, size_t i) {
-    const GroupId sid = NewSlot(raw[order[i]].first);
+  for (Range& r : ranges) {
+    for (const GroupId sid : classes_[r.cls].slots) r.tree->AddCenter(slots_.at(sid).share.data(), sid);
+    r.has_slot = !classes_[r.cls].slots.empty();
+  }
+  auto create = [&](Range& r, uint32_t j) {
+    const GroupId sid = NewSlot(raw[order[r.begin + j]].first);
     const Slot& sl = slots_.at(sid);
-    Range& r = ranges[ri];
-    r.centers.push_back(sid);
-    r.center_shares.insert(r.center_shares.end(), sl.share.begin(), sl.share.end());
+    r.tree->AddCenter(sl.share.data(), sid);
+    r.has_slot = true;
     if (cross) offer_cross(sl);
   };
   // 1. Every point needs a server: the classes nothing installed serves get one slot each,
@@ -619,13 +695,13 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
   {
     std::vector<std::pair<double, size_t>> uncovered;  // (traffic, range)
     for (size_t ri = 0; ri < ranges.size(); ++ri) {
-      if (!ranges[ri].centers.empty()) continue;
+      if (ranges[ri].has_slot) continue;
       double t = 0;
       bool any = false;
-      for (size_t i = ranges[ri].begin; i < ranges[ri].end; ++i) {
-        if (err[i] == kInf) {
+      for (uint32_t j = 0; j < ranges[ri].tree->size(); ++j) {
+        if (ranges[ri].tree->error(j) == kInf) {
           any = true;
-          t += traffic[i];
+          t += raw[order[ranges[ri].begin + j]].traffic;
         }
       }
       if (any) uncovered.emplace_back(t, ri);
@@ -635,87 +711,78 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
     });
     for (const auto& [t, ri] : uncovered) {
       if (HardRoom() == 0) break;
-      size_t pick = SIZE_MAX;
-      for (size_t i = ranges[ri].begin; i < ranges[ri].end; ++i) {
-        if (err[i] == kInf && (pick == SIZE_MAX || traffic[i] > traffic[pick])) pick = i;
+      Range& r = ranges[ri];
+      uint32_t pick = PointTree::kNone;
+      for (uint32_t j = 0; j < r.tree->size(); ++j) {
+        if (r.tree->error(j) == kInf &&
+            (pick == PointTree::kNone || raw[order[r.begin + j]].traffic > raw[order[r.begin + pick]].traffic)) {
+          pick = j;
+        }
       }
-      if (pick != SIZE_MAX) create(ri, pick);  // else a superset slot made for another class serves it
+      if (pick != PointTree::kNone) create(r, pick);  // else a superset slot made for another class serves it
     }
   }
   // 2. Farthest first: the worst-served point gets the next slot, while the steady state
-  //    has room (the reserve stays free).
-  // Every point against the centers it has not seen: the nearest of them found in a k-d tree
-  // over those centers (CenterTree: a box no closer than the best error found is skipped).
-  // `from`: per range, the first center some point has not seen (the older ones every point has).
-  std::vector<size_t> from(ranges.size(), 0);
-  auto catch_up = [&] {
-    for (size_t ri = 0; ri < ranges.size(); ++ri) {
-      Range& r = ranges[ri];
-      const size_t nc = r.centers.size();
-      if (nc <= from[ri]) continue;
-      const CenterTree tree(r.center_shares.data(), r.n, static_cast<uint32_t>(from[ri]), static_cast<uint32_t>(nc));
-      from[ri] = nc;
-      for (size_t i = r.begin; i < r.end; ++i) {
-        if (seen[i] == nc || err[i] == 0) continue;
-        uint32_t c = UINT32_MAX;
-        double e = err[i];
-        tree.Nearest(shares.data() + off[i], inv.data() + off[i], seen[i], e, c);
-        if (c != UINT32_MAX && e < err[i]) {
-          err[i] = e;
-          best[i] = r.centers[c];
-        }
-        seen[i] = static_cast<uint32_t>(nc);
-      }
-    }
+  //    has room (the reserve stays free). Ties: more traffic, then the earlier point.
+  struct Entry {
+    double error;
+    double traffic;
+    size_t i;  // into order
+  };
+  auto less = [](const Entry& a, const Entry& b) {
+    if (a.error != b.error) return a.error < b.error;
+    if (a.traffic != b.traffic) return a.traffic < b.traffic;
+    return a.i > b.i;
   };
   const size_t sampled_slots = stride > 1 ? VoluntaryRoom() * 3 / 4 : 0;
   for (size_t picked = 0; VoluntaryRoom() > 0; ++picked) {
-    if (stride > 1 && picked == sampled_slots) {
-      catch_up();
-      build_heaps(1);
-    }
-    const Entry* pick = nullptr;
-    size_t pick_range = 0;
-    for (size_t ri = 0; ri < ranges.size(); ++ri) {
-      const Entry* t = top(ri);
-      if (t != nullptr && (pick == nullptr || less(*pick, *t))) {
-        pick = t;
-        pick_range = ri;
+    const bool sample_only = picked < sampled_slots;
+    std::optional<Entry> pick;
+    Range* pick_range = nullptr;
+    for (Range& r : ranges) {
+      const uint32_t j = r.tree->Worst(sample_only);
+      if (j == PointTree::kNone) continue;
+      const Entry e{r.tree->error(j), raw[order[r.begin + j]].traffic, r.begin + j};
+      if (!pick || less(*pick, e)) {
+        pick = e;
+        pick_range = &r;
       }
     }
-    if (pick == nullptr) break;
-    create(pick_range, pick->i);
+    if (!pick) break;
+    create(*pick_range, static_cast<uint32_t>(pick->i - pick_range->begin));
   }
-  catch_up();
   // 3. Assign. A point nothing serves: the closest installed subset of its next hops, even
   //    if the scope does not allow it (its traffic stays on its own next hops; a missing
   //    route would be worse), else unrouted.
-  for (size_t i = 0; i < count; ++i) {
-    const Raw& p = raw[order[i]];
-    bool fallback = false;
-    if (best[i] == 0) {
-      const Wanted& w0 = *p.first_w;
-      double e = kInf;
-      for (const auto& [sid, s] : slots_) {
-        if (auto x = ErrorOf(w0, s, kInf, /*any_subset=*/true); x && (*x < e || (*x == e && sid < best[i]))) {
-          e = *x;
-          best[i] = sid;
+  for (const Range& r : ranges) {
+    for (uint32_t j = 0; j < r.tree->size(); ++j) {
+      const Raw& p = raw[order[r.begin + j]];
+      GroupId best = r.tree->best(j);
+      double err = r.tree->error(j);
+      bool fallback = false;
+      if (best == 0) {
+        const Wanted& w0 = *p.first_w;
+        err = kInf;
+        for (const auto& [sid, s] : slots_) {
+          if (auto x = ErrorOf(w0, s, kInf, /*any_subset=*/true); x && (*x < err || (*x == err && sid < best))) {
+            err = *x;
+            best = sid;
+          }
         }
+        fallback = best != 0;
       }
-      err[i] = e;
-      fallback = best[i] != 0;
-    }
-    for (const auto& [wid, wp] : p.groups) {
-      Wanted& w = *wp;
-      if (best[i] == 0) {
-        if (!unrouted_.insert(wid).second) continue;
-        notices_.push_back(absl::StrCat("next-hop group budget: ", w.prefixes,
-                                        " routes are not installed: the FIB holds ", config_.max_groups,
-                                        " groups and none of them uses only their next hops"));
-        continue;
+      for (const auto& [wid, wp] : p.groups) {
+        Wanted& w = *wp;
+        if (best == 0) {
+          if (!unrouted_.insert(wid).second) continue;
+          notices_.push_back(absl::StrCat("next-hop group budget: ", w.prefixes,
+                                          " routes are not installed: the FIB holds ", config_.max_groups,
+                                          " groups and none of them uses only their next hops"));
+          continue;
+        }
+        w.fallback = fallback;
+        Assign(wid, w, best, err, now);
       }
-      w.fallback = fallback;
-      Assign(wid, w, best[i], err[i], now);
     }
   }
 }
@@ -801,15 +868,14 @@ void GroupBudget::Retemplate(Slot& s) {
   if (pick == 0) return;
   const Wanted& t = wanted_.at(pick);
   Slot trial;
-  trial.members = t.members;
-  trial.share = t.share;
+  trial.share.assign(t.share.begin(), t.share.end());
   trial.nh_class = t.nh_class;
   for (const GroupId u : s.users) {
     auto e = ErrorOf(wanted_.at(u), trial, kInf);
     if (!e || *e > worst_now + 1e-12) return;
   }
   s.tmpl = pick;
-  SetContent(s, t.members, t.share, t.nh_class);
+  SetContent(s, t.nh_class, t.weights, t.share);
   for (const GroupId u : s.users) {
     Wanted& w = wanted_.at(u);
     w.error = *ErrorOf(w, s, kInf);
@@ -896,8 +962,8 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
     Wanted& w = it->second;
     const uint32_t cls = ClassOf(g.members);
     const uint32_t old_class = w.nh_class;
-    w.members = g.members;
-    w.share = SharesOf(g.members);
+    w.id = g.id;
+    SetWeights(w, g.members);
     w.nh_class = cls;
     w.bw = bandwidth(g.id);
     if (fresh || w.slot == 0) {
@@ -908,7 +974,7 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
     if (s.tmpl == 0 && cls == s.nh_class) s.tmpl = g.id;  // adopt a slot whose template left
     if (s.tmpl == g.id) {
       if (cls == old_class || s.users.size() == 1) {
-        SetContent(s, w.members, w.share, cls);
+        SetContent(s, cls, w.weights, w.share);
         touched_slots.push_back(s.id);
       } else {
         // Its next hops changed under groups that still share the slot: the slot keeps its
@@ -922,37 +988,46 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
     }
   }
   // 2. Routes.
-  std::vector<wire::Prefix> touched;
+  // The routes this update touches. routes_ gets no insertion after this loop (until the
+  // next Apply): the pointers stay valid, and none is erased before the output.
+  std::vector<std::pair<wire::Prefix, Route*>> touched;
   touched.reserve(wanted.route_upserts.size() + wanted.route_deletes.size());
   routes_.reserve(routes_.size() + wanted.route_upserts.size());
+  auto leave = [](Route& r) {
+    if (r.wanted == nullptr) return;
+    --r.wanted->prefixes;
+    if (r.installed != 0) --r.wanted->installed_routes;
+    r.wanted = nullptr;
+  };
   for (const wire::Prefix& p : wanted.route_deletes) {
     auto it = routes_.find(p);
     if (it == routes_.end()) continue;
-    if (it->second.wanted != 0) {
-      Wanted& w = wanted_.at(it->second.wanted);
-      --w.prefixes;
-      if (it->second.installed != 0) --w.installed_routes;
-    }
-    it->second.wanted = 0;
-    touched.push_back(p);
+    leave(it->second);
+    touched.emplace_back(p, &it->second);
   }
+  Wanted* last = nullptr;  // neighbouring routes of a batch often share a group
   for (const auto& [p, gid] : wanted.route_upserts) {
     Route& r = routes_[p];
-    if (r.wanted != 0) {
-      Wanted& w = wanted_.at(r.wanted);
-      --w.prefixes;
-      if (r.installed != 0) --w.installed_routes;
-    }
-    r.wanted = gid;
-    Wanted& w = wanted_.at(gid);
-    ++w.prefixes;
-    if (r.installed != 0) ++w.installed_routes;
-    touched.push_back(p);
+    leave(r);
+    if (last == nullptr || last->id != gid) last = &wanted_.at(gid);
+    r.wanted = last;
+    ++last->prefixes;
+    if (r.installed != 0) ++last->installed_routes;
+    touched.emplace_back(p, &r);
   }
   // 3. Groups no route wants.
   for (const GroupId gid : wanted.group_deletes) {
     auto it = wanted_.find(gid);
     if (it == wanted_.end()) continue;
+    if (it->second.prefixes > 0) {
+      // The registry deletes only groups no route wants; a route still on one is withdrawn
+      // rather than left pointing at nothing.
+      for (auto& [p, r] : routes_) {
+        if (r.wanted != &it->second) continue;
+        leave(r);
+        touched.emplace_back(p, &r);
+      }
+    }
     Unassign(gid, it->second);
     moved_.erase(gid);  // no prefix left to move
     unrouted_.erase(gid);
@@ -1011,32 +1086,34 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
   // delete), then those of the groups that moved, sorted.
   if (!moved_.empty()) {
     const size_t own = touched.size();
-    for (const auto& [p, r] : routes_) {
-      if (r.wanted != 0 && moved_.contains(r.wanted)) touched.push_back(p);
+    for (auto& [p, r] : routes_) {
+      if (r.wanted != nullptr && moved_.contains(r.wanted->id)) touched.emplace_back(p, &r);
     }
-    std::sort(touched.begin() + static_cast<ptrdiff_t>(own), touched.end());
+    std::sort(touched.begin() + static_cast<ptrdiff_t>(own), touched.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
   }
-  for (const wire::Prefix& p : touched) {
-    auto it = routes_.find(p);
-    if (it == routes_.end()) continue;
-    Route& r = it->second;
-    const GroupId want = r.wanted == 0 ? 0 : wanted_.at(r.wanted).slot;
+  out.route_upserts.reserve(touched.size());
+  std::vector<wire::Prefix> withdrawn;
+  for (const auto& [p, route] : touched) {
+    Route& r = *route;
+    Wanted* w = r.wanted;
+    const GroupId want = w == nullptr ? 0 : w->slot;
     if (want != r.installed) {
       if (want != 0) {
-        if (r.installed != 0 && r.wanted != 0) ++moves_;  // a route repointed by a merge decision
+        if (r.installed != 0) ++moves_;  // a route repointed by a merge decision
         out.route_upserts.emplace_back(p, want);
       } else {
         out.route_deletes.push_back(p);
       }
-      if (r.wanted != 0) {
-        Wanted& w = wanted_.at(r.wanted);
-        if (r.installed == 0) ++w.installed_routes;
-        if (want == 0) --w.installed_routes;
+      if (w != nullptr) {
+        if (r.installed == 0) ++w->installed_routes;
+        if (want == 0) --w->installed_routes;
       }
       r.installed = want;
     }
-    if (r.wanted == 0) routes_.erase(it);
+    if (w == nullptr) withdrawn.push_back(p);
   }
+  for (const wire::Prefix& p : withdrawn) routes_.erase(p);
   out.group_deletes = std::move(freed_);
   freed_.clear();
   moved_.clear();

@@ -40,11 +40,13 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
@@ -137,9 +139,12 @@ class GroupBudget {
   }
 
  private:
+  // Its next hops are its class's; weights and shares parallel to them (no allocation up to
+  // 8 next hops: a full table has one entry per distinct weighted set).
   struct Wanted {
-    std::vector<FibGroupMember> members;
-    std::vector<double> share;  // weight share, parallel to members
+    GroupId id = 0;
+    absl::InlinedVector<uint32_t, 8> weights;
+    absl::InlinedVector<double, 8> share;  // weight shares
     uint32_t nh_class = 0;
     uint32_t prefixes = 0;
     uint32_t installed_routes = 0;  // its prefixes whose route is in the FIB
@@ -150,8 +155,8 @@ class GroupBudget {
     bool fallback = false;  // served by a subset the scope does not allow (last resort)
   };
   struct Route {
-    GroupId wanted = 0;     // 0: withdrawn in this update
-    GroupId installed = 0;  // the slot the FIB has it on; 0: none
+    Wanted* wanted = nullptr;  // its entry in wanted_ (stable: a node map); null: withdrawn in this update
+    GroupId installed = 0;     // the slot the FIB has it on; 0: none
   };
   struct Slot {
     GroupId id = 0;
@@ -169,15 +174,16 @@ class GroupBudget {
   };
 
   uint32_t ClassOf(const std::vector<FibGroupMember>& members);
-  static std::string ContentKey(uint32_t nh_class, const std::vector<FibGroupMember>& members);
+  static std::string ContentKey(uint32_t nh_class, std::span<const uint32_t> weights);
+  // Takes `members`' weights and shares (next hops: its class's).
+  static void SetWeights(Wanted& w, const std::vector<FibGroupMember>& members);
   // Error of serving `w` with `s`; nullopt if the scope forbids it (`any_subset`: subsets are
   // allowed whatever the scope, the last resort before unrouted).
   std::optional<double> ErrorOf(const Wanted& w, const Slot& s, double bound, bool any_subset = false) const;
   bool Compatible(uint32_t wanted_class, uint32_t slot_class, bool any_subset) const;
   double Traffic(const Wanted& w) const;
   GroupId NewSlot(GroupId tmpl);
-  void SetContent(Slot& s, const std::vector<FibGroupMember>& members, const std::vector<double>& share,
-                  uint32_t nh_class);
+  void SetContent(Slot& s, uint32_t nh_class, std::span<const uint32_t> weights, std::span<const double> share);
   void Assign(GroupId wid, Wanted& w, GroupId slot, double error, absl::Time now);
   void Unassign(GroupId wid, Wanted& w);
   // Errors of the users of `s` after its content changed; a user it can no longer serve
@@ -194,7 +200,7 @@ class GroupBudget {
 
   GroupBudgetConfig config_;
   GroupId next_slot_ = kFirstSlotId;
-  absl::flat_hash_map<GroupId, Wanted> wanted_;
+  absl::node_hash_map<GroupId, Wanted> wanted_;  // a node map: routes_ points at the entries
   absl::node_hash_map<GroupId, Slot> slots_;
   absl::flat_hash_map<std::string, GroupId> by_content_;
   std::vector<NhClass> classes_;

@@ -295,6 +295,69 @@ TEST_CASE("group budget: least-error merge picks the closest shares", "[weights]
   CHECK(Key(*h.fib.Of(P(3))) == Key(Group({{1, 1}, {2, 1}})));
 }
 
+TEST_CASE("group budget: a batch big enough to be sampled still serves every group by its nearest slot",
+          "[weights][budget]") {
+  // Over 8192 distinct groups at once: the first slots are picked among a sample, the rest
+  // among all; either way every merged group must end up on the installed group with the
+  // least error for it (the placement's errors are exact, not estimates).
+  std::mt19937 rng(99);
+  GroupBudgetConfig c;
+  c.max_groups = 32;
+  Harness h(c);
+  std::map<std::string, Members> groups;
+  for (int i = 0; i < 9000; ++i) {
+    Members m;
+    for (int nh = 1; nh <= 6; ++nh) m.push_back(FibGroupMember{Nh(nh), static_cast<uint32_t>(1 + rng() % 30)});
+    uint32_t g = 0;
+    for (const auto& x : m) g = std::gcd(g, x.weight);
+    for (auto& x : m) x.weight /= g;
+    h.wanted.Set(P(i), m);
+    groups.emplace(Key(m), m);
+  }
+  REQUIRE(groups.size() > 8192);
+  h.Step(absl::FromUnixSeconds(1'800'000'000));
+  const std::vector<FibGroup> slots = h.budget.Slots();
+  CHECK(slots.size() == c.max_groups - c.reserve);
+  size_t checked = 0;
+  for (const GroupId id : h.wanted.ids()) {
+    const Members& own = h.wanted.members(id);
+    double nearest = 1e300;
+    for (const FibGroup& s : slots) nearest = std::min(nearest, ShareError(own, s.members));
+    const auto serving = h.budget.Serving(id);
+    REQUIRE(serving.has_value());
+    INFO(Key(own));
+    CHECK(serving->error == Approx(nearest).margin(1e-12));
+    ++checked;
+  }
+  CHECK(checked == groups.size());
+}
+
+TEST_CASE("group budget: a group deleted while a route still wants it withdraws the route", "[weights][budget]") {
+  // Not what the registry sends (it deletes a group only when no route wants it), but an
+  // update that does must not leave a route pointing at nothing.
+  GroupBudgetConfig c;
+  c.max_groups = 4;
+  GroupBudget b(c);
+  FibModel fib(c.max_groups);
+  const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  FibUpdate u;
+  u.group_upserts.push_back(FibGroup{1, Group({{1, 1}, {2, 1}})});
+  u.group_upserts.push_back(FibGroup{2, Group({{1, 3}, {2, 1}})});
+  u.route_upserts.emplace_back(P(1), 1);
+  u.route_upserts.emplace_back(P(2), 2);
+  REQUIRE(fib.Apply(b.Apply(u, One, now)).empty());
+  REQUIRE(fib.Of(P(2)) != nullptr);
+  FibUpdate bad;
+  bad.group_deletes.push_back(2);
+  const FibUpdate out = b.Apply(bad, One, now + absl::Seconds(1));
+  CHECK(fib.Apply(out).empty());
+  CHECK(fib.Of(P(2)) == nullptr);
+  CHECK(fib.Of(P(1)) != nullptr);
+  CHECK(b.InstalledSlot(P(2)) == 0);
+  CHECK(b.Totals().wanted == 1);
+  CHECK(!b.Serving(2).has_value());
+}
+
 TEST_CASE("group budget: a slot whose template leaves copies its remaining user", "[weights][budget]") {
   GroupBudgetConfig c;
   c.max_groups = 4;
