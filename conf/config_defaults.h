@@ -42,6 +42,7 @@ inline constexpr uint32_t kDefaultIncreaseHoldDown = 30;
 inline constexpr uint32_t kDefaultMinChangePercent = 5;
 inline constexpr uint32_t kDefaultMaxHoldDown = 600;       // raised to increase_hold_down
 inline constexpr uint32_t kDefaultHalfLife = 300;
+inline constexpr uint32_t kDefaultEarlyReweightCheck = 2;  // early_reweight_check
 inline constexpr uint32_t kMaxDampingDelay = 3600;         // decrease_delay, increase_hold_down
 inline constexpr uint32_t kMaxDampingHoldDown = 86400;     // max_hold_down, half_life
 
