@@ -102,6 +102,8 @@ def measure(label, bagd, args, k):
                           "--next-hop", b4, "--link-bandwidth", str(args.lb[i]), "--wait-signal"]
             if i == 0:
                 cmd += ["--reannounce-link-bandwidth", str(args.new_lb)]
+                if args.partial:
+                    cmd += ["--reannounce-prefixes", str(args.partial)]
             blasters.append(lab.spawn(f"blaster{i}", bns, cmd, f"blaster{i}.log"))
 
         def established():
@@ -132,18 +134,24 @@ def measure(label, bagd, args, k):
                     groups[e["id"]] = e["group"]
             return gw_of, groups
 
-        def converged(ratio):
+        def converged(ratio, partial=0):
+            """All k routes on one group with that ratio; with `partial`, that many on it and
+            the others on a group with the old ratio (the early reweight's check done)."""
             if d.poll() is not None:
                 raise RuntimeError("bagd exited: " + lab.log("bagd.log")[-2000:])
             if listener.poll() is not None:
                 raise RuntimeError("listener exited: " + lab.log("nl.log")[-500:])
             st = last_state(lab)
-            if not st or st["routes"] != k or len(st["by_nh"]) != 1:
+            if not st or st["routes"] != k or len(st["by_nh"]) != (2 if partial else 1):
                 return False
             gw_of, groups = group_state()
-            (nh, _n), = st["by_nh"].items()
-            r = ratio_of(groups.get(int(nh), []), gw_of, gws)
-            return r is not None and abs(r - ratio) / ratio < 0.02 and time.monotonic() - st["last_route_t"] > 1.0
+            want = {ratio: partial or k} if not partial else {ratio: partial, old_ratio: k - partial}
+            for nh, n in st["by_nh"].items():
+                r = ratio_of(groups.get(int(nh), []), gw_of, gws)
+                match = [x for x in want if r is not None and abs(r - x) / x < 0.02 and want[x] == n]
+                if not match:
+                    return False
+            return time.monotonic() - st["last_route_t"] > 1.0
 
         wait_until(lambda: converged(old_ratio), args.timeout, f"{k} routes on one group {old_ratio:.2f}:1",
                    interval=0.5)
@@ -153,8 +161,8 @@ def measure(label, bagd, args, k):
         cpu0 = cpu_seconds(d.pid)
         blasters[0].send_signal(signal.SIGUSR2)
         a_sent = time.monotonic()
-        wait_until(lambda: converged(new_ratio), args.timeout, f"{k} routes on one group {new_ratio:.2f}:1",
-                   interval=0.5)
+        wait_until(lambda: converged(new_ratio, args.partial), args.timeout,
+                   f"{args.partial or k} routes on a group {new_ratio:.2f}:1", interval=0.5)
         # Until bagd is idle, at most 60 s, and not before --min-wait: the check of the group's
         # other prefixes starts 2 s (damping.early_reweight_check) after the last batch.
         time.sleep(max(0.0, args.min_wait - (time.monotonic() - a_sent)))
@@ -196,6 +204,8 @@ def main():
     ap.add_argument("--peers", type=int, default=2)
     ap.add_argument("--lb", default="100,40", help="Gbit/s per peer")
     ap.add_argument("--new-lb", type=int, default=50, help="peer 1's re-announced Gbit/s")
+    ap.add_argument("--partial", type=int, default=0,
+                    help="peer 1 re-announces only its first N prefixes (the others must end on their old weights)")
     ap.add_argument("--conf", action="append", default=[], help="an extra top-level config line for bagd")
     ap.add_argument("--settle", type=float, default=2.0)
     ap.add_argument("--min-wait", type=float, default=5.0, help="seconds after the trigger before bagd may count as idle")

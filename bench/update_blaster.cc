@@ -4,7 +4,7 @@
 //   update_blaster --local ADDR --peer ADDR[:PORT] --asn N --router-id A --prefixes N
 //                  [--offset K] [--per-message 1|packed] [--next-hop ADDR] [--link-bandwidth GBPS] [--base A.B.C.D]
 //                  [--hold S] [--wait-signal] [--listen] [--no-eor] [--expect-received N]
-//                  [--reannounce-link-bandwidth GBPS]
+//                  [--reannounce-link-bandwidth GBPS [--reannounce-prefixes N]]
 //
 // Before connecting, every UPDATE is encoded into one contiguous buffer with bagd's codec:
 // N IPv4 /24s starting at base + offset*256 (default base 20.0.0.0), ORIGIN IGP, AS_PATH
@@ -23,7 +23,7 @@
 // --reannounce-link-bandwidth GBPS pre-encodes a second stream: the same prefixes again with
 // that link bandwidth (no End-of-RIB), written on SIGUSR2 once the first is out: a LAG behind
 // this peer lost members (bench/reweight_bench.py). SIGUSR2 again re-sends the first stream's
-// bandwidth, and so on, alternating.
+// bandwidth, and so on, alternating. --reannounce-prefixes N: only the first N prefixes.
 //
 // Events go to stdout, one JSON object per line, flushed; "t" is CLOCK_MONOTONIC seconds
 // (the same clock as Python's time.monotonic()):
@@ -108,6 +108,7 @@ struct Options {
   std::string next_hop;
   double link_bandwidth_bps = 0;  // > 0: every route carries this link bandwidth (RFC 10005)
   double reannounce_bps = 0;      // > 0: a second stream with this link bandwidth, on SIGUSR2
+  uint64_t reannounce_prefixes = 0;  // > 0: the second stream has only the first N prefixes
   std::string base = "20.0.0.0";
   uint16_t hold = 180;
   bool wait_signal = false;
@@ -175,6 +176,8 @@ Options ParseArgs(int argc, char** argv) {
     } else if (a == "--reannounce-link-bandwidth") {
       o.reannounce_bps = static_cast<double>(ParseUint("--reannounce-link-bandwidth", value())) * 1e9;
       if (o.reannounce_bps <= 0) Die("--reannounce-link-bandwidth must be > 0");
+    } else if (a == "--reannounce-prefixes") {
+      o.reannounce_prefixes = ParseUint(a, value());
     } else if (a == "--base") {
       o.base = value();
     } else if (a == "--hold") {
@@ -673,7 +676,11 @@ int main(int argc, char** argv) {
   const double t0 = Mono();
   const Stream stream = Encode(o, o.link_bandwidth_bps, o.eor);
   std::optional<Stream> again;
-  if (o.reannounce_bps > 0) again = Encode(o, o.reannounce_bps, /*eor=*/false);
+  if (o.reannounce_bps > 0) {
+    Options part = o;
+    if (o.reannounce_prefixes > 0) part.prefixes = std::min(o.prefixes, o.reannounce_prefixes);
+    again = Encode(part, o.reannounce_bps, /*eor=*/false);
+  }
   std::printf("{\"event\":\"encoded\",\"t\":%.6f,\"prefixes\":%llu,\"messages\":%llu,\"bytes\":%zu,\"seconds\":%.3f}\n",
               Mono(), static_cast<unsigned long long>(o.prefixes), static_cast<unsigned long long>(stream.messages),
               stream.bytes.size(), Mono() - t0);
