@@ -99,6 +99,17 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / tck  # utime, stime (fields 14, 15)
 
 
+def wait_idle(pid, max_wait=60):
+    """Until the process stops burning CPU (< 2 % over 1 s), at most max_wait seconds."""
+    prev, deadline = cpu_seconds(pid), time.monotonic() + max_wait
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = cpu_seconds(pid)
+        if now - prev < 0.02:
+            return
+        prev = now
+
+
 def cpu_busy(cpu):
     """Busy (non-idle, non-iowait) seconds of one CPU from /proc/stat."""
     with open("/proc/stat") as f:
@@ -578,14 +589,7 @@ def measure(daemon_name, wl_name, args, run_no):
         firsts = [e["first_byte"]["t"] for e in ev if "first_byte" in e]
         lasts = [e["last_byte"]["t"] for e in ev if "last_byte" in e]
         t0 = min(firsts)
-        # Settle: until the daemon stops burning CPU (< 2 % over 1 s), at most 60 s.
-        prev, settle_deadline = cpu_seconds(d.pid), time.monotonic() + 60
-        while time.monotonic() < settle_deadline:
-            time.sleep(1.0)
-            now = cpu_seconds(d.pid)
-            if now - prev < 0.02:
-                break
-            prev = now
+        wait_idle(d.pid)  # settle: the work done after the counter was full
         cpu_settled = cpu_seconds(d.pid)
         kernel_s = None
         if KERNEL:  # every prefix in the kernel (the RIB can be ahead of it)

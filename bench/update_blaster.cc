@@ -4,6 +4,7 @@
 //   update_blaster --local ADDR --peer ADDR[:PORT] --asn N --router-id A --prefixes N
 //                  [--offset K] [--per-message 1|packed] [--next-hop ADDR] [--link-bandwidth GBPS] [--base A.B.C.D]
 //                  [--hold S] [--wait-signal] [--listen] [--no-eor] [--expect-received N]
+//                  [--reannounce-link-bandwidth GBPS [--reannounce-prefixes N]]
 //
 // Before connecting, every UPDATE is encoded into one contiguous buffer with bagd's codec:
 // N IPv4 /24s starting at base + offset*256 (default base 20.0.0.0), ORIGIN IGP, AS_PATH
@@ -19,10 +20,16 @@
 // sends is read and decoded cheaply: the IPv4 prefixes it currently announces are counted, so
 // the tool is also a sink (e.g. --listen --prefixes 0).
 //
+// --reannounce-link-bandwidth GBPS pre-encodes a second stream: the same prefixes again with
+// that link bandwidth (no End-of-RIB), written on SIGUSR2 once the first is out: a LAG behind
+// this peer lost members (bench/reweight_bench.py). SIGUSR2 again re-sends the first stream's
+// bandwidth, and so on, alternating. --reannounce-prefixes N: only the first N prefixes.
+//
 // Events go to stdout, one JSON object per line, flushed; "t" is CLOCK_MONOTONIC seconds
 // (the same clock as Python's time.monotonic()):
 //   {"event":"encoded",...} {"event":"established",...} {"event":"first_byte","t":...}
 //   {"event":"last_byte","t":...,"bytes":...} {"event":"received_all","t":...} {"event":"exit",...}
+//   {"event":"reannounce_first_byte","t":...,"round":N} {"event":"reannounce_last_byte","t":...,"round":N}
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -57,8 +64,10 @@ using bagd::wire::Bytes;
 
 volatile sig_atomic_t g_go = 0;
 volatile sig_atomic_t g_stop = 0;
+volatile sig_atomic_t g_reannounce = 0;  // SIGUSR2s received
 
 void OnSigusr1(int) { g_go = 1; }
+void OnSigusr2(int) { g_reannounce = g_reannounce + 1; }
 void OnStop(int) { g_stop = 1; }
 
 double Mono() {
@@ -83,7 +92,7 @@ void Usage() {
   std::fprintf(stderr,
                "usage: update_blaster --local ADDR --peer ADDR[:PORT] --asn N --router-id A --prefixes N\n"
                "       [--offset K] [--per-message 1|packed] [--next-hop ADDR] [--link-bandwidth GBPS] [--base A.B.C.D] [--hold S]\n"
-               "       [--wait-signal] [--listen] [--no-eor] [--expect-received N]\n");
+               "       [--wait-signal] [--listen] [--no-eor] [--expect-received N] [--reannounce-link-bandwidth GBPS]\n");
   std::exit(2);
 }
 
@@ -98,6 +107,8 @@ struct Options {
   bool packed = true;
   std::string next_hop;
   double link_bandwidth_bps = 0;  // > 0: every route carries this link bandwidth (RFC 10005)
+  double reannounce_bps = 0;      // > 0: a second stream with this link bandwidth, on SIGUSR2
+  uint64_t reannounce_prefixes = 0;  // > 0: the second stream has only the first N prefixes
   std::string base = "20.0.0.0";
   uint16_t hold = 180;
   bool wait_signal = false;
@@ -162,6 +173,11 @@ Options ParseArgs(int argc, char** argv) {
     } else if (a == "--link-bandwidth") {
       // Gbit/s, as BAG peers advertise their capacity ("100" for 100G).
       o.link_bandwidth_bps = static_cast<double>(ParseUint("--link-bandwidth", value())) * 1e9;
+    } else if (a == "--reannounce-link-bandwidth") {
+      o.reannounce_bps = static_cast<double>(ParseUint("--reannounce-link-bandwidth", value())) * 1e9;
+      if (o.reannounce_bps <= 0) Die("--reannounce-link-bandwidth must be > 0");
+    } else if (a == "--reannounce-prefixes") {
+      o.reannounce_prefixes = ParseUint(a, value());
     } else if (a == "--base") {
       o.base = value();
     } else if (a == "--hold") {
@@ -202,7 +218,7 @@ struct Stream {
   uint64_t messages = 0;
 };
 
-Stream Encode(const Options& o) {
+Stream Encode(const Options& o, double link_bandwidth_bps, bool eor) {
   using namespace bagd::wire;
   Stream s;
   const uint64_t base = ParseV4(o.base, "--base");
@@ -213,9 +229,9 @@ Stream Encode(const Options& o) {
     attrs.origin = Origin::kIgp;
     attrs.as_path = AsPath{{AsPathSegment{AsSegmentType::kSequence, {o.asn}}}};
     attrs.next_hop = IpAddress::V4(ParseV4(o.next_hop, "--next-hop"));
-    if (o.link_bandwidth_bps > 0) {  // transitive, the sender's 2-octet AS (RFC 10005 §3)
+    if (link_bandwidth_bps > 0) {  // transitive, the sender's 2-octet AS (RFC 10005 §3)
       attrs.extended_communities.push_back(
-          LinkBandwidth::FromBitsPerSecond(o.asn & 0xffff, o.link_bandwidth_bps, true).ToExtendedCommunity());
+          LinkBandwidth::FromBitsPerSecond(o.asn & 0xffff, link_bandwidth_bps, true).ToExtendedCommunity());
     }
     CodecContext ctx;  // 4-octet AS, 4096-octet messages, no ADD-PATH
     auto nlri_at = [&](uint64_t i) {
@@ -255,7 +271,7 @@ Stream Encode(const Options& o) {
       s.messages = o.prefixes;
     }
   }
-  if (o.eor) {
+  if (eor) {
     Bytes eor = EndOfRib();
     s.bytes.insert(s.bytes.end(), eor.begin(), eor.end());
     ++s.messages;
@@ -504,7 +520,10 @@ class Session {
     }
   }
 
-  int Run(const Stream& stream) {
+  // `again`: the re-announcement stream (--reannounce-link-bandwidth), or null.
+  int Run(const Stream& initial, const Stream* again) {
+    const Stream* cur = &initial;
+    int round = 0;  // re-announcements started
     const bagd::fsm::Negotiated neg = Handshake();
     std::printf("{\"event\":\"established\",\"t\":%.6f,\"peer_as\":%u,\"hold\":%u,\"keepalive\":%u}\n", Mono(),
                 neg.peer_as, neg.hold_time, neg.keepalive);
@@ -514,7 +533,7 @@ class Session {
     Bytes pending;  // keepalives / notification, written only between stream runs
     size_t poff = 0;
     double first = 0, last = 0;
-    bool stream_done = stream.bytes.empty();
+    bool stream_done = cur->bytes.empty();
     if (stream_done) {
       std::printf("{\"event\":\"last_byte\",\"t\":%.6f,\"bytes\":0,\"messages\":0}\n", Mono());
       std::fflush(stdout);
@@ -535,6 +554,13 @@ class Session {
           if (stream_done || woff == 0) pending = *n;
         }
         if (!stream_done && woff > 0) break;  // mid-message: just close
+      }
+      if (again != nullptr && stream_done && !stopping && g_reannounce > round && poff == pending.size()) {
+        // The next re-announcement: the new bandwidth, then the first one again, alternating.
+        ++round;
+        cur = round % 2 == 1 ? again : &initial;
+        woff = 0;
+        stream_done = false;
       }
       const bool go = !o_.wait_signal || g_go;
       const bool want_stream = go && !stream_done && !stopping;
@@ -576,24 +602,29 @@ class Session {
             poff = 0;
           }
         } else if (want_stream) {
-          const size_t chunk = std::min<size_t>(stream.bytes.size() - woff, 1 << 20);
+          const size_t chunk = std::min<size_t>(cur->bytes.size() - woff, 1 << 20);
           const double t = Mono();
-          ssize_t n = write(fd_, stream.bytes.data() + woff, chunk);
+          ssize_t n = write(fd_, cur->bytes.data() + woff, chunk);
           if (n > 0) {
             if (woff == 0) {
               first = t;
-              std::printf("{\"event\":\"first_byte\",\"t\":%.6f,\"realtime\":%.6f}\n", first, Real());
+              if (round == 0) {
+                std::printf("{\"event\":\"first_byte\",\"t\":%.6f,\"realtime\":%.6f}\n", first, Real());
+              } else {
+                std::printf("{\"event\":\"reannounce_first_byte\",\"t\":%.6f,\"realtime\":%.6f,\"round\":%d}\n",
+                            first, Real(), round);
+              }
               std::fflush(stdout);
             }
             woff += static_cast<size_t>(n);
-            if (woff == stream.bytes.size()) {
+            if (woff == cur->bytes.size()) {
               stream_done = true;
               last = Mono();
               std::printf(
-                  "{\"event\":\"last_byte\",\"t\":%.6f,\"bytes\":%zu,\"messages\":%llu,\"seconds\":%.6f,"
-                  "\"mbytes_per_s\":%.1f}\n",
-                  last, stream.bytes.size(), static_cast<unsigned long long>(stream.messages), last - first,
-                  stream.bytes.size() / std::max(1e-9, last - first) / 1e6);
+                  "{\"event\":\"%s\",\"t\":%.6f,\"bytes\":%zu,\"messages\":%llu,\"seconds\":%.6f,"
+                  "\"mbytes_per_s\":%.1f,\"round\":%d}\n",
+                  round == 0 ? "last_byte" : "reannounce_last_byte", last, cur->bytes.size(), static_cast<unsigned long long>(cur->messages), last - first,
+                  cur->bytes.size() / std::max(1e-9, last - first) / 1e6, round);
               std::fflush(stdout);
               next_keepalive = keepalive > 0 ? last + keepalive : 1e300;
             }
@@ -635,18 +666,26 @@ int main(int argc, char** argv) {
   struct sigaction sa{};
   sa.sa_handler = OnSigusr1;
   sigaction(SIGUSR1, &sa, nullptr);
+  sa.sa_handler = OnSigusr2;
+  sigaction(SIGUSR2, &sa, nullptr);
   sa.sa_handler = OnStop;
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
   const double t0 = Mono();
-  const Stream stream = Encode(o);
+  const Stream stream = Encode(o, o.link_bandwidth_bps, o.eor);
+  std::optional<Stream> again;
+  if (o.reannounce_bps > 0) {
+    Options part = o;
+    if (o.reannounce_prefixes > 0) part.prefixes = std::min(o.prefixes, o.reannounce_prefixes);
+    again = Encode(part, o.reannounce_bps, /*eor=*/false);
+  }
   std::printf("{\"event\":\"encoded\",\"t\":%.6f,\"prefixes\":%llu,\"messages\":%llu,\"bytes\":%zu,\"seconds\":%.3f}\n",
               Mono(), static_cast<unsigned long long>(o.prefixes), static_cast<unsigned long long>(stream.messages),
               stream.bytes.size(), Mono() - t0);
   std::fflush(stdout);
   const int fd = o.listen ? Accept(o) : Connect(o);
   Session s(o, fd);
-  return s.Run(stream);
+  return s.Run(stream, again ? &*again : nullptr);
 }

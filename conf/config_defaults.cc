@@ -144,6 +144,8 @@ void ApplyDefaults(v1::Config& config) {
     damping.set_max_hold_down(std::max(kDefaultMaxHoldDown, damping.increase_hold_down()));
   }
   if (!damping.has_half_life()) damping.set_half_life(kDefaultHalfLife);
+  if (!damping.has_early_reweight()) damping.set_early_reweight(true);
+  if (!damping.has_early_reweight_check()) damping.set_early_reweight_check(kDefaultEarlyReweightCheck);
 
   v1::Fib& fib = *config.mutable_fib();
   if (fib.backend() == v1::Fib::BACKEND_UNSPECIFIED) fib.set_backend(v1::Fib::BACKEND_NETLINK);

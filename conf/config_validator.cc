@@ -755,6 +755,8 @@ class Validator {
                                    dm.increase_hold_down(), 0, kMaxDampingDelay, " seconds");
     range("min_change_percent", dm.has_min_change_percent(), dm.min_change_percent(), 0, 100, "");
     range("half_life", dm.has_half_life(), dm.half_life(), 1, kMaxDampingHoldDown, " seconds");
+    range("early_reweight_check", dm.has_early_reweight_check(), dm.early_reweight_check(), 0, kMaxDampingDelay,
+          " seconds");
     if (dm.has_max_hold_down()) {
       const uint32_t increase =
           dm.has_increase_hold_down() ? dm.increase_hold_down() : kDefaultIncreaseHoldDown;

@@ -168,6 +168,9 @@ absl::StatusOr<rib::WeightsConfig> WeightsConfigOf(const config::v1::Config& con
   w.damping.min_change_percent = d.has_min_change_percent() ? d.min_change_percent() : conf::kDefaultMinChangePercent;
   w.damping.max_hold_down = absl::Seconds(d.has_max_hold_down() ? d.max_hold_down() : conf::kDefaultMaxHoldDown);
   w.damping.half_life = absl::Seconds(d.has_half_life() ? d.half_life() : conf::kDefaultHalfLife);
+  w.early.enabled = !d.has_early_reweight() || d.early_reweight();
+  w.early.check_delay =
+      absl::Seconds(d.has_early_reweight_check() ? d.early_reweight_check() : conf::kDefaultEarlyReweightCheck);
   // The group budget: the smaller of the config's limit and the backend's, where either is set.
   rib::GroupBudgetConfig& b = w.budget;
   b.max_groups = fib.max_groups();

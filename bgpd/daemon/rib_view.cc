@@ -207,6 +207,12 @@ void FillGroup(const rib::NextHopGroup& g, absl::Time now, const rib::DampingCon
   out.set_prefixes(g.prefixes);
   out.set_max_error(g.max_error);
   out.set_all_drained(g.all_drained);
+  if (g.follow) {
+    out.set_early_followed(true);
+    out.set_early_follows(g.follow->follows);
+    out.set_early_checking(g.follow->walking);
+    out.set_early_check_due_unix_ms(absl::ToUnixMillis(g.follow->due(groups.config().early.check_delay)));
+  }
   uint64_t sum = 0;
   for (const auto& m : g.members) sum += m.weight;
   for (size_t i = 0; i < g.members.size(); ++i) {

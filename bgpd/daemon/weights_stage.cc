@@ -11,6 +11,9 @@ namespace {
 // A burst of UPDATEs (a peer re-announcing its routes with a new bandwidth) arrives within
 // microseconds; one batch makes it one group operation instead of a route move per message.
 constexpr auto kWeightsBatchDelay = std::chrono::milliseconds(2);
+// Prefixes per slice of an early-reweight check (a few milliseconds of work): the sessions
+// are served between slices, so the check runs at about the ingest rate.
+constexpr size_t kCheckSlice = 16384;
 }  // namespace
 
 WeightsStage::WeightsStage(const rib::Rib& rib, const rib::WeightsConfig& config, session::Clock& clock,
@@ -83,6 +86,15 @@ void WeightsStage::Run() {
   FlushFib(WeightEventReporter::Context::kRouteChanges);
 }
 
+void WeightsStage::RunCheckSlice() {
+  std::optional<rib::CheckSlice> slice = groups_.TakeCheckSlice(Now(), kCheckSlice);
+  if (!slice) return;
+  // The members as the RIB has them now, as a batch reads them.
+  for (const wire::Prefix& prefix : slice->prefixes) batch_.Add(rib_, prefix, local_);
+  groups_.Check(slice->group, batch_.View(), Now());
+  batch_.Clear();
+}
+
 void WeightsStage::Reconfigure(const rib::WeightsConfig& config, bool reweigh) {
   RunNow();
   groups_.Reconfigure(config, Now());
@@ -138,6 +150,7 @@ void WeightsStage::FlushFib(WeightEventReporter::Context context) {
     const absl::Duration wait = std::max(*due - Now(), absl::ZeroDuration());
     hold_timer_->Start(absl::ToChronoMilliseconds(absl::Ceil(wait, absl::Milliseconds(1))), [this] {
       groups_.Expire(Now());
+      RunCheckSlice();
       FlushFib(WeightEventReporter::Context::kHoldDownExpiry);
     });
   } else {

@@ -47,6 +47,8 @@ class WeightsStage final : public rib::RouteChangeListener {
  private:
   void Run();
   void ReweighAll();  // every route's members again, at once (no hold-down)
+  // Early reweight: one slice of a due check of a group's prefixes (docs/weights.md).
+  void RunCheckSlice();
   // Hands the registry's FIB update on (and to the weight events, as caused by `context`)
   // and re-arms the hold-down timer.
   void FlushFib(WeightEventReporter::Context context);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 
@@ -150,8 +151,8 @@ void NextHopGroupRegistry::Count(HoldDownOutcome o) {
   }
 }
 
-NextHopGroup& NextHopGroupRegistry::Create(const Target& t, const NextHopGroup* parent, absl::Time now,
-                                           bool immediate) {
+NextHopGroup& NextHopGroupRegistry::Create(const Target& t, const std::vector<NextHopGroup::Member>* parent,
+                                           absl::Time now, bool immediate) {
   const GroupId id = next_id_++;
   NextHopGroup& g = groups_[id];
   g.id = id;
@@ -161,7 +162,7 @@ NextHopGroup& NextHopGroupRegistry::Create(const Target& t, const NextHopGroup* 
   if (parent) {
     // Split off `parent`: shared members keep their damping state, so moving to a new
     // group is no way around a hold-down.
-    g.members = parent->members;
+    g.members = *parent;
     Rekey(g, t, now, immediate);
     return g;
   }
@@ -316,6 +317,105 @@ void NextHopGroupRegistry::Update(std::span<const PrefixMembers> changes, absl::
 }
 
 void NextHopGroupRegistry::Update(std::span<const MembersView> changes, absl::Time now, bool immediate) {
+  UpdateImpl(changes, now, immediate, /*check=*/false);
+}
+
+void NextHopGroupRegistry::Check(GroupId group, std::span<const MembersView> members, absl::Time now) {
+  counters_.early_checked += members.size();
+  UpdateImpl(members, now, /*immediate=*/false, /*check=*/true);
+  auto g = groups_.find(group);
+  if (g != groups_.end() && g->second.follow && g->second.follow->walk_done) g->second.follow.reset();
+}
+
+std::optional<CheckSlice> NextHopGroupRegistry::TakeCheckSlice(absl::Time now, size_t max) {
+  now_ = std::max(now_, now);
+  NextHopGroup* g = nullptr;
+  for (auto& [id, group] : groups_) {
+    if (group.follow && (group.follow->walking || group.follow->due(config_.early.check_delay) <= now) &&
+        (g == nullptr || id < g->id)) {
+      g = &group;
+    }
+  }
+  if (g == nullptr) return std::nullopt;
+  NextHopGroup::Follow& f = *g->follow;
+  f.walking = true;
+  CheckSlice out{g->id, {}};
+  max = std::max<size_t>(max, 1);
+  size_t scanned = 0;
+  bool ended = true;
+  // In table order from where the last slice ended; a slice reads at most 8 x max entries,
+  // so a group with few of the table's prefixes does not hold the loop either.
+  route_group_.ForEachAfter(f.cursor, [&](const wire::Prefix& p, GroupId id) {
+    f.cursor = p;
+    if (id == g->id) out.prefixes.push_back(p);
+    if (out.prefixes.size() >= max || ++scanned >= 8 * max) {
+      ended = false;
+      return false;
+    }
+    return true;
+  });
+  if (ended) f.walk_done = true;
+  return out;
+}
+
+namespace {
+// Same family, next hops and local links as the group: only bandwidths differ.
+bool SameNextHops(const NextHopGroup& g, wire::Family family, const ResolvedBandwidths& r) {
+  if (g.family != family || g.members.size() != r.members.size()) return false;
+  for (size_t i = 0; i < r.members.size(); ++i) {
+    if (!(g.members[i].next_hop == r.members[i].next_hop) || g.members[i].local_source != r.members[i].local_source) {
+      return false;
+    }
+  }
+  return true;
+}
+}  // namespace
+
+void NextHopGroupRegistry::MaybeFollow(NextHopGroup& g, std::span<const size_t> moves,
+                                       std::span<const uint32_t> target_of, std::span<const Target> unique,
+                                       absl::Time now, bool immediate) {
+  // The key most of the moving prefixes want among those with the group's next hops (the
+  // same local links) and no group of their own yet; ties to the first in table order.
+  absl::flat_hash_map<uint32_t, size_t> votes;
+  uint32_t best = 0;
+  size_t best_votes = 0;
+  for (const size_t i : moves) {
+    const uint32_t ti = target_of[i];
+    const Target& t = unique[ti];
+    if (t.key.empty() || t.key == g.key) continue;
+    auto [v, fresh] = votes.try_emplace(ti, 0);
+    if (fresh) {
+      const auto e = by_key_.find(t.key);
+      if (!SameNextHops(g, t.family, t.resolved) || (e != by_key_.end() && e->second != g.id)) {
+        v->second = std::numeric_limits<size_t>::max();  // not a candidate
+        continue;
+      }
+    }
+    if (v->second == std::numeric_limits<size_t>::max()) continue;
+    if (++v->second > best_votes) {
+      best_votes = v->second;
+      best = ti;
+    }
+  }
+  if (best_votes == 0) return;
+  if (!g.follow) {
+    g.follow.emplace();
+    g.follow->before = g.members;
+    g.follow->before_key = g.key;
+    g.follow->since = now;
+  }
+  NextHopGroup::Follow& f = *g.follow;
+  f.touched = now;
+  f.walking = false;  // a walk that had started begins again: every prefix is to be checked anew
+  f.walk_done = false;
+  f.cursor.reset();
+  ++f.follows;
+  ++counters_.early_reweights;
+  Rekey(g, unique[best], now, immediate);
+}
+
+void NextHopGroupRegistry::UpdateImpl(std::span<const MembersView> changes, absl::Time now, bool immediate,
+                                      bool check) {
   now_ = std::max(now_, now);
   // The prefixes of a burst mostly share their members (a peer re-announcing its routes with
   // a new bandwidth): resolve each distinct member set once.
@@ -374,10 +474,21 @@ void NextHopGroupRegistry::Update(std::span<const MembersView> changes, absl::Ti
       });
       const auto existing = by_key_.find(key);
       if (same && (existing == by_key_.end() || existing->second == g->id)) {
+        // Back to the key it had before it followed early (the prefixes that showed the new
+        // bandwidths went): the state it had then, as if it never followed.
+        if (g->follow && key == g->follow->before_key) g->members = g->follow->before;
         Rekey(*g, target(moves.front()), now, immediate);
+        g->follow.reset();  // every prefix of it showed its key: nothing left to check
         continue;
       }
     }
+    if (g && !check && config_.early.enabled && moves.size() < g->prefixes) {
+      MaybeFollow(*g, moves, target_of, unique, now, immediate);
+    }
+    // A group that followed early: a prefix that leaves it starts from the state the group
+    // had before (its own bandwidths did not change with the group's).
+    const std::vector<NextHopGroup::Member>* parent = nullptr;
+    std::vector<NextHopGroup::Member> parent_copy;  // the group may go while its prefixes leave
     // The group each target goes to, found once per old group (a key lookup hashes a string).
     absl::flat_hash_map<uint32_t, GroupId> to_of_target;
     NextHopGroup* last_to = nullptr;
@@ -386,7 +497,15 @@ void NextHopGroupRegistry::Update(std::span<const MembersView> changes, absl::Ti
     for (const size_t i : moves) {
       const wire::Prefix& prefix = changes[i].prefix;
       const Target& t = target(i);
-      if (g && !t.key.empty() && g->key == t.key) continue;  // same group
+      if (g && !t.key.empty() && g->key == t.key) {  // same group
+        if (g->follow && !check && !g->follow->walking) g->follow->touched = now;
+        continue;
+      }
+      if (g && parent == nullptr) {
+        parent_copy = g->follow ? g->follow->before : g->members;
+        parent = &parent_copy;
+      }
+      if (check) ++counters_.early_moved;
       // Into the group for the new key (found, or split off the old one).
       NextHopGroup* to = nullptr;
       if (!t.key.empty() && last_to != nullptr && last_target == target_of[i] && groups_.contains(last_to_id)) {
@@ -400,7 +519,7 @@ void NextHopGroupRegistry::Update(std::span<const MembersView> changes, absl::Ti
           if (auto e = by_key_.find(t.key); e != by_key_.end()) {
             to = &groups_.at(e->second);
           } else {
-            to = &Create(t, g, now, immediate);
+            to = &Create(t, parent, now, immediate);
           }
           cached->second = to->id;
         }
@@ -440,6 +559,11 @@ std::optional<absl::Time> NextHopGroupRegistry::NextDue() const {
   for (const auto& [id, g] : groups_) {
     for (const auto& m : g.members) {
       if (m.hold.state() != HoldDownState::kStable && (!due || m.hold.due() < *due)) due = m.hold.due();
+    }
+    if (g.follow) {
+      // A check under way goes on at once (the next slice), else at its due time.
+      const absl::Time check = g.follow->walking ? now_ : g.follow->due(config_.early.check_delay);
+      if (!due || check < *due) due = check;
     }
   }
   if (budget_ && track_fib_) {

@@ -13,10 +13,17 @@
 // is held down. When only some prefixes move, they move to another group (which inherits
 // the damping state of the members it shares with the group they left).
 //
+// Early reweight (WeightsConfig::early, docs/weights.md): when only some prefixes of a group
+// move to a key with the same next hops and other bandwidths (the first UPDATEs of a peer
+// whose LAG lost members), the group follows them in place at once, and its other prefixes
+// are checked later, in slices (TakeCheckSlice, Check): one that does not show the new
+// bandwidths goes to the group of its own key, with the damping state the group had before.
+//
 // Pure: no I/O, time is an argument. The caller batches route changes (a burst of UPDATEs
 // becomes one Update call) and calls Expire() at NextDue().
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -84,6 +91,14 @@ class MembersBatch {
   MemberInput scratch_[Destination::kMaxMultipathIndex];
 };
 
+// Early reweight (docs/weights.md, "Early reweight"): a group follows the bandwidths the
+// first of its re-announced prefixes show; the rest are checked `check_delay` after the last
+// batch that showed the new bandwidths (at most 10 x check_delay after the first).
+struct EarlyReweightConfig {
+  bool enabled = true;
+  absl::Duration check_delay = absl::Seconds(2);
+};
+
 struct WeightsConfig {
   std::array<BandwidthPolicy, wire::kFamilyCount> policy;  // by wire::Family
   QuantizeLimits limits;                                   // what the FIB can hold
@@ -91,6 +106,7 @@ struct WeightsConfig {
   // How many groups the FIB holds (0: no limit) and how groups that do not fit are merged
   // (rib/weights/group_budget.h). Reloadable, also on and off (Reconfigure).
   GroupBudgetConfig budget;
+  EarlyReweightConfig early;
 };
 
 struct NextHopGroup {
@@ -122,6 +138,21 @@ struct NextHopGroup {
   bool all_drained = false;           // every member advertised 0; equal weights instead
   std::vector<FibGroupMember> installed;  // what was last handed to the FIB
   bool announced = false;                 // handed to the FIB at least once
+  // Early reweight: the group followed the bandwidths some of its prefixes showed; the
+  // others are checked at `due` (then in slices, from `cursor`).
+  struct Follow {
+    std::vector<Member> before;  // the members as they were: the state of a prefix that did not change
+    std::string before_key;
+    absl::Time since;    // the first follow of this round
+    absl::Time touched;  // the last batch that showed the group's new key
+    bool walking = false;
+    bool walk_done = false;  // the last slice is out
+    std::optional<wire::Prefix> cursor;
+    uint32_t follows = 0;  // follows in this round
+    uint64_t moved = 0;    // prefixes the check moved to another group
+    absl::Time due(absl::Duration delay) const { return std::min(std::max(since, touched) + delay, since + 10 * delay); }
+  };
+  std::optional<Follow> follow;
 };
 
 struct WeightCounters {
@@ -130,6 +161,15 @@ struct WeightCounters {
   uint64_t suppressed = 0;  // changes below min_change_percent, never applied
   uint64_t group_updates = 0;  // group upserts handed to the FIB
   uint64_t route_updates = 0;  // route upserts and deletes handed to the FIB
+  uint64_t early_reweights = 0;  // a group followed some of its prefixes' new bandwidths
+  uint64_t early_checked = 0;    // prefixes read again by the check
+  uint64_t early_moved = 0;      // of them, moved to the group of their own bandwidths
+};
+
+// One slice of an early-reweight check: prefixes of `group` to read from the RIB again.
+struct CheckSlice {
+  GroupId group = 0;
+  std::vector<wire::Prefix> prefixes;
 };
 
 // One local capacity source as the weights see it: its name (display) and its capacity after
@@ -153,6 +193,13 @@ class NextHopGroupRegistry {
   void Update(std::span<const PrefixMembers> changes, absl::Time now, bool immediate = false);
   // Applies held changes that are due.
   void Expire(absl::Time now);
+  // Early reweight: the next slice (at most `max` prefixes, in table order) of the prefixes
+  // of a group whose check is due; nullopt if none is. The caller reads their members and
+  // hands them to Check (a slice may be empty when the group's prefixes are sparse).
+  std::optional<CheckSlice> TakeCheckSlice(absl::Time now, size_t max);
+  // The members of a slice's prefixes: each that does not match its group goes to the group
+  // of its own key. The check ends with its last slice.
+  void Check(GroupId group, std::span<const MembersView> members, absl::Time now);
   // The earliest time a held change is due, or a merge may be revisited; nullopt if none is.
   std::optional<absl::Time> NextDue() const;
   // What to install since the last call, make-before-break ordered.
@@ -203,7 +250,14 @@ class NextHopGroupRegistry {
   };
   Target Resolve(const MembersView& p);
   std::vector<uint32_t> TargetWeights(const ResolvedBandwidths& r);
-  NextHopGroup& Create(const Target& t, const NextHopGroup* parent, absl::Time now, bool immediate);
+  // `parent`: the members of the group the first prefix comes from (their damping state is
+  // inherited), or null.
+  NextHopGroup& Create(const Target& t, const std::vector<NextHopGroup::Member>* parent, absl::Time now,
+                       bool immediate);
+  void UpdateImpl(std::span<const MembersView> changes, absl::Time now, bool immediate, bool check);
+  // Early reweight: `g` follows the most common key among `moves` that has its next hops.
+  void MaybeFollow(NextHopGroup& g, std::span<const size_t> moves, std::span<const uint32_t> target_of,
+                   std::span<const Target> unique, absl::Time now, bool immediate);
   // Moves `g` to the members and key of `t` (damped unless `immediate`), keeping its id.
   void Rekey(NextHopGroup& g, const Target& t, absl::Time now, bool immediate);
   void Count(HoldDownOutcome o);

@@ -233,6 +233,21 @@ TEST_CASE("bagctl nexthop-group render: the APPL_DB key and confirmation", "[con
              Catch::Contains("appldb NEXTHOP_GROUP_TABLE:bagd-195887105  not asked (fib.confirm is CONFIRM_NONE)\n"));
 }
 
+TEST_CASE("bagctl nexthop-group render: an early reweight and its check", "[control][render][nexthop-groups]") {
+  auto sample = SampleNextHopGroups();
+  NextHopGroup g = sample.groups(0);
+  CHECK(RenderNextHopGroup(g, sample.settings(), kNowUnixMs).find("early reweight") == std::string::npos);
+  g.set_early_followed(true);
+  g.set_early_follows(1);
+  g.set_early_check_due_unix_ms(kNowUnixMs + 1500);
+  CHECK_THAT(RenderNextHopGroup(g, sample.settings(), kNowUnixMs),
+             Catch::Contains("\n  early reweight: followed the first prefixes' new bandwidths; the others are checked in 2s\n"));
+  g.set_early_follows(2);
+  g.set_early_checking(true);
+  CHECK_THAT(RenderNextHopGroup(g, sample.settings(), kNowUnixMs),
+             Catch::Contains("  early reweight: followed the first prefixes' new bandwidths (2 times); checking the others now\n"));
+}
+
 TEST_CASE("bagctl nexthop-group render: where a member's applied value comes from (local capacity)",
           "[control][render][nexthop-groups][local-capacity]") {
   const auto sample = SampleNextHopGroups();

@@ -597,6 +597,18 @@ TEST_CASE("group budget through the registry: random bandwidths, hold-down and r
           if (*due > end) break;
           now = std::max(now, *due);
           registry.Expire(now);
+          // An early reweight's check, one slice per wake-up as the stage runs it.
+          if (auto slice = registry.TakeCheckSlice(now, 64)) {
+            std::vector<PrefixMembers> read;
+            for (const wire::Prefix& p : slice->prefixes) {
+              const auto it = table.find(p);
+              read.push_back(PrefixMembers{p, {}});
+              if (it != table.end()) read.back().members.assign(it->second.begin(), it->second.end());
+            }
+            std::vector<MembersView> views;
+            for (const PrefixMembers& pm : read) views.push_back(MembersView{pm.prefix, pm.members});
+            registry.Check(slice->group, views, now);
+          }
           step();
         }
         now = end;

@@ -358,6 +358,8 @@ class Scenario {
         else if (k == "min_change_percent") c.damping.min_change_percent = static_cast<double>(ParseNumber(v));
         else if (k == "max_hold_down") c.damping.max_hold_down = ParseDuration(v);
         else if (k == "half_life") c.damping.half_life = ParseDuration(v);
+        else if (k == "early_reweight" && (v == "on" || v == "off")) c.early.enabled = v == "on";
+        else if (k == "early_reweight_check") c.early.check_delay = ParseDuration(v);
         else if (k == "max_weight") c.limits.max_weight = static_cast<uint32_t>(ParseNumber(v));
         else if (k == "budget") c.limits.budget = static_cast<uint32_t>(ParseNumber(v));
         else throw ScenarioError{absl::StrCat("unknown setting '", k, "'")};

@@ -150,6 +150,15 @@ std::string RenderNextHopGroup(const NextHopGroup& g, const WeightSettings& sett
   } else if (g.served_by() == 0 && g.merged()) {
     out += "  not installed: no installed group uses only its next hops (group table full)\n";
   }
+  if (g.early_followed()) {
+    // docs/weights.md, "Early reweight": the weights follow the first re-announced prefixes.
+    absl::StrAppend(&out, "  early reweight: followed the first prefixes' new bandwidths",
+                    g.early_follows() > 1 ? absl::StrCat(" (", g.early_follows(), " times)") : std::string(),
+                    g.early_checking() ? "; checking the others now"
+                                       : absl::StrCat("; the others are checked in ",
+                                                      FormatCountdown(g.early_check_due_unix_ms() - now_unix_ms)),
+                    "\n");
+  }
   if (!g.fib_key().empty()) {
     absl::StrAppend(&out, "  appldb ", Printable(g.fib_key()), "  ", Printable(g.fib_confirmation()));
     if (g.fib_routes_confirmed() + g.fib_routes_pending() > 0) {

@@ -1,0 +1,317 @@
+// Early reweight (docs/weights.md, "Early reweight"): when some prefixes of a group show new
+// bandwidths over the same next hops, the group follows them in place at once (one group
+// operation, no route moved, hold-down as for any change); the others are checked later in
+// slices, and a prefix whose own bandwidths differ goes to the group of its own key. Pure:
+// the registry with time as an argument; the test keeps its own "RIB" of members.
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "rib/weights/nexthop_group_registry.h"
+
+namespace bagd::rib {
+namespace {
+
+wire::IpAddress A(const char* s) { return *wire::IpAddress::Parse(s); }
+wire::Prefix P(const std::string& s) { return *wire::Prefix::Parse(s); }
+
+MemberInput M(const char* nh, double bps, int16_t local = -1) {
+  MemberInput m{A(nh), std::nullopt, local};
+  m.link_bandwidth = wire::LinkBandwidth::FromBitsPerSecond(65001, bps, true);
+  return m;
+}
+
+std::string Weights(const NextHopGroupRegistry& r, const std::string& prefix) {
+  const NextHopGroup* g = r.GroupOf(P(prefix));
+  if (g == nullptr) return "none";
+  std::string out;
+  for (const auto& m : g->installed) out += (out.empty() ? "" : " ") + m.next_hop.ToString() + "*" + std::to_string(m.weight);
+  return out;
+}
+
+const absl::Time t0 = absl::FromUnixSeconds(1'800'000'000);
+
+// What the RIB has: the members of each prefix. Announce changes it and hands the changed
+// prefixes to the registry as one batch; RunChecks runs every check slice that is due.
+struct Lab {
+  explicit Lab(WeightsConfig c = {}) : r(c) {}
+  NextHopGroupRegistry r;
+  std::map<std::string, std::vector<MemberInput>> rib;
+
+  std::string Pfx(int i) const { return "10.5." + std::to_string(i) + ".0/24"; }
+  void Announce(int first, int count, std::vector<MemberInput> members, absl::Time now) {
+    std::vector<PrefixMembers> batch;
+    for (int i = first; i < first + count; ++i) {
+      rib[Pfx(i)] = members;
+      batch.push_back(PrefixMembers{P(Pfx(i)), {members.begin(), members.end()}});
+    }
+    r.Update(batch, now);
+  }
+  void Withdraw(int i, absl::Time now) {
+    rib.erase(Pfx(i));
+    const std::vector<PrefixMembers> batch = {PrefixMembers{P(Pfx(i)), {}}};
+    r.Update(batch, now);
+  }
+  // One slice; false if none was due.
+  bool Slice(absl::Time now, size_t max) {
+    auto slice = r.TakeCheckSlice(now, max);
+    if (!slice) return false;
+    std::vector<PrefixMembers> members;
+    for (const wire::Prefix& p : slice->prefixes) {
+      auto it = rib.find(p.ToString());
+      members.push_back(PrefixMembers{p, {}});
+      if (it != rib.end()) members.back().members.assign(it->second.begin(), it->second.end());
+    }
+    std::vector<MembersView> views;
+    for (const auto& pm : members) views.push_back(MembersView{pm.prefix, pm.members});
+    r.Check(slice->group, views, now);
+    return true;
+  }
+  int RunChecks(absl::Time now, size_t max = 1000) {
+    int slices = 0;
+    while (Slice(now, max)) ++slices;
+    return slices;
+  }
+};
+
+const std::vector<MemberInput> k100_100 = {M("10.0.0.1", 1e11), M("10.0.0.2", 1e11)};
+const std::vector<MemberInput> k50_100 = {M("10.0.0.1", 5e10), M("10.0.0.2", 1e11)};
+
+TEST_CASE("the first prefixes with a lower bandwidth re-weigh the whole group in place", "[weights][early]") {
+  Lab lab;
+  lab.Announce(0, 8, k100_100, t0);
+  (void)lab.r.TakeFibUpdate();
+  const GroupId id = lab.r.GroupOf(P(lab.Pfx(0)))->id;
+  lab.Announce(0, 2, k50_100, t0 + absl::Seconds(1));  // the first UPDATE of the re-announcement
+  const FibUpdate u = lab.r.TakeFibUpdate();
+  CHECK(u.group_upserts.size() == 1);
+  CHECK(u.route_upserts.empty());
+  CHECK(u.group_deletes.empty());
+  CHECK(lab.r.group_count() == 1);
+  CHECK(lab.r.GroupOf(P(lab.Pfx(7)))->id == id);
+  CHECK(Weights(lab.r, lab.Pfx(7)) == "10.0.0.1*1 10.0.0.2*2");  // a decrease: at once, for every prefix
+  CHECK(lab.r.counters().early_reweights == 1);
+  REQUIRE(lab.r.GroupOf(P(lab.Pfx(0)))->follow.has_value());
+  // The check is due check_delay (2 s) after the last batch that showed the new key.
+  CHECK(lab.r.NextDue() == t0 + absl::Seconds(3));
+  CHECK_FALSE(lab.r.TakeCheckSlice(t0 + absl::Seconds(2), 100).has_value());
+
+  SECTION("the rest follow with their own UPDATEs: the check finds nothing to move") {
+    lab.Announce(2, 6, k50_100, t0 + absl::Seconds(2));
+    CHECK(lab.r.TakeFibUpdate().empty());
+    CHECK(lab.r.NextDue() == t0 + absl::Seconds(4));  // postponed by the batch
+    CHECK(lab.RunChecks(t0 + absl::Seconds(4)) == 1);
+    CHECK(lab.r.TakeFibUpdate().empty());
+    CHECK(lab.r.counters().early_checked == 8);
+    CHECK(lab.r.counters().early_moved == 0);
+    CHECK_FALSE(lab.r.GroupOf(P(lab.Pfx(0)))->follow.has_value());
+    CHECK_FALSE(lab.r.NextDue().has_value());
+  }
+  SECTION("the peer changed only some prefixes: the check puts the others back on their own weights") {
+    CHECK(lab.RunChecks(t0 + absl::Seconds(3)) == 1);
+    const FibUpdate v = lab.r.TakeFibUpdate();
+    CHECK(v.group_upserts.size() == 1);   // the group of the unchanged ones, made first
+    CHECK(v.route_upserts.size() == 6);   // they move to it
+    CHECK(lab.r.group_count() == 2);
+    CHECK(Weights(lab.r, lab.Pfx(0)) == "10.0.0.1*1 10.0.0.2*2");
+    CHECK(Weights(lab.r, lab.Pfx(2)) == "10.0.0.1*1 10.0.0.2*1");
+    // Their 100G never went away: stable at once, no hold-down for an increase they never had.
+    const NextHopGroup* g = lab.r.GroupOf(P(lab.Pfx(2)));
+    CHECK(g->members[0].hold.state() == HoldDownState::kStable);
+    CHECK(g->members[0].hold.applied() == Approx(1e11).epsilon(1e-6));  // float32 on the wire
+    CHECK(lab.r.GroupOf(P(lab.Pfx(0)))->id == id);  // the changed ones keep the group's id
+    CHECK(lab.r.counters().early_moved == 6);
+    CHECK_FALSE(lab.r.NextDue().has_value());
+  }
+  SECTION("a prefix withdrawn during the check is skipped") {
+    CHECK(lab.Slice(t0 + absl::Seconds(3), 3));  // 10.5.0..2
+    lab.Withdraw(4, t0 + absl::Seconds(3));
+    CHECK(lab.r.NextDue() == t0 + absl::Seconds(3));  // the next slice at once
+    lab.RunChecks(t0 + absl::Seconds(3), 3);
+    CHECK(lab.r.route_count() == 7);
+    CHECK(lab.r.GroupOf(P(lab.Pfx(4))) == nullptr);
+    CHECK(Weights(lab.r, lab.Pfx(5)) == "10.0.0.1*1 10.0.0.2*1");
+    CHECK(Weights(lab.r, lab.Pfx(1)) == "10.0.0.1*1 10.0.0.2*2");
+    CHECK(lab.r.counters().early_checked == 7);
+  }
+  SECTION("the changed prefixes go again and the rest are all at the old key: the old state, no hold-down") {
+    lab.Withdraw(0, t0 + absl::Seconds(2));
+    lab.Withdraw(1, t0 + absl::Seconds(2));
+    lab.RunChecks(t0 + absl::Seconds(4));  // one slice with all six: re-keyed in place
+    CHECK(lab.r.group_count() == 1);
+    CHECK(lab.r.GroupOf(P(lab.Pfx(2)))->id == id);
+    CHECK(Weights(lab.r, lab.Pfx(2)) == "10.0.0.1*1 10.0.0.2*1");
+    CHECK(lab.r.GroupOf(P(lab.Pfx(2)))->members[0].hold.state() == HoldDownState::kStable);
+    CHECK_FALSE(lab.r.NextDue().has_value());
+  }
+  SECTION("every prefix re-announced in one later batch: re-keyed in place, the check is dropped") {
+    lab.Announce(0, 8, k50_100, t0 + absl::Seconds(2));
+    CHECK_FALSE(lab.r.GroupOf(P(lab.Pfx(0)))->follow.has_value());
+    CHECK_FALSE(lab.r.NextDue().has_value());
+  }
+}
+
+TEST_CASE("an early reweight to a higher bandwidth waits for the hold-down", "[weights][early]") {
+  Lab lab;
+  lab.Announce(0, 4, k50_100, t0);
+  (void)lab.r.TakeFibUpdate();
+  lab.Announce(0, 1, k100_100, t0 + absl::Seconds(1));
+  CHECK(lab.r.TakeFibUpdate().empty());  // nothing applies yet
+  const NextHopGroup* g = lab.r.GroupOf(P(lab.Pfx(3)));
+  CHECK(g->members[0].hold.state() == HoldDownState::kPendingIncrease);
+  CHECK(Weights(lab.r, lab.Pfx(3)) == "10.0.0.1*1 10.0.0.2*2");
+  // The others re-announce too; at 31 s the increase applies, for all, in place.
+  lab.Announce(1, 3, k100_100, t0 + absl::Seconds(1));
+  lab.RunChecks(t0 + absl::Seconds(3));
+  CHECK(lab.r.counters().early_moved == 0);
+  lab.r.Expire(t0 + absl::Seconds(31));
+  const FibUpdate u = lab.r.TakeFibUpdate();
+  CHECK(u.group_upserts.size() == 1);
+  CHECK(u.route_upserts.empty());
+  CHECK(Weights(lab.r, lab.Pfx(0)) == "10.0.0.1*1 10.0.0.2*1");
+
+  SECTION("a prefix that stayed at the lower value keeps its own, applied, state") {
+    Lab other;
+    other.Announce(0, 4, k50_100, t0);
+    other.Announce(0, 1, k100_100, t0 + absl::Seconds(1));
+    other.RunChecks(t0 + absl::Seconds(3));
+    CHECK(other.r.group_count() == 2);
+    const NextHopGroup* stayed = other.r.GroupOf(P(other.Pfx(1)));
+    CHECK(stayed->members[0].hold.state() == HoldDownState::kStable);
+    CHECK(Weights(other.r, other.Pfx(1)) == "10.0.0.1*1 10.0.0.2*2");
+    const NextHopGroup* up = other.r.GroupOf(P(other.Pfx(0)));
+    CHECK(up->members[0].hold.state() == HoldDownState::kPendingIncrease);
+  }
+}
+
+TEST_CASE("two peers changing at once: the group follows the most common key, others move", "[weights][early]") {
+  Lab lab;
+  lab.Announce(0, 10, k100_100, t0);
+  (void)lab.r.TakeFibUpdate();
+  const GroupId id = lab.r.GroupOf(P(lab.Pfx(0)))->id;
+  const std::vector<MemberInput> k50_50 = {M("10.0.0.1", 5e10), M("10.0.0.2", 5e10)};
+  const std::vector<MemberInput> k100_25 = {M("10.0.0.1", 1e11), M("10.0.0.2", 2.5e10)};
+  // One batch: three prefixes with a's change, one with b's.
+  {
+    std::vector<PrefixMembers> batch;
+    for (int i = 0; i < 3; ++i) {
+      lab.rib[lab.Pfx(i)] = k50_100;
+      batch.push_back(PrefixMembers{P(lab.Pfx(i)), {k50_100.begin(), k50_100.end()}});
+    }
+    lab.rib[lab.Pfx(3)] = k100_25;
+    batch.push_back(PrefixMembers{P(lab.Pfx(3)), {k100_25.begin(), k100_25.end()}});
+    lab.r.Update(batch, t0 + absl::Seconds(1));
+  }
+  CHECK(lab.r.GroupOf(P(lab.Pfx(0)))->id == id);
+  CHECK(Weights(lab.r, lab.Pfx(9)) == "10.0.0.1*1 10.0.0.2*2");
+  CHECK(Weights(lab.r, lab.Pfx(3)) == "10.0.0.1*4 10.0.0.2*1");  // its own group, from the old state
+  CHECK(lab.r.group_count() == 2);
+  // Then both peers' changes reach every prefix: the group follows again, to 50:50.
+  lab.Announce(0, 10, k50_50, t0 + absl::Seconds(2));
+  lab.RunChecks(t0 + absl::Seconds(10));
+  CHECK(lab.r.group_count() == 1);
+  CHECK(lab.r.GroupOf(P(lab.Pfx(3)))->id == id);
+  CHECK(Weights(lab.r, lab.Pfx(3)) == "10.0.0.1*1 10.0.0.2*1");
+  CHECK_FALSE(lab.r.NextDue().has_value());
+}
+
+TEST_CASE("a check in slices covers each prefix of the group once, other groups untouched", "[weights][early]") {
+  Lab lab;
+  lab.Announce(0, 20, k100_100, t0);
+  const std::vector<MemberInput> other = {M("10.0.0.3", 1e11), M("10.0.0.4", 1e11)};
+  lab.Announce(20, 20, other, t0);
+  (void)lab.r.TakeFibUpdate();
+  lab.Announce(0, 1, k50_100, t0 + absl::Seconds(1));
+  const int slices = lab.RunChecks(t0 + absl::Seconds(3), 4);
+  CHECK(slices >= 5);
+  CHECK(lab.r.counters().early_checked == 20);
+  CHECK(lab.r.counters().early_moved == 19);
+  CHECK(Weights(lab.r, lab.Pfx(25)) == "10.0.0.3*1 10.0.0.4*1");
+  CHECK(Weights(lab.r, lab.Pfx(19)) == "10.0.0.1*1 10.0.0.2*1");
+  CHECK(Weights(lab.r, lab.Pfx(0)) == "10.0.0.1*1 10.0.0.2*2");
+}
+
+TEST_CASE("no early reweight when it is off, when the key has a group, or the next hops differ", "[weights][early]") {
+  SECTION("off: the changed prefixes move to a group of their own, as before") {
+    WeightsConfig c;
+    c.early.enabled = false;
+    Lab lab(c);
+    lab.Announce(0, 4, k100_100, t0);
+    (void)lab.r.TakeFibUpdate();
+    lab.Announce(0, 2, k50_100, t0 + absl::Seconds(1));
+    CHECK(lab.r.group_count() == 2);
+    CHECK(Weights(lab.r, lab.Pfx(3)) == "10.0.0.1*1 10.0.0.2*1");
+    CHECK(lab.r.counters().early_reweights == 0);
+    CHECK_FALSE(lab.r.NextDue().has_value());
+  }
+  SECTION("the new key already has a group: the prefixes join it") {
+    Lab lab;
+    lab.Announce(0, 4, k100_100, t0);
+    lab.Announce(10, 1, k50_100, t0);
+    lab.Announce(0, 2, k50_100, t0 + absl::Seconds(1));
+    CHECK(lab.r.group_count() == 2);
+    CHECK(lab.r.GroupOf(P(lab.Pfx(0)))->id == lab.r.GroupOf(P(lab.Pfx(10)))->id);
+    CHECK(Weights(lab.r, lab.Pfx(3)) == "10.0.0.1*1 10.0.0.2*1");
+    CHECK(lab.r.counters().early_reweights == 0);
+  }
+  SECTION("a next hop leaves or joins: not a bandwidth change, the prefixes move") {
+    Lab lab;
+    lab.Announce(0, 4, k100_100, t0);
+    const std::vector<MemberInput> three = {M("10.0.0.1", 1e11), M("10.0.0.2", 1e11), M("10.0.0.3", 1e11)};
+    lab.Announce(0, 2, three, t0 + absl::Seconds(1));
+    CHECK(lab.r.group_count() == 2);
+    CHECK(lab.r.counters().early_reweights == 0);
+  }
+  SECTION("a member over another local link is another member") {
+    Lab lab;
+    lab.r.SetLocalSources({"lag1"});
+    lab.r.SetLocalCapacity(0, 1e12);
+    lab.Announce(0, 4, k100_100, t0);
+    const std::vector<MemberInput> lagged = {M("10.0.0.1", 5e10, 0), M("10.0.0.2", 1e11)};
+    lab.Announce(0, 2, lagged, t0 + absl::Seconds(1));
+    CHECK(lab.r.group_count() == 2);
+    CHECK(lab.r.counters().early_reweights == 0);
+  }
+}
+
+TEST_CASE("early reweight under a local capacity cap: the cap still decides", "[weights][early]") {
+  Lab lab;
+  lab.r.SetLocalSources({"lag1"});
+  lab.r.SetLocalCapacity(0, 2.5e10);
+  const std::vector<MemberInput> before = {M("10.0.0.1", 1e11, 0), M("10.0.0.2", 1e11)};
+  const std::vector<MemberInput> after = {M("10.0.0.1", 5e10, 0), M("10.0.0.2", 1e11)};
+  lab.Announce(0, 4, before, t0);
+  CHECK(Weights(lab.r, lab.Pfx(0)) == "10.0.0.1*1 10.0.0.2*4");  // capped at 25G
+  lab.Announce(0, 1, after, t0 + absl::Seconds(1));
+  CHECK(lab.r.counters().early_reweights == 1);
+  CHECK(lab.r.group_count() == 1);
+  CHECK(Weights(lab.r, lab.Pfx(3)) == "10.0.0.1*1 10.0.0.2*4");  // 50G advertised, 25G local: still 25G
+  lab.r.SetLocalCapacity(0, 1e11);
+  CHECK(Weights(lab.r, lab.Pfx(3)) == "10.0.0.1*1 10.0.0.2*2");  // now the advertised 50G
+}
+
+TEST_CASE("early reweight with a group budget never holds more groups than the limit", "[weights][early][budget]") {
+  WeightsConfig c;
+  c.budget.max_groups = 3;
+  c.budget.reserve = 1;
+  Lab lab(c);
+  const std::vector<MemberInput> other = {M("10.0.0.3", 1e11), M("10.0.0.4", 4e11)};
+  lab.Announce(0, 6, k100_100, t0);
+  lab.Announce(10, 2, other, t0);
+  // The budget's slots after each update: never more than max_groups.
+  auto apply = [&](const FibUpdate& u) {
+    CHECK(u.group_upserts.size() <= 3);
+    CHECK(lab.r.budget()->installed() <= 3);
+  };
+  apply(lab.r.TakeFibUpdate());
+  lab.Announce(0, 2, k50_100, t0 + absl::Seconds(1));
+  apply(lab.r.TakeFibUpdate());
+  CHECK(lab.r.budget()->installed() == 2);  // followed in place: no new group
+  lab.RunChecks(t0 + absl::Seconds(3));
+  apply(lab.r.TakeFibUpdate());
+  CHECK(lab.r.budget()->installed() <= 3);
+  CHECK(lab.r.group_count() == 3);  // wanted: the followed one, the unchanged ones', the other
+}
+
+}  // namespace
+}  // namespace bagd::rib
