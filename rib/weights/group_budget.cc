@@ -1031,8 +1031,21 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
     leave(it->second);
     touched.emplace_back(p, &it->second);
   }
+  // A full table misses the cache twice a route (its entry, its wanted group): the lookups
+  // of the routes a few ahead are started early (nothing here changes wanted_'s shape, and
+  // routes_ has its room reserved), so their misses overlap.
+  const auto& upserts = wanted.route_upserts;
+  constexpr size_t kAhead = 8;
+  auto prefetch = [&](size_t i) {
+    if (i >= upserts.size()) return;
+    routes_.prefetch(upserts[i].first);
+    wanted_.prefetch(upserts[i].second);
+  };
+  for (size_t i = 0; i < kAhead; ++i) prefetch(i);
   Wanted* last = nullptr;  // neighbouring routes of a batch often share a group
-  for (const auto& [p, gid] : wanted.route_upserts) {
+  for (size_t i = 0; i < upserts.size(); ++i) {
+    prefetch(i + kAhead);
+    const auto& [p, gid] = upserts[i];
     Route& r = routes_[p];
     leave(r);
     if (last == nullptr || last->id != gid) last = &wanted_.at(gid);
