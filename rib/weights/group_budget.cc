@@ -76,30 +76,15 @@ class PointTree {
   PointTree(size_t n, std::span<const double* const> share_of, std::span<const double> traffic, size_t sample_stride)
       : n_(n), width_((n + 1) & ~size_t{1}) {
     const auto m = static_cast<uint32_t>(share_of.size());
-    // The rows go straight into the tree's point data (in tree order) as each leaf is made.
-    point_data_.assign(size_t{m} * 2 * width_, 1);  // the padding: share 1, inverse 1
+    BuildScratch b;
+    b.rows.resize(size_t{m} * n);
+    for (uint32_t j = 0; j < m; ++j) std::copy_n(share_of[j], n, b.rows.begin() + size_t{j} * n);
     point_.resize(m);
+    std::iota(point_.begin(), point_.end(), 0);
     nodes_.reserve(2 * (m / kLeaf + 1));
-    if (m > 0) {
-      BuildScratch b;
-      for (int side = 0; side < 2; ++side) {
-        b.rows[side].resize(size_t{m} * n);
-        b.ids[side].resize(m);
-      }
-      std::vector<double> box(2 * n);  // lo[n], hi[n]
-      std::fill_n(box.begin(), n, kInf);
-      std::fill_n(box.begin() + n, n, -kInf);
-      for (uint32_t j = 0; j < m; ++j) {
-        double* row = b.rows[0].data() + size_t{j} * n;
-        std::copy_n(share_of[j], n, row);
-        for (size_t k = 0; k < n; ++k) {
-          box[k] = std::min(box[k], row[k]);
-          box[n + k] = std::max(box[n + k], row[k]);
-        }
-        b.ids[0][j] = j;
-      }
-      Build(b, 0, 0, m, box.data());
-    }
+    if (m > 0) Build(b, 0, m);
+    // The points' data in tree order (as Build left the rows): a leaf's points side by side.
+    point_data_.assign(size_t{m} * 2 * width_, 1);  // the padding: share 1, inverse 1
     traffic_.resize(m);
     sampled_.resize(m);
     pos_.resize(m);
@@ -109,7 +94,10 @@ class PointTree {
       traffic_[x] = traffic[j];
       sampled_[x] = j % sample_stride == 0;
       double* out = point_data_.data() + size_t{x} * 2 * width_;
-      for (size_t k = 0; k < n; ++k) out[width_ + k] = 1 / out[k];
+      for (size_t k = 0; k < n; ++k) {
+        out[k] = b.rows[size_t{x} * n + k];
+        out[width_ + k] = 1 / out[k];
+      }
     }
     err_.assign(m, kInf);
     best_.assign(m, 0);
@@ -158,75 +146,61 @@ class PointTree {
     uint32_t worst = kNone, worst_sampled = kNone;  // tree positions
   };
 
-  // Rows of n shares and the caller's numbers by tree position, twice: a node's in one, its
-  // children's in the other (each split moves its rows once, from one to the other).
   struct BuildScratch {
-    std::vector<double> rows[2];
-    std::vector<uint32_t> ids[2];
+    std::vector<double> rows;  // n shares per point, in the order of point_
+    std::vector<double> lo, hi, moved;
+    std::vector<uint32_t> ids;
   };
-  // The subtree over tree positions [begin, end), whose rows are in b.rows[side] and whose
-  // bounding box (lo[n], hi[n]) is `box`. A leaf's rows and numbers go to point_data_ and
-  // point_.
-  int32_t Build(BuildScratch& b, int side, uint32_t begin, uint32_t end, const double* box) {
+  // The subtree over tree positions [begin, end); reorders those rows (and point_) so that
+  // each child's are side by side.
+  int32_t Build(BuildScratch& b, uint32_t begin, uint32_t end) {
     const auto at = static_cast<int32_t>(nodes_.size());
     nodes_.push_back(Node{begin, end});
-    const double* lo = box;
-    const double* hi = box + n_;
-    const size_t inv = inv_box_.size();
-    inv_box_.resize(inv + 2 * width_, 1);  // the padding: 1 (with a center's 1, no error)
-    for (size_t k = 0; k < n_; ++k) {
-      inv_box_[inv + k] = 1 / lo[k];
-      inv_box_[inv + width_ + k] = 1 / hi[k];
-    }
-    auto leaf = [&] {
-      const double* rows = b.rows[side].data();
-      for (uint32_t x = begin; x < end; ++x) {
-        point_[x] = b.ids[side][x];
-        std::copy_n(rows + size_t{x} * n_, n_, point_data_.data() + size_t{x} * 2 * width_);
+    b.lo.assign(n_, kInf);
+    b.hi.assign(n_, -kInf);
+    for (uint32_t x = begin; x < end; ++x) {
+      const double* p = b.rows.data() + size_t{x} * n_;
+      for (size_t k = 0; k < n_; ++k) {
+        b.lo[k] = std::min(b.lo[k], p[k]);
+        b.hi[k] = std::max(b.hi[k], p[k]);
       }
-      return at;
-    };
-    if (end - begin <= kLeaf) return leaf();
-    // Split the next hop whose shares differ most relatively (the error is relative).
+    }
+    const size_t box = inv_box_.size();
+    inv_box_.resize(box + 2 * width_, 1);  // the padding: 1 (with a center's 1, no error)
+    for (size_t k = 0; k < n_; ++k) {
+      inv_box_[box + k] = 1 / b.lo[k];
+      inv_box_[box + width_ + k] = 1 / b.hi[k];
+    }
+    if (end - begin <= kLeaf) return at;
+    // Split at the median of the next hop whose shares differ most relatively (the error is
+    // relative).
     size_t dim = 0;
     for (size_t k = 1; k < n_; ++k) {
-      if (hi[k] * lo[dim] > hi[dim] * lo[k]) dim = k;
+      if (b.hi[k] * b.lo[dim] > b.hi[dim] * b.lo[k]) dim = k;
     }
-    if (hi[dim] == lo[dim]) return leaf();  // all alike
-    // At the geometric middle of that next hop's shares (the error is relative): one pass
-    // that moves each row to its side in the other buffer (the left ones from the front, the
-    // right ones from the back) and takes the children's boxes on the way. The order of the
-    // points within a node decides nothing (ties go by point number).
-    const double split = std::sqrt(lo[dim] * hi[dim]);
-    const double* from = b.rows[side].data();
-    const uint32_t* from_ids = b.ids[side].data();
-    double* to = b.rows[1 - side].data();
-    uint32_t* to_ids = b.ids[1 - side].data();
-    std::vector<double> boxes(4 * n_);  // the left child's lo, hi; the right child's lo, hi
-    std::fill_n(boxes.begin(), n_, kInf);
-    std::fill_n(boxes.begin() + n_, n_, -kInf);
-    std::fill_n(boxes.begin() + 2 * n_, n_, kInf);
-    std::fill_n(boxes.begin() + 3 * n_, n_, -kInf);
-    uint32_t left_at = begin, right_at = end;
-    for (uint32_t y = begin; y < end; ++y) {
-      const double* row = from + size_t{y} * n_;
-      const bool left = row[dim] < split;
-      const uint32_t x = left ? left_at++ : --right_at;
-      std::copy_n(row, n_, to + size_t{x} * n_);
-      to_ids[x] = from_ids[y];
-      double* cl = boxes.data() + (left ? 0 : 2 * n_);
-      double* ch = cl + n_;
-      for (size_t k = 0; k < n_; ++k) {
-        cl[k] = std::min(cl[k], row[k]);
-        ch[k] = std::max(ch[k], row[k]);
-      }
+    if (b.hi[dim] == b.lo[dim]) return at;  // all alike: a leaf
+    // At the geometric middle of that next hop's shares (the error is relative): one
+    // branch-free pass that keeps each side's rows in order, no selection.
+    const double split = std::sqrt(b.lo[dim] * b.hi[dim]);
+    const double* rows = b.rows.data() + size_t{begin} * n_;
+    const uint32_t count = end - begin;
+    uint32_t below = 0;
+    for (uint32_t y = 0; y < count; ++y) below += rows[size_t{y} * n_ + dim] < split;
+    if (below == 0 || below == count) return at;  // the shares are too close to split
+    b.moved.resize(size_t{count} * n_);
+    b.ids.resize(count);
+    uint32_t left_at = 0, right_at = below;
+    for (uint32_t y = 0; y < count; ++y) {
+      const bool left = rows[size_t{y} * n_ + dim] < split;
+      const uint32_t to = left ? left_at++ : right_at++;
+      std::copy_n(rows + size_t{y} * n_, n_, b.moved.begin() + size_t{to} * n_);
+      b.ids[to] = point_[begin + y];
     }
-    if (left_at == begin || left_at == end) {  // the shares are too close to split
-      side = 1 - side;
-      return leaf();
-    }
-    const int32_t left = Build(b, 1 - side, begin, left_at, boxes.data());
-    const int32_t right = Build(b, 1 - side, left_at, end, boxes.data() + 2 * n_);
+    std::copy(b.moved.begin(), b.moved.end(), b.rows.begin() + size_t{begin} * n_);
+    std::copy(b.ids.begin(), b.ids.end(), point_.begin() + begin);
+    const uint32_t mid = begin + below;
+    const int32_t left = Build(b, begin, mid);
+    const int32_t right = Build(b, mid, end);
     nodes_[at].left = left;
     nodes_[at].right = right;
     return at;
@@ -1031,21 +1005,8 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
     leave(it->second);
     touched.emplace_back(p, &it->second);
   }
-  // A full table misses the cache twice a route (its entry, its wanted group): the lookups
-  // of the routes a few ahead are started early (nothing here changes wanted_'s shape, and
-  // routes_ has its room reserved), so their misses overlap.
-  const auto& upserts = wanted.route_upserts;
-  constexpr size_t kAhead = 8;
-  auto prefetch = [&](size_t i) {
-    if (i >= upserts.size()) return;
-    routes_.prefetch(upserts[i].first);
-    wanted_.prefetch(upserts[i].second);
-  };
-  for (size_t i = 0; i < kAhead; ++i) prefetch(i);
   Wanted* last = nullptr;  // neighbouring routes of a batch often share a group
-  for (size_t i = 0; i < upserts.size(); ++i) {
-    prefetch(i + kAhead);
-    const auto& [p, gid] = upserts[i];
+  for (const auto& [p, gid] : wanted.route_upserts) {
     Route& r = routes_[p];
     leave(r);
     if (last == nullptr || last->id != gid) last = &wanted_.at(gid);
