@@ -485,7 +485,8 @@ size_t Reconciler::FlushRoutes(FlushResult& r) {
     }
     ops.clear();
   };
-  bool deletes = false;
+  // Routes to delete (in the second walk), counted here by the group they sit on.
+  absl::flat_hash_map<ObjectId, size_t> deletes_of;
   for (auto it = dirty_routes_.begin(); it != dirty_routes_.end();) {
     if (ops.size() >= chunk) apply();
     const wire::Prefix& prefix = *it;
@@ -496,7 +497,7 @@ size_t Reconciler::FlushRoutes(FlushResult& r) {
         dirty_routes_.erase(it++);  // nothing to delete (or the sweep's to decide)
         continue;
       }
-      deletes = true;  // in the second walk
+      ++deletes_of[current->second];
       ++it;
       continue;
     }
@@ -514,10 +515,10 @@ size_t Reconciler::FlushRoutes(FlushResult& r) {
     ++it;
   }
   apply();
-  if (!deletes) return done;
+  if (deletes_of.empty()) return done;
   // Groups that go with every route on them (a full table's session loss): one group delete
   // removes them all where the backend can.
-  const absl::flat_hash_set<ObjectId> with_group = GroupsGoingWithTheirRoutes();
+  const absl::flat_hash_set<ObjectId> with_group = GroupsGoingWithTheirRoutes(deletes_of);
   for (auto it = dirty_routes_.begin(); it != dirty_routes_.end(); ++it) {
     if (ops.size() >= chunk) apply();
     if (routes_.contains(*it) || stale_routes_.contains(*it)) continue;
@@ -553,14 +554,10 @@ size_t Reconciler::FlushRoutes(FlushResult& r) {
   return done;
 }
 
-absl::flat_hash_set<ObjectId> Reconciler::GroupsGoingWithTheirRoutes() const {
+absl::flat_hash_set<ObjectId> Reconciler::GroupsGoingWithTheirRoutes(
+    const absl::flat_hash_map<ObjectId, size_t>& deletes_of) const {
   absl::flat_hash_set<ObjectId> out;
   if (!backend_.Capabilities().group_delete_removes_routes) return out;
-  absl::flat_hash_map<ObjectId, size_t> deletes_of;
-  for (const wire::Prefix& p : dirty_routes_) {
-    if (routes_.contains(p) || stale_routes_.contains(p)) continue;
-    if (auto c = confirmed_.routes.find(p); c != confirmed_.routes.end()) ++deletes_of[c->second];
-  }
   for (const auto& [id, n] : deletes_of) {
     // Every confirmed route on it goes (none stays, none is a previous run's), the group
     // itself is to be deleted, and there are enough of them to pay for the kernel's walk.

@@ -136,9 +136,10 @@ class Reconciler {
   void FlushGroups(FlushResult& r);
   size_t FlushRoutes(FlushResult& r);  // returns the route operations applied
   size_t DeleteUnusedGroups(FlushResult& r);  // returns how many went
-  // Groups to delete whose confirmed routes all go in this flush, enough of them for one
-  // group delete (the backend removing the routes with it) to be cheaper than a delete each.
-  absl::flat_hash_set<ObjectId> GroupsGoingWithTheirRoutes() const;
+  // Of the groups the flush's route deletes sit on (`deletes_of`: group -> deletes), those to
+  // delete whose confirmed routes all go, enough of them for one group delete (the backend
+  // removing the routes with it) to be cheaper than a delete each.
+  absl::flat_hash_set<ObjectId> GroupsGoingWithTheirRoutes(const absl::flat_hash_map<ObjectId, size_t>& deletes_of) const;
   // Under the cap: frees up to `need` slots by deleting groups no confirmed route uses.
   size_t FreeUnused(size_t need, FlushResult& r);
   // Under the cap: `want` (rib id) takes the object of a group being deleted (or a stale one)
