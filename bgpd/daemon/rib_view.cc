@@ -211,6 +211,7 @@ void FillGroup(const rib::NextHopGroup& g, absl::Time now, const rib::DampingCon
     out.set_early_followed(true);
     out.set_early_follows(g.follow->follows);
     out.set_early_checking(g.follow->walking);
+    out.set_early_reverted(g.follow->reverted);
     out.set_early_check_due_unix_ms(absl::ToUnixMillis(g.follow->due(groups.config().early.check_delay)));
   }
   uint64_t sum = 0;
@@ -324,6 +325,10 @@ absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
   o->set_suppressed(k.suppressed);
   o->set_group_updates(k.group_updates);
   o->set_route_updates(k.route_updates);
+  o->set_early_follows(k.early_reweights);
+  o->set_early_checked(k.early_checked);
+  o->set_early_moved(k.early_moved);
+  o->set_early_reverted(k.early_reverted);
   if (groups.budget() != nullptr) FillBudget(*groups.budget(), *resp.mutable_budget());
   if (request.id() != 0) {
     const rib::NextHopGroup* g = groups.Find(request.id());

@@ -115,6 +115,8 @@ void WeightEventReporter::Report(const rib::FibUpdate& update, const rib::NextHo
       cause = "reload";
     } else if (context == Context::kHoldDownExpiry) {
       cause = "hold-down-expiry";
+    } else if (context == Context::kEarlyCheck) {
+      cause = "early-reweight-check";
     } else if (context == Context::kLocalCapacity) {
       cause = "local-capacity";
     } else if (bandwidth) {

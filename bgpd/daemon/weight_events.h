@@ -22,7 +22,7 @@ class WeightEventReporter {
  public:
   // What the weights stage was doing when it produced the update.
   // kLocalCapacity: the applied capacity of one of our own LAGs (local_capacity_source) changed.
-  enum class Context { kRouteChanges, kHoldDownExpiry, kReload, kLocalCapacity };
+  enum class Context { kRouteChanges, kHoldDownExpiry, kEarlyCheck, kReload, kLocalCapacity };
 
   explicit WeightEventReporter(control::EventSink* sink) : sink_(sink) {}
 

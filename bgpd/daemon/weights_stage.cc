@@ -86,13 +86,14 @@ void WeightsStage::Run() {
   FlushFib(WeightEventReporter::Context::kRouteChanges);
 }
 
-void WeightsStage::RunCheckSlice() {
+bool WeightsStage::RunCheckSlice() {
   std::optional<rib::CheckSlice> slice = groups_.TakeCheckSlice(Now(), kCheckSlice);
-  if (!slice) return;
+  if (!slice) return false;
   // The members as the RIB has them now, as a batch reads them.
   for (const wire::Prefix& prefix : slice->prefixes) batch_.Add(rib_, prefix, local_);
   groups_.Check(slice->group, batch_.View(), Now());
   batch_.Clear();
+  return true;
 }
 
 void WeightsStage::Reconfigure(const rib::WeightsConfig& config, bool reweigh) {
@@ -129,6 +130,11 @@ void WeightsStage::SetLocalCapacity(int16_t index, double bps) {
 }
 
 void WeightsStage::FlushFib(WeightEventReporter::Context context) {
+  Publish(context);
+  Rearm();
+}
+
+void WeightsStage::Publish(WeightEventReporter::Context context) {
   for (const std::string& n : groups_.TakeNotices()) log::Warning("%s", n);
   const rib::FibUpdate u = groups_.TakeFibUpdate();
   if (!u.empty()) {
@@ -142,6 +148,9 @@ void WeightsStage::FlushFib(WeightEventReporter::Context context) {
     if (fib_ != nullptr) fib_->Apply(u);
     if (events_) events_->Report(u, groups_, context, clock_.WallMs());
   }
+}
+
+void WeightsStage::Rearm() {
   RefreshMetrics();
   if (auto due = groups_.NextDue()) {
     // Rounded up to the clock's millisecond: the timer fires at the due time, never before
@@ -150,8 +159,9 @@ void WeightsStage::FlushFib(WeightEventReporter::Context context) {
     const absl::Duration wait = std::max(*due - Now(), absl::ZeroDuration());
     hold_timer_->Start(absl::ToChronoMilliseconds(absl::Ceil(wait, absl::Milliseconds(1))), [this] {
       groups_.Expire(Now());
-      RunCheckSlice();
-      FlushFib(WeightEventReporter::Context::kHoldDownExpiry);
+      Publish(WeightEventReporter::Context::kHoldDownExpiry);
+      if (RunCheckSlice()) Publish(WeightEventReporter::Context::kEarlyCheck);
+      Rearm();
     });
   } else {
     hold_timer_->Stop();
@@ -176,6 +186,10 @@ void WeightsStage::RefreshMetrics() {
   sync(metrics_->WeightChanges("suppressed"), c.suppressed);
   sync(metrics_->FibOperations("group"), c.group_updates);
   sync(metrics_->FibOperations("route"), c.route_updates);
+  sync(metrics_->EarlyReweight("followed"), c.early_reweights);
+  sync(metrics_->EarlyReweight("checked"), c.early_checked);
+  sync(metrics_->EarlyReweight("moved"), c.early_moved);
+  sync(metrics_->EarlyReweight("reverted"), c.early_reverted);
   if (const rib::GroupBudget* b = groups_.budget()) {
     const rib::GroupBudgetTotals t = b->Totals();
     metrics_->GroupBudget("limit").Set(b->config().max_groups);

@@ -48,10 +48,13 @@ class WeightsStage final : public rib::RouteChangeListener {
   void Run();
   void ReweighAll();  // every route's members again, at once (no hold-down)
   // Early reweight: one slice of a due check of a group's prefixes (docs/weights.md).
-  void RunCheckSlice();
-  // Hands the registry's FIB update on (and to the weight events, as caused by `context`)
-  // and re-arms the hold-down timer.
+  bool RunCheckSlice();  // false: no check was due
+  // Publish, then Rearm.
   void FlushFib(WeightEventReporter::Context context);
+  // Hands the registry's FIB update on (and to the weight events, as caused by `context`).
+  void Publish(WeightEventReporter::Context context);
+  // Metrics, and the hold-down timer for the registry's next due time.
+  void Rearm();
   void RefreshMetrics();
   absl::Time Now() const { return absl::FromUnixMillis(clock_.WallMs()); }
 

@@ -72,6 +72,10 @@ SessionMetrics::SessionMetrics(std::shared_ptr<prometheus::Registry> registry)
                           .Name("bagd_fib_operations_total")
                           .Help("Group and route operations handed to the FIB")
                           .Register(*registry_)),
+      early_reweight_(prometheus::BuildCounter()
+                          .Name("bagd_early_reweight_total")
+                          .Help("Early reweight: groups that followed, prefixes checked, moved, groups reverted")
+                          .Register(*registry_)),
       prefix_limit_(prometheus::BuildGauge()
                         .Name("bagd_neighbor_prefix_limit")
                         .Help("Maximum prefixes (paths) the neighbor may hold in the family")
@@ -132,6 +136,7 @@ SessionMetrics::SessionMetrics(std::shared_ptr<prometheus::Registry> registry)
   QuantizationMaxError();
   for (const char* o : {"applied", "held", "suppressed"}) WeightChanges(o);
   for (const char* k : {"group", "route"}) FibOperations(k);
+  for (const char* e : {"followed", "checked", "moved", "reverted"}) EarlyReweight(e);
   FibFailures();
   FibRetries();
   FibResyncs();
@@ -220,6 +225,9 @@ prometheus::Gauge& SessionMetrics::LocalCapacity(const std::string& source) {
 }
 prometheus::Gauge& SessionMetrics::LocalCapacityCappedMembers() { return local_capacity_capped_.Add({}); }
 prometheus::Counter& SessionMetrics::FibOperations(const std::string& kind) { return fib_operations_.Add({{"kind", kind}}); }
+prometheus::Counter& SessionMetrics::EarlyReweight(const std::string& event) {
+  return early_reweight_.Add({{"event", event}});
+}
 prometheus::Gauge& SessionMetrics::GroupBudget(const std::string& what) {
   auto& f = group_budget_[what];
   if (f == nullptr) {

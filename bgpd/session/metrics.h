@@ -18,6 +18,11 @@
 //   bagd_weight_quantization_max_error_ratio           gauge: largest relative share error of any
 //                                                      group's installed weights (0.01 = 1 %)
 //   bagd_fib_operations_total{kind}                    counter: group / route operations handed to the FIB
+//   bagd_early_reweight_total{event}                   counter: early reweight (docs/weights.md): groups
+//                                                      "followed" their first re-announced prefixes,
+//                                                      prefixes "checked" after, of them "moved" to
+//                                                      another group, groups "reverted" (most had not
+//                                                      changed)
 //   bagd_local_capacity_bps{source}                    gauge: a local capacity source's capacity as the
 //                                                      weights use it (after its hold-down)
 //   bagd_local_capacity_capped_members                 gauge: next-hop-group members weighed at their
@@ -103,6 +108,7 @@ class SessionMetrics {
   prometheus::Gauge& LocalCapacity(const std::string& source);
   prometheus::Gauge& LocalCapacityCappedMembers();
   prometheus::Counter& FibOperations(const std::string& kind);
+  prometheus::Counter& EarlyReweight(const std::string& event);
   // bagd_nexthop_groups_<what> (the group budget's gauges, above); created when first used.
   prometheus::Gauge& GroupBudget(const std::string& what);
   prometheus::Counter& GroupBudgetRouteMoves();
@@ -143,6 +149,7 @@ class SessionMetrics {
   prometheus::Family<prometheus::Gauge>& local_capacity_;
   prometheus::Family<prometheus::Gauge>& local_capacity_capped_;
   prometheus::Family<prometheus::Counter>& fib_operations_;
+  prometheus::Family<prometheus::Counter>& early_reweight_;
   prometheus::Family<prometheus::Gauge>& prefix_limit_;
   prometheus::Family<prometheus::Gauge>& prefix_limit_state_;
   prometheus::Family<prometheus::Counter>& prefix_limit_events_;

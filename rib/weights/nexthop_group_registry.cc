@@ -321,10 +321,109 @@ void NextHopGroupRegistry::Update(std::span<const MembersView> changes, absl::Ti
 }
 
 void NextHopGroupRegistry::Check(GroupId group, std::span<const MembersView> members, absl::Time now) {
+  now_ = std::max(now_, now);
   counters_.early_checked += members.size();
-  UpdateImpl(members, now, /*immediate=*/false, /*check=*/true);
   auto g = groups_.find(group);
+  if (g != groups_.end() && g->second.follow && !g->second.follow->counted) {
+    CountSlice(g->second, members);
+    if (g->second.follow->walk_done) EndCount(g->second);
+    return;
+  }
+  UpdateImpl(members, now, /*immediate=*/false, /*check=*/true);
+  g = groups_.find(group);
   if (g != groups_.end() && g->second.follow && g->second.follow->walk_done) g->second.follow.reset();
+}
+
+void NextHopGroupRegistry::CountSlice(NextHopGroup& g, std::span<const MembersView> members) {
+  std::vector<Target> unique;
+  std::vector<uint32_t> target_of;
+  ResolveTargets(members, unique, target_of);
+  NextHopGroup::Follow& f = *g.follow;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const Target& t = unique[target_of[i]];
+    if (t.key.empty()) continue;  // withdrawn meanwhile: its own change is on its way
+    const GroupId* now_in = route_group_.Find(members[i].prefix);
+    if (now_in == nullptr || *now_in != g.id) continue;
+    if (t.key == g.key) {
+      // The prefixes that showed the followed key, kept while they may be the fewer: they
+      // are the ones to move if the group goes back.
+      if (++f.same <= g.prefixes / 2) {
+        f.followers.push_back(members[i].prefix);
+      } else if (!f.followers.empty()) {
+        f.followers.clear();
+        f.followers.shrink_to_fit();
+      }
+    } else if (t.key == f.before_key) {
+      ++f.at_before;
+    } else {
+      ++f.elsewhere;
+    }
+  }
+}
+
+void NextHopGroupRegistry::EndCount(NextHopGroup& g) {
+  NextHopGroup::Follow& f = *g.follow;
+  f.counted = true;
+  f.walk_done = false;  // a moving walk, if one is needed, starts at the top of the table
+  f.cursor.reset();
+  if (f.at_before + f.elsewhere == 0) {  // every prefix showed the key it follows (the LAG case)
+    g.follow.reset();
+    return;
+  }
+  // Most prefixes kept the old key (a peer that re-announced some of them), and the
+  // re-announcement is over (no batch showed the new key since the count began): the group
+  // goes back in place to what it was, and the prefixes that changed move to a group of their
+  // own, with the state the group had while it followed them. Fewer route moves, and the
+  // prefixes that never changed never leave their group.
+  const auto taken = by_key_.find(f.before_key);
+  bool revert = f.at_before > f.same && f.touched < f.walk_started && f.followers.size() == f.same &&
+                (taken == by_key_.end() || taken->second == g.id);
+  if (revert) {  // and some prefix stays in the group (the others may have gone since)
+    const size_t in_group = std::count_if(f.followers.begin(), f.followers.end(), [&](const wire::Prefix& p) {
+      const GroupId* in = route_group_.Find(p);
+      return in != nullptr && *in == g.id;
+    });
+    revert = in_group > 0 && in_group < g.prefixes;
+  }
+  if (revert) {
+    // The changed prefixes' group: the followed state as it is, members, damping and all.
+    const GroupId id = next_id_++;
+    NextHopGroup& to = groups_[id];
+    to.id = id;
+    to.family = g.family;
+    to.members = g.members;
+    to.key = g.key;
+    to.key_weights = g.key_weights;
+    to.all_drained = g.all_drained;
+    // The group goes back to what it was.
+    g.members = std::move(f.before);
+    g.key = std::move(f.before_key);
+    g.key_weights = std::move(f.before_key_weights);
+    g.all_drained = f.before_all_drained;
+    by_key_[to.key] = to.id;
+    by_key_[g.key] = g.id;
+    f.before = to.members;  // the other side now: restored if every prefix goes to its key
+    f.before_key = to.key;
+    f.reverted = true;
+    ++counters_.early_reverted;
+    Reweigh(to);
+    Reweigh(g);
+    for (const wire::Prefix& p : f.followers) {
+      const GroupId* in = route_group_.Find(p);
+      if (in == nullptr || *in != g.id) continue;  // it moved on since
+      Attach(p, to);
+      Detach(g);
+      ++counters_.early_moved;
+    }
+    f.followers.clear();
+    f.followers.shrink_to_fit();
+    if (f.elsewhere == 0) {
+      g.follow.reset();
+      return;
+    }
+  }
+  f.followers.clear();
+  f.followers.shrink_to_fit();
 }
 
 std::optional<CheckSlice> NextHopGroupRegistry::TakeCheckSlice(absl::Time now, size_t max) {
@@ -338,6 +437,7 @@ std::optional<CheckSlice> NextHopGroupRegistry::TakeCheckSlice(absl::Time now, s
   }
   if (g == nullptr) return std::nullopt;
   NextHopGroup::Follow& f = *g->follow;
+  if (!f.walking) f.walk_started = now;
   f.walking = true;
   CheckSlice out{g->id, {}};
   max = std::max<size_t>(max, 1);
@@ -398,10 +498,13 @@ void NextHopGroupRegistry::MaybeFollow(NextHopGroup& g, std::span<const size_t> 
     }
   }
   if (best_votes == 0) return;
+  if (g.follow && g.follow->reverted) g.follow.reset();  // a new round from what it is now
   if (!g.follow) {
     g.follow.emplace();
     g.follow->before = g.members;
     g.follow->before_key = g.key;
+    g.follow->before_key_weights = g.key_weights;
+    g.follow->before_all_drained = g.all_drained;
     g.follow->since = now;
   }
   NextHopGroup::Follow& f = *g.follow;
@@ -409,33 +512,21 @@ void NextHopGroupRegistry::MaybeFollow(NextHopGroup& g, std::span<const size_t> 
   f.walking = false;  // a walk that had started begins again: every prefix is to be checked anew
   f.walk_done = false;
   f.cursor.reset();
+  f.counted = false;
+  f.same = f.at_before = f.elsewhere = 0;
+  f.followers.clear();
   ++f.follows;
   ++counters_.early_reweights;
   Rekey(g, unique[best], now, immediate);
 }
 
-void NextHopGroupRegistry::UpdateImpl(std::span<const MembersView> changes, absl::Time now, bool immediate,
-                                      bool check) {
-  now_ = std::max(now_, now);
-  // The prefixes of a burst mostly share their members (a peer re-announcing its routes with
-  // a new bandwidth): resolve each distinct member set once.
-  std::vector<Target> unique;
-  std::vector<uint32_t> target_of(changes.size());
+void NextHopGroupRegistry::ResolveTargets(std::span<const MembersView> changes, std::vector<Target>& unique,
+                                          std::vector<uint32_t>& target_of) {
+  target_of.assign(changes.size(), 0);
   absl::flat_hash_map<std::string, uint32_t> by_signature;
   std::string sig;
-  // Changes by the group their prefix uses now (0: none yet).
-  absl::flat_hash_map<GroupId, std::vector<size_t>> by_old;
-  std::vector<size_t>* last_old = nullptr;
-  GroupId last_old_id = 0;
   for (size_t i = 0; i < changes.size(); ++i) {
     const MembersView& pm = changes[i];
-    const GroupId* g = route_group_.Find(pm.prefix);
-    const GroupId old_id = g == nullptr ? 0 : *g;
-    if (last_old == nullptr || old_id != last_old_id) {
-      last_old = &by_old[old_id];
-      last_old_id = old_id;
-    }
-    last_old->push_back(i);
     // Neighbouring prefixes usually have the same members: no signature needed.
     if (i > 0 && changes[i - 1].prefix.family() == pm.prefix.family() &&
         ((changes[i - 1].members.data() == pm.members.data() && changes[i - 1].members.size() == pm.members.size()) ||
@@ -454,6 +545,29 @@ void NextHopGroupRegistry::UpdateImpl(std::span<const MembersView> changes, absl
     auto [it, fresh] = by_signature.try_emplace(sig, static_cast<uint32_t>(unique.size()));
     if (fresh) unique.push_back(Resolve(pm));
     target_of[i] = it->second;
+  }
+}
+
+void NextHopGroupRegistry::UpdateImpl(std::span<const MembersView> changes, absl::Time now, bool immediate,
+                                      bool check) {
+  now_ = std::max(now_, now);
+  // The prefixes of a burst mostly share their members (a peer re-announcing its routes with
+  // a new bandwidth): resolve each distinct member set once.
+  std::vector<Target> unique;
+  std::vector<uint32_t> target_of;
+  ResolveTargets(changes, unique, target_of);
+  // Changes by the group their prefix uses now (0: none yet).
+  absl::flat_hash_map<GroupId, std::vector<size_t>> by_old;
+  std::vector<size_t>* last_old = nullptr;
+  GroupId last_old_id = 0;
+  for (size_t i = 0; i < changes.size(); ++i) {
+    const GroupId* g = route_group_.Find(changes[i].prefix);
+    const GroupId old_id = g == nullptr ? 0 : *g;
+    if (last_old == nullptr || old_id != last_old_id) {
+      last_old = &by_old[old_id];
+      last_old_id = old_id;
+    }
+    last_old->push_back(i);
   }
   auto target = [&](size_t i) -> const Target& { return unique[target_of[i]]; };
   std::vector<GroupId> old_ids;
@@ -498,11 +612,11 @@ void NextHopGroupRegistry::UpdateImpl(std::span<const MembersView> changes, absl
       const wire::Prefix& prefix = changes[i].prefix;
       const Target& t = target(i);
       if (g && !t.key.empty() && g->key == t.key) {  // same group
-        if (g->follow && !check && !g->follow->walking) g->follow->touched = now;
+        if (g->follow && !check) g->follow->touched = now;
         continue;
       }
       if (g && parent == nullptr) {
-        parent_copy = g->follow ? g->follow->before : g->members;
+        parent_copy = g->follow && !g->follow->reverted ? g->follow->before : g->members;
         parent = &parent_copy;
       }
       if (check) ++counters_.early_moved;

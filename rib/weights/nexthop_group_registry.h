@@ -139,17 +139,32 @@ struct NextHopGroup {
   std::vector<FibGroupMember> installed;  // what was last handed to the FIB
   bool announced = false;                 // handed to the FIB at least once
   // Early reweight: the group followed the bandwidths some of its prefixes showed; the
-  // others are checked at `due` (then in slices, from `cursor`).
+  // others are checked at `due`, in slices from `cursor`: a first walk counts the prefixes
+  // that show the group's key, its old key and another. When most kept the old key (a peer
+  // that re-announced only some prefixes), the group goes back to `before` in place and the
+  // changed ones (kept while they are the fewer) move to a group of their own. A second walk,
+  // when one is needed, moves each prefix that does not show the group's key to its own.
   struct Follow {
-    std::vector<Member> before;  // the members as they were: the state of a prefix that did not change
+    // The members as they were: the state of a prefix that did not change (after a revert,
+    // the followed members: the state of the prefixes that did).
+    std::vector<Member> before;
     std::string before_key;
+    std::vector<uint32_t> before_key_weights;
+    bool before_all_drained = false;
     absl::Time since;    // the first follow of this round
     absl::Time touched;  // the last batch that showed the group's new key
     bool walking = false;
-    bool walk_done = false;  // the last slice is out
+    bool walk_done = false;  // the last slice of this walk is out
     std::optional<wire::Prefix> cursor;
+    absl::Time walk_started;  // the first slice of the counting walk
+    bool counted = false;     // the counting walk is over: this walk moves prefixes
+    bool reverted = false;    // the group went back to `before` (the majority did not change)
+    // The counting walk: prefixes that show the group's key, the key it had before, another.
+    uint64_t same = 0;
+    uint64_t at_before = 0;
+    uint64_t elsewhere = 0;
+    std::vector<wire::Prefix> followers;  // those that show the group's key, while they are the fewer
     uint32_t follows = 0;  // follows in this round
-    uint64_t moved = 0;    // prefixes the check moved to another group
     absl::Time due(absl::Duration delay) const { return std::min(std::max(since, touched) + delay, since + 10 * delay); }
   };
   std::optional<Follow> follow;
@@ -164,6 +179,7 @@ struct WeightCounters {
   uint64_t early_reweights = 0;  // a group followed some of its prefixes' new bandwidths
   uint64_t early_checked = 0;    // prefixes read again by the check
   uint64_t early_moved = 0;      // of them, moved to the group of their own bandwidths
+  uint64_t early_reverted = 0;   // groups put back: most of their prefixes had not changed
 };
 
 // One slice of an early-reweight check: prefixes of `group` to read from the RIB again.
@@ -197,8 +213,10 @@ class NextHopGroupRegistry {
   // of a group whose check is due; nullopt if none is. The caller reads their members and
   // hands them to Check (a slice may be empty when the group's prefixes are sparse).
   std::optional<CheckSlice> TakeCheckSlice(absl::Time now, size_t max);
-  // The members of a slice's prefixes: each that does not match its group goes to the group
-  // of its own key. The check ends with its last slice.
+  // The members of a slice's prefixes. The first walk over the group counts how many show
+  // its key; the second moves each that does not match the group to the group of its own key
+  // (after the group went back to its old key, if most had not changed). The check ends with
+  // the last slice of the second walk, or of the first when every prefix matched.
   void Check(GroupId group, std::span<const MembersView> members, absl::Time now);
   // The earliest time a held change is due, or a merge may be revisited; nullopt if none is.
   std::optional<absl::Time> NextDue() const;
@@ -255,6 +273,14 @@ class NextHopGroupRegistry {
   NextHopGroup& Create(const Target& t, const std::vector<NextHopGroup::Member>* parent, absl::Time now,
                        bool immediate);
   void UpdateImpl(std::span<const MembersView> changes, absl::Time now, bool immediate, bool check);
+  // Each change's target (`target_of`, an index into `unique`), each distinct member set
+  // resolved once.
+  void ResolveTargets(std::span<const MembersView> changes, std::vector<Target>& unique,
+                      std::vector<uint32_t>& target_of);
+  // Early reweight, the counting walk: tallies a slice of `g`'s prefixes; at its end decides
+  // what the moving walk moves (and reverts `g` when most did not change).
+  void CountSlice(NextHopGroup& g, std::span<const MembersView> members);
+  void EndCount(NextHopGroup& g);
   // Early reweight: `g` follows the most common key among `moves` that has its next hops.
   void MaybeFollow(NextHopGroup& g, std::span<const size_t> moves, std::span<const uint32_t> target_of,
                    std::span<const Target> unique, absl::Time now, bool immediate);

@@ -246,6 +246,21 @@ TEST_CASE("bagctl nexthop-group render: an early reweight and its check", "[cont
   g.set_early_checking(true);
   CHECK_THAT(RenderNextHopGroup(g, sample.settings(), kNowUnixMs),
              Catch::Contains("  early reweight: followed the first prefixes' new bandwidths (2 times); checking the others now\n"));
+  g.set_early_reverted(true);
+  CHECK_THAT(RenderNextHopGroup(g, sample.settings(), kNowUnixMs),
+             Catch::Contains("(2 times); most prefixes kept their old ones: back to them, moving the changed ones out\n"));
+}
+
+TEST_CASE("bagctl nexthop-group render: the early reweight counters, once there was one", "[control][render][nexthop-groups]") {
+  const auto sample = SampleNextHopGroups();
+  WeightCounters c;
+  CHECK(RenderWeightSettings(sample.settings(), c).find("Early reweights") == std::string::npos);
+  c.set_early_follows(3);
+  c.set_early_checked(100000);
+  c.set_early_moved(20000);
+  c.set_early_reverted(1);
+  CHECK_THAT(RenderWeightSettings(sample.settings(), c),
+             Catch::Contains("\nEarly reweights: 3 followed, 100000 prefixes checked, 20000 moved, 1 group put back\n"));
 }
 
 TEST_CASE("bagctl nexthop-group render: where a member's applied value comes from (local capacity)",

@@ -30,6 +30,7 @@ TEST_CASE("metrics: the families that do not depend on a neighbor exist from sta
            "bagd_weight_quantization_max_error_ratio 0",
            "bagd_weight_changes_total{outcome=\"held\"} 0",
            "bagd_fib_operations_total{kind=\"route\"} 0",
+           "bagd_early_reweight_total{event=\"reverted\"} 0",
            "bagd_fib_failures_total 0",
            "bagd_fib_retries_total 0",
            "bagd_fib_resyncs_total 0",

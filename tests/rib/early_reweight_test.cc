@@ -107,20 +107,67 @@ TEST_CASE("the first prefixes with a lower bandwidth re-weigh the whole group in
     CHECK_FALSE(lab.r.GroupOf(P(lab.Pfx(0)))->follow.has_value());
     CHECK_FALSE(lab.r.NextDue().has_value());
   }
-  SECTION("the peer changed only some prefixes: the check puts the others back on their own weights") {
-    CHECK(lab.RunChecks(t0 + absl::Seconds(3)) == 1);
+  SECTION("the peer changed only some prefixes: the group goes back, the changed ones move out") {
+    CHECK(lab.RunChecks(t0 + absl::Seconds(3)) == 1);  // one counting walk, no second
     const FibUpdate v = lab.r.TakeFibUpdate();
-    CHECK(v.group_upserts.size() == 1);   // the group of the unchanged ones, made first
-    CHECK(v.route_upserts.size() == 6);   // they move to it
+    CHECK(v.group_upserts.size() == 2);   // the changed ones' group, and the group back in place
+    CHECK(v.route_upserts.size() == 2);   // only the changed ones move
+    CHECK(v.route_deletes.empty());
+    CHECK(v.group_deletes.empty());
     CHECK(lab.r.group_count() == 2);
     CHECK(Weights(lab.r, lab.Pfx(0)) == "10.0.0.1*1 10.0.0.2*2");
     CHECK(Weights(lab.r, lab.Pfx(2)) == "10.0.0.1*1 10.0.0.2*1");
-    // Their 100G never went away: stable at once, no hold-down for an increase they never had.
+    // The unchanged ones never left their group, and their 100G is as it was: stable, no
+    // hold-down for an increase they never had.
     const NextHopGroup* g = lab.r.GroupOf(P(lab.Pfx(2)));
+    CHECK(g->id == id);
     CHECK(g->members[0].hold.state() == HoldDownState::kStable);
     CHECK(g->members[0].hold.applied() == Approx(1e11).epsilon(1e-6));  // float32 on the wire
-    CHECK(lab.r.GroupOf(P(lab.Pfx(0)))->id == id);  // the changed ones keep the group's id
-    CHECK(lab.r.counters().early_moved == 6);
+    CHECK_FALSE(g->follow.has_value());
+    // The changed ones keep the damping state they had on the followed group.
+    const NextHopGroup* changed = lab.r.GroupOf(P(lab.Pfx(1)));
+    CHECK(changed->id != id);
+    CHECK(changed->prefixes == 2);
+    CHECK(changed->members[0].hold.applied() == Approx(5e10).epsilon(1e-6));
+    CHECK(lab.r.counters().early_moved == 2);
+    CHECK(lab.r.counters().early_reverted == 1);
+    CHECK(lab.r.counters().early_checked == 8);
+    CHECK_FALSE(lab.r.NextDue().has_value());
+  }
+  SECTION("most prefixes changed: the group keeps the new weights, the unchanged ones move out") {
+    lab.Announce(2, 3, k50_100, t0 + absl::Seconds(1));  // 5 of 8 re-announced
+    CHECK(lab.RunChecks(t0 + absl::Seconds(3)) == 2);     // the counting walk, then the moving one
+    const FibUpdate v = lab.r.TakeFibUpdate();
+    CHECK(v.group_upserts.size() == 1);  // the unchanged ones' group
+    CHECK(v.route_upserts.size() == 3);
+    CHECK(lab.r.GroupOf(P(lab.Pfx(0)))->id == id);
+    CHECK(Weights(lab.r, lab.Pfx(7)) == "10.0.0.1*1 10.0.0.2*1");
+    CHECK(lab.r.GroupOf(P(lab.Pfx(7)))->members[0].hold.state() == HoldDownState::kStable);
+    CHECK(lab.r.counters().early_moved == 3);
+    CHECK(lab.r.counters().early_reverted == 0);
+    CHECK(lab.r.counters().early_checked == 16);  // both walks read the 8
+    CHECK_FALSE(lab.r.NextDue().has_value());
+  }
+  SECTION("a batch shows the new key while the count runs: the re-announcement goes on, no revert") {
+    CHECK(lab.Slice(t0 + absl::Seconds(3), 2));  // 10.5.0..1: both changed
+    lab.Announce(2, 1, k50_100, t0 + absl::Seconds(3));
+    lab.RunChecks(t0 + absl::Seconds(3), 2);
+    CHECK(lab.r.counters().early_reverted == 0);
+    CHECK(lab.r.GroupOf(P(lab.Pfx(0)))->id == id);
+    CHECK(Weights(lab.r, lab.Pfx(7)) == "10.0.0.1*1 10.0.0.2*1");  // the 5 left moved out
+    CHECK(lab.r.counters().early_moved == 5);
+  }
+  SECTION("some prefixes at a third key: the group goes back, and a second walk moves those") {
+    const std::vector<MemberInput> k25_100 = {M("10.0.0.1", 2.5e10), M("10.0.0.2", 1e11)};
+    lab.rib[lab.Pfx(7)] = k25_100;  // changed in the RIB, its batch not run yet (as a check may see it)
+    CHECK(lab.RunChecks(t0 + absl::Seconds(3)) == 2);
+    CHECK(lab.r.counters().early_reverted == 1);
+    CHECK(lab.r.GroupOf(P(lab.Pfx(2)))->id == id);
+    CHECK(Weights(lab.r, lab.Pfx(2)) == "10.0.0.1*1 10.0.0.2*1");
+    CHECK(Weights(lab.r, lab.Pfx(0)) == "10.0.0.1*1 10.0.0.2*2");
+    CHECK(Weights(lab.r, lab.Pfx(7)) == "10.0.0.1*1 10.0.0.2*4");
+    CHECK(lab.r.group_count() == 3);
+    CHECK(lab.r.counters().early_moved == 3);
     CHECK_FALSE(lab.r.NextDue().has_value());
   }
   SECTION("a prefix withdrawn during the check is skipped") {
@@ -225,7 +272,8 @@ TEST_CASE("a check in slices covers each prefix of the group once, other groups 
   const int slices = lab.RunChecks(t0 + absl::Seconds(3), 4);
   CHECK(slices >= 5);
   CHECK(lab.r.counters().early_checked == 20);
-  CHECK(lab.r.counters().early_moved == 19);
+  CHECK(lab.r.counters().early_moved == 1);  // the group went back; the one that changed moved
+  CHECK(lab.r.counters().early_reverted == 1);
   CHECK(Weights(lab.r, lab.Pfx(25)) == "10.0.0.3*1 10.0.0.4*1");
   CHECK(Weights(lab.r, lab.Pfx(19)) == "10.0.0.1*1 10.0.0.2*1");
   CHECK(Weights(lab.r, lab.Pfx(0)) == "10.0.0.1*1 10.0.0.2*2");

@@ -125,6 +125,11 @@ std::string RenderWeightSettings(const WeightSettings& s, const WeightCounters& 
   absl::StrAppend(&out, "Bandwidth changes: ", c.applied(), " applied, ", c.held(), " held, ", c.suppressed(),
                   " suppressed; FIB updates: ", Plural(c.group_updates(), "group", "groups"), ", ",
                   Plural(c.route_updates(), "route", "routes"), "\n");
+  if (c.early_follows() > 0) {
+    absl::StrAppend(&out, "Early reweights: ", c.early_follows(), " followed, ",
+                    Plural(c.early_checked(), "prefix", "prefixes"), " checked, ", c.early_moved(), " moved, ",
+                    Plural(c.early_reverted(), "group", "groups"), " put back\n");
+  }
   return out;
 }
 
@@ -154,7 +159,8 @@ std::string RenderNextHopGroup(const NextHopGroup& g, const WeightSettings& sett
     // docs/weights.md, "Early reweight": the weights follow the first re-announced prefixes.
     absl::StrAppend(&out, "  early reweight: followed the first prefixes' new bandwidths",
                     g.early_follows() > 1 ? absl::StrCat(" (", g.early_follows(), " times)") : std::string(),
-                    g.early_checking() ? "; checking the others now"
+                    g.early_reverted() ? "; most prefixes kept their old ones: back to them, moving the changed ones out"
+                    : g.early_checking() ? "; checking the others now"
                                        : absl::StrCat("; the others are checked in ",
                                                       FormatCountdown(g.early_check_due_unix_ms() - now_unix_ms)),
                     "\n");
