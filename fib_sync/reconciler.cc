@@ -263,6 +263,9 @@ FlushResult Reconciler::Flush() {
     progress = FlushRoutes(r);
     progress += DeleteUnusedGroups(r);
   }
+  // The walk erases what it applied one by one, which keeps the table's slots: a full table's
+  // worth of them (tens of MB) after the first sync. clear() on an empty set gives them back.
+  if (dirty_routes_.empty()) dirty_routes_.clear();
   r.groups_refused = refused_.size();
   for (const rib::GroupId gid : refused_) {
     if (refused_before.contains(gid)) continue;  // said already; still waiting
