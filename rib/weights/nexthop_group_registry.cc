@@ -437,7 +437,7 @@ std::optional<CheckSlice> NextHopGroupRegistry::TakeCheckSlice(absl::Time now, s
   }
   if (g == nullptr) return std::nullopt;
   NextHopGroup::Follow& f = *g->follow;
-  if (!f.walking) f.walk_started = now;
+  if (!f.walking) f.walk_started = now_;  // monotonic: compared with `touched`
   f.walking = true;
   CheckSlice out{g->id, {}};
   max = std::max<size_t>(max, 1);
@@ -508,7 +508,7 @@ void NextHopGroupRegistry::MaybeFollow(NextHopGroup& g, std::span<const size_t> 
     g.follow->since = now;
   }
   NextHopGroup::Follow& f = *g.follow;
-  f.touched = now;
+  f.touched = now_;
   f.walking = false;  // a walk that had started begins again: every prefix is to be checked anew
   f.walk_done = false;
   f.cursor.reset();
@@ -612,7 +612,8 @@ void NextHopGroupRegistry::UpdateImpl(std::span<const MembersView> changes, absl
       const wire::Prefix& prefix = changes[i].prefix;
       const Target& t = target(i);
       if (g && !t.key.empty() && g->key == t.key) {  // same group
-        if (g->follow && !check) g->follow->touched = now;
+        // (now_, not now: the wall clock may step back; the revert compares these stamps)
+        if (g->follow && !check) g->follow->touched = now_;
         continue;
       }
       if (g && parent == nullptr) {
@@ -643,6 +644,9 @@ void NextHopGroupRegistry::UpdateImpl(std::span<const MembersView> changes, absl
       }
       if (to) {
         Attach(prefix, *to);
+        // A prefix that joins a group following early shows its new key as well: the
+        // re-announcement goes on (no revert for a count that did not see it).
+        if (to->follow && !check) to->follow->touched = now_;
       } else if (route_group_.Erase(prefix) && track_fib_) {
         dirty_routes_[prefix] = 0;  // a prefix that had no group has no route to delete
       }
@@ -778,6 +782,11 @@ void NextHopGroupRegistry::Reconfigure(const WeightsConfig& config, absl::Time n
   quantized_.clear();
   for (auto& [id, g] : groups_) {
     for (auto& m : g.members) m.hold.Reconfigure(old.damping, config_.damping);
+    // The state an early reweight may go back to (or hand to the prefixes that leave) is
+    // under the new timers too.
+    if (g.follow) {
+      for (auto& m : g.follow->before) m.hold.Reconfigure(old.damping, config_.damping);
+    }
   }
   // Held changes may be due under the new timers; limits may change the weights.
   for (auto& [id, g] : groups_) {

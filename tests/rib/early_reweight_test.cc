@@ -136,8 +136,8 @@ TEST_CASE("the first prefixes with a lower bandwidth re-weigh the whole group in
     CHECK_FALSE(lab.r.NextDue().has_value());
   }
   SECTION("most prefixes changed: the group keeps the new weights, the unchanged ones move out") {
-    lab.Announce(2, 3, k50_100, t0 + absl::Seconds(1));  // 5 of 8 re-announced
-    CHECK(lab.RunChecks(t0 + absl::Seconds(3)) == 2);     // the counting walk, then the moving one
+    lab.Announce(2, 3, k50_100, t0 + absl::Seconds(2));  // 5 of 8 re-announced
+    CHECK(lab.RunChecks(t0 + absl::Seconds(4)) == 2);     // the counting walk, then the moving one
     const FibUpdate v = lab.r.TakeFibUpdate();
     CHECK(v.group_upserts.size() == 1);  // the unchanged ones' group
     CHECK(v.route_upserts.size() == 3);
@@ -185,7 +185,7 @@ TEST_CASE("the first prefixes with a lower bandwidth re-weigh the whole group in
   SECTION("the changed prefixes go again and the rest are all at the old key: the old state, no hold-down") {
     lab.Withdraw(0, t0 + absl::Seconds(2));
     lab.Withdraw(1, t0 + absl::Seconds(2));
-    lab.RunChecks(t0 + absl::Seconds(4));  // one slice with all six: re-keyed in place
+    lab.RunChecks(t0 + absl::Seconds(4));  // the count, then one slice with all six: re-keyed in place
     CHECK(lab.r.group_count() == 1);
     CHECK(lab.r.GroupOf(P(lab.Pfx(2)))->id == id);
     CHECK(Weights(lab.r, lab.Pfx(2)) == "10.0.0.1*1 10.0.0.2*1");
@@ -359,7 +359,68 @@ TEST_CASE("early reweight with a group budget never holds more groups than the l
   lab.RunChecks(t0 + absl::Seconds(3));
   apply(lab.r.TakeFibUpdate());
   CHECK(lab.r.budget()->installed() <= 3);
-  CHECK(lab.r.group_count() == 3);  // wanted: the followed one, the unchanged ones', the other
+  CHECK(lab.r.group_count() == 3);  // wanted: the changed ones', the unchanged ones' (back in place), the other
+}
+
+TEST_CASE("a prefix that joins the followed key while the count runs: no revert", "[weights][early]") {
+  const std::vector<MemberInput> k25_100 = {M("10.0.0.1", 2.5e10), M("10.0.0.2", 1e11)};
+  for (const bool by_withdraw : {false, true}) {
+    INFO((by_withdraw ? "withdrawn and announced again" : "from another group"));
+    Lab lab;
+    lab.Announce(1, 8, k100_100, t0);  // 10.5.1..8: G
+    if (!by_withdraw) lab.Announce(0, 1, k25_100, t0);  // 10.5.0: a group of its own
+    (void)lab.r.TakeFibUpdate();
+    lab.Announce(1, 2, k50_100, t0 + absl::Seconds(1));  // G follows 50:100
+    CHECK(lab.Slice(t0 + absl::Seconds(3), 3));           // the count reads 10.5.1..3
+    if (by_withdraw) {
+      lab.Withdraw(3, t0 + absl::Seconds(3));              // counted at the old key, then
+      lab.Announce(3, 1, k50_100, t0 + absl::Seconds(3));  // back at the new one
+    } else {
+      lab.Announce(0, 1, k50_100, t0 + absl::Seconds(3));  // joins G at its key
+    }
+    lab.RunChecks(t0 + absl::Seconds(3), 3);
+    lab.RunChecks(t0 + absl::Seconds(30), 3);
+    CHECK(lab.r.counters().early_reverted == 0);  // most still show the old key, but a batch showed the new one
+    const int joined = by_withdraw ? 3 : 0;
+    CHECK(Weights(lab.r, lab.Pfx(joined)) == "10.0.0.1*1 10.0.0.2*2");
+    CHECK(Weights(lab.r, lab.Pfx(1)) == "10.0.0.1*1 10.0.0.2*2");
+    CHECK(Weights(lab.r, lab.Pfx(8)) == "10.0.0.1*1 10.0.0.2*1");
+    CHECK_FALSE(lab.r.NextDue().has_value());
+  }
+}
+
+TEST_CASE("the wall clock stepping back during the count does not hide a batch", "[weights][early]") {
+  Lab lab;
+  lab.Announce(0, 8, k100_100, t0);
+  (void)lab.r.TakeFibUpdate();
+  lab.Announce(0, 2, k50_100, t0 + absl::Seconds(1));
+  CHECK(lab.Slice(t0 + absl::Seconds(3), 6));  // counts 10.5.0..5 (2 new, 4 old)
+  // The clock steps back a second; a batch re-announces 10.5.5 (counted at the old key).
+  lab.Announce(5, 1, k50_100, t0 + absl::Seconds(2));
+  lab.RunChecks(t0 + absl::Seconds(3), 6);
+  CHECK(lab.r.counters().early_reverted == 0);
+  CHECK(Weights(lab.r, lab.Pfx(5)) == "10.0.0.1*1 10.0.0.2*2");
+  CHECK(Weights(lab.r, lab.Pfx(7)) == "10.0.0.1*1 10.0.0.2*1");
+  CHECK_FALSE(lab.r.NextDue().has_value());
+}
+
+TEST_CASE("a reload's damping reaches the state a revert puts back", "[weights][early]") {
+  WeightsConfig c;
+  Lab lab(c);
+  lab.Announce(0, 8, k50_100, t0);
+  (void)lab.r.TakeFibUpdate();
+  lab.Announce(0, 8, k100_100, t0 + absl::Seconds(1));  // all of them up: the increase is held 30 s
+  const NextHopGroup* g = lab.r.GroupOf(P(lab.Pfx(7)));
+  REQUIRE(g->members[0].hold.state() == HoldDownState::kPendingIncrease);
+  const std::vector<MemberInput> k25_100 = {M("10.0.0.1", 2.5e10), M("10.0.0.2", 1e11)};
+  lab.Announce(0, 1, k25_100, t0 + absl::Seconds(2));  // one prefix down: G follows
+  c.damping.increase_hold_down = absl::Seconds(5);
+  lab.r.Reconfigure(c, t0 + absl::Seconds(3));
+  lab.RunChecks(t0 + absl::Seconds(4));  // most kept 100G: G goes back, to the pending increase
+  REQUIRE(lab.r.counters().early_reverted == 1);
+  g = lab.r.GroupOf(P(lab.Pfx(7)));
+  REQUIRE(g->members[0].hold.state() == HoldDownState::kPendingIncrease);
+  CHECK(g->members[0].hold.due() <= t0 + absl::Seconds(6));  // under the reloaded 5 s, not the old 30 s
 }
 
 // Property: whatever mix of partial re-announcements, withdrawals and time passes, once every
