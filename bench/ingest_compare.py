@@ -18,8 +18,8 @@ SIGUSR1; all get it together. Measured:
 
 Workloads: W1 1 peer x 1M /24 packed (~1000 per 4096-octet UPDATE); W1b 1 peer x 1M, one prefix
 per UPDATE; W2 4 peers with distinct ASNs x the same 250k prefixes (1M paths), 4-way multipath
-where the daemon has it, every daemon but bagd exporting nothing; W2x the same with every daemon advertising
-its best paths to the other peers (bagd always does: it has no export policy yet).
+where the daemon has it, no daemon exporting (bagd `default_export: DEFAULT_ACTION_REJECT`, BIRD `export none`,
+FRR a deny route-map out); W2x the same with every daemon advertising its best paths to the other peers.
 
 --kernel: bagd (netlink FIB) and BIRD (kernel protocol, ECMP merged) install into the daemon
 namespace's kernel FIB; "kernel full s" is first UPDATE byte -> the IPv4 main table holds every
@@ -55,8 +55,8 @@ WORKLOADS = {
     "W1": dict(peers=1, prefixes=1_000_000, mode="packed", what="1 peer x 1M /24 packed"),
     "W1b": dict(peers=1, prefixes=1_000_000, mode="1", what="1 peer x 1M /24, one per UPDATE"),
     "W2": dict(peers=4, prefixes=250_000, mode="packed", what="4 peers x same 250k /24 (1M paths)"),
-    # W2 with every daemon advertising its best paths to the other peers, as bagd always does
-    # (bagd has no export policy yet): the export cost that W2 leaves out for the others.
+    # W2 with every daemon advertising its best paths to the other peers: the export cost that
+    # W2 leaves out.
     "W2x": dict(peers=4, prefixes=250_000, mode="packed", export=True,
                 what="W2, every daemon exporting to the other peers"),
 }
@@ -191,6 +191,10 @@ class Bagd(Daemon):
         conf = [f'router {{ asn: {DAEMON_AS} router_id: "10.255.0.1"{listen} hold_time: 180 '
                 f'log_level: LOG_LEVEL_WARNING ebgp_requires_policy: false }}']
         attach = ' import_policies: "import"' if POLICY else ""
+        # W2 (no export): nothing to the other peers, as BIRD's `export none` and FRR's deny
+        # route-map; W2x: everything (the default without a policy).
+        if not self.export:
+            attach += " default_export: DEFAULT_ACTION_REJECT"
         if POLICY:
             conf.append(IMPORT_POLICY)
         for _a4, b4, asn in self.neighbors():
