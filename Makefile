@@ -4,6 +4,7 @@
 #   make test      deps + build + every test under ctest
 #   make test-asan the same with ASan + UBSan, in build-asan/
 #   make bench     Google Benchmark programs in bench/ (not pass/fail)
+#   make bench-deps what the side-by-side benchmarks need besides (BIRD 2)
 #   make fuzz      libFuzzer targets with clang; FUZZ_SECONDS per target (default 60)
 #   make demo      bagd with FRR and GoBGP peers in network namespaces (root)
 #   make demo-sonic the same peers, bagd writing SONiC APPL_DB in a private redis-server (root)
@@ -26,7 +27,11 @@ DEPS := cmake g++ make ninja-build ccache pkg-config \
         iproute2 python3 frr gobgpd libhiredis-dev redis-server \
         go-md2man dpkg-dev mmdebstrap python3-matplotlib
 
-.PHONY: all deps build test test-asan bench fuzz demo demo-sonic fabric deb clean
+# What only the side-by-side benchmarks need (bench/ingest_compare.py runs BIRD next to bagd);
+# not installed by `make test`: Debian starts bird.service when it installs bird2.
+BENCH_DEPS := bird2
+
+.PHONY: all deps bench-deps build test test-asan bench fuzz demo demo-sonic fabric deb clean
 
 all: build
 
@@ -39,6 +44,9 @@ deps:
 	  if [ "$$(id -u)" != 0 ]; then echo "run as root (or install:$$missing)"; exit 1; fi; \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	else echo "deps: all present"; fi
+
+bench-deps: deps
+	@$(MAKE) --no-print-directory deps DEPS="$(BENCH_DEPS)"
 
 # /usr: the install rules and the Debian package use system paths (/usr/sbin, /etc/bagd).
 $(BUILD)/CMakeCache.txt:
@@ -65,7 +73,7 @@ bench: deps
 	$(BENCH_BUILD)/bench/group_budget_bench
 	$(BENCH_BUILD)/bench/fib_bench --runs 3
 	$(BENCH_BUILD)/bench/appldb_bench --runs 3
-	@echo "ingest comparison (root, ~35 min for 3 runs): python3 bench/ingest_compare.py --runs 3; see docs/benchmarks.md"
+	@echo "ingest comparison (root, ~35 min for 3 runs; make bench-deps installs BIRD): python3 bench/ingest_compare.py --runs 3; see docs/benchmarks.md"
 
 fuzz: deps
 	CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBAGD_FUZZ=ON -DBUILD_TESTING=OFF
