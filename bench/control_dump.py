@@ -3,12 +3,14 @@
 (peak RSS, time) and how long it holds up bagd's event thread.
 
 bagd runs on loopback (127.0.0.1, BACKEND_NONE, one passive neighbor 127.0.0.2) and takes
-N /24s from bench/update_blaster. Then `bagctl show routes [--json]` runs to /dev/null while
+N /24s from bench/update_blaster, with link bandwidth as BAG peers send (--link-bandwidth,
+default 100 Gbit/s; 0: none). Then `bagctl show routes [--json]` runs to /dev/null while
 a probe calls `bagctl show neighbors --json` back to back: each answer needs bagd's event
 thread, so the slowest probe bounds the longest stall of that thread during the dump (the
 probe's own cost, a bagctl process start, is the idle median, shown next to it).
 
 usage: python3 bench/control_dump.py [--prefixes 1000000] [--build build] [--json] [--blaster PATH]
+                                    [--link-bandwidth GBPS]
   (run from the repository root after building bagd, bagctl and update_blaster; no root needed)
 """
 import argparse
@@ -35,6 +37,8 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="holds bgpd/bagd and tools/bagctl")
     ap.add_argument("--blaster", default=os.path.join(ROOT, "build", "bench", "update_blaster"))
     ap.add_argument("--json", action="store_true", help="show routes --json (default: the text table)")
+    ap.add_argument("--link-bandwidth", type=float, default=100.0,
+                    help="Gbit/s the peer's routes carry, as BAG peers send (0: none)")
     args = ap.parse_args()
     bagd_bin = os.path.join(args.build, "bgpd", "bagd")
     bagctl = os.path.join(args.build, "tools", "bagctl")
@@ -43,7 +47,8 @@ def main():
     port = free_port()
     conf = os.path.join(d, "bagd.textproto")
     with open(conf, "w") as f:
-        f.write(f'router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {port} }} }}\n'
+        f.write(f'router {{ asn: 65000 router_id: "10.255.0.1" listen {{ address: "127.0.0.1" port: {port} }} '
+                f'ebgp_requires_policy: false }}\n'
                 'fib { backend: BACKEND_NONE }\n'
                 'neighbors { address: "127.0.0.2" remote_as: 65001 passive: true }\n')
     sock = os.path.join(d, "bagd.sock")
@@ -56,7 +61,9 @@ def main():
         wait_until(lambda: os.path.exists(sock), 10, "bagd socket")
         blaster = subprocess.Popen([args.blaster, "--local", "127.0.0.2", "--peer", f"127.0.0.1:{port}",
                                     "--asn", "65001", "--router-id", "10.255.0.2", "--prefixes", str(args.prefixes),
-                                    "--per-message", "packed"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                    "--per-message", "packed"]
+                                   + (["--link-bandwidth", f"{args.link_bandwidth:g}"] if args.link_bandwidth else []),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(blaster)
 
         def received():
