@@ -151,14 +151,20 @@ void NextHopGroupRegistry::Count(HoldDownOutcome o) {
   }
 }
 
-NextHopGroup& NextHopGroupRegistry::Create(const Target& t, const std::vector<NextHopGroup::Member>* parent,
-                                           absl::Time now, bool immediate) {
+NextHopGroup& NextHopGroupRegistry::NewGroup(wire::Family family, const std::string& key) {
   const GroupId id = next_id_++;
   NextHopGroup& g = groups_[id];
   g.id = id;
-  g.family = t.family;
-  by_key_[t.key] = id;
-  g.key = t.key;
+  g.family = family;
+  g.key = key;
+  by_key_[key] = id;
+  return g;
+}
+
+NextHopGroup& NextHopGroupRegistry::Create(const Target& t, const std::vector<NextHopGroup::Member>* parent,
+                                           absl::Time now, bool immediate) {
+  NextHopGroup& g = NewGroup(t.family, t.key);
+  const GroupId id = g.id;
   if (parent) {
     // Split off `parent`: shared members keep their damping state, so moving to a new
     // group is no way around a hold-down.
@@ -349,9 +355,8 @@ void NextHopGroupRegistry::CountSlice(NextHopGroup& g, std::span<const MembersVi
       // are the ones to move if the group goes back.
       if (++f.same <= g.prefixes / 2) {
         f.followers.push_back(members[i].prefix);
-      } else if (!f.followers.empty()) {
-        f.followers.clear();
-        f.followers.shrink_to_fit();
+      } else {
+        f.followers = {};  // the majority: a revert will not happen
       }
     } else if (t.key == f.before_key) {
       ++f.at_before;
@@ -386,22 +391,14 @@ void NextHopGroupRegistry::EndCount(NextHopGroup& g) {
     revert = in_group > 0 && in_group < g.prefixes;
   }
   if (revert) {
-    // The changed prefixes' group: the followed state as it is, members, damping and all.
-    const GroupId id = next_id_++;
-    NextHopGroup& to = groups_[id];
-    to.id = id;
-    to.family = g.family;
-    to.members = g.members;
-    to.key = g.key;
-    to.key_weights = g.key_weights;
-    to.all_drained = g.all_drained;
-    // The group goes back to what it was.
-    g.members = std::move(f.before);
-    g.key = std::move(f.before_key);
-    g.key_weights = std::move(f.before_key_weights);
-    g.all_drained = f.before_all_drained;
-    by_key_[to.key] = to.id;
+    // The group goes back to what it was, and the changed prefixes' group takes the followed
+    // state as it is, members, damping and all.
+    const std::string followed_key = std::exchange(g.key, std::move(f.before_key));
     by_key_[g.key] = g.id;
+    NextHopGroup& to = NewGroup(g.family, followed_key);  // by_key_: the followed key is its now
+    to.members = std::exchange(g.members, std::move(f.before));
+    to.key_weights = std::exchange(g.key_weights, std::move(f.before_key_weights));
+    to.all_drained = std::exchange(g.all_drained, f.before_all_drained);
     f.before = to.members;  // the other side now: restored if every prefix goes to its key
     f.before_key = to.key;
     f.reverted = true;
@@ -415,15 +412,9 @@ void NextHopGroupRegistry::EndCount(NextHopGroup& g) {
       Detach(g);
       ++counters_.early_moved;
     }
-    f.followers.clear();
-    f.followers.shrink_to_fit();
-    if (f.elsewhere == 0) {
-      g.follow.reset();
-      return;
-    }
   }
-  f.followers.clear();
-  f.followers.shrink_to_fit();
+  f.followers = {};  // (their memory too)
+  if (f.reverted && f.elsewhere == 0) g.follow.reset();  // nothing left for a moving walk
 }
 
 std::optional<CheckSlice> NextHopGroupRegistry::TakeCheckSlice(absl::Time now, size_t max) {

@@ -273,6 +273,8 @@ class NextHopGroupRegistry {
   NextHopGroup& Create(const Target& t, const std::vector<NextHopGroup::Member>* parent, absl::Time now,
                        bool immediate);
   void UpdateImpl(std::span<const MembersView> changes, absl::Time now, bool immediate, bool check);
+  // A new group's id, family and key, registered by key; the caller fills in the rest.
+  NextHopGroup& NewGroup(wire::Family family, const std::string& key);
   // Each change's target (`target_of`, an index into `unique`), each distinct member set
   // resolved once.
   void ResolveTargets(std::span<const MembersView> changes, std::vector<Target>& unique,
