@@ -76,14 +76,18 @@ class PointTree {
   PointTree(size_t n, std::span<const double* const> share_of, std::span<const double> traffic, size_t sample_stride)
       : n_(n), width_((n + 1) & ~size_t{1}) {
     const auto m = static_cast<uint32_t>(share_of.size());
-    BuildScratch b;
-    b.rows.resize(size_t{m} * n);
-    for (uint32_t j = 0; j < m; ++j) std::copy_n(share_of[j], n, b.rows.begin() + size_t{j} * n);
+    // The rows side by side in the caller's order; the tree reorders only point_.
+    std::vector<double> rows(size_t{m} * n);
+    for (uint32_t j = 0; j < m; ++j) std::copy_n(share_of[j], n, rows.begin() + size_t{j} * n);
     point_.resize(m);
     std::iota(point_.begin(), point_.end(), 0);
     nodes_.reserve(2 * (m / kLeaf + 1));
-    if (m > 0) Build(b, 0, m);
-    // The points' data in tree order (as Build left the rows): a leaf's points side by side.
+    if (m > 0) {
+      Box box(n);
+      for (uint32_t j = 0; j < m; ++j) box.Extend(rows.data() + size_t{j} * n);
+      Build(rows.data(), box, 0, m);
+    }
+    // The points' data in tree order: a leaf's points side by side.
     point_data_.assign(size_t{m} * 2 * width_, 1);  // the padding: share 1, inverse 1
     traffic_.resize(m);
     sampled_.resize(m);
@@ -93,10 +97,11 @@ class PointTree {
       pos_[j] = x;
       traffic_[x] = traffic[j];
       sampled_[x] = j % sample_stride == 0;
+      const double* row = rows.data() + size_t{j} * n;
       double* out = point_data_.data() + size_t{x} * 2 * width_;
       for (size_t k = 0; k < n; ++k) {
-        out[k] = b.rows[size_t{x} * n + k];
-        out[width_ + k] = 1 / out[k];
+        out[k] = row[k];
+        out[width_ + k] = 1 / row[k];
       }
     }
     err_.assign(m, kInf);
@@ -146,61 +151,59 @@ class PointTree {
     uint32_t worst = kNone, worst_sampled = kNone;  // tree positions
   };
 
-  struct BuildScratch {
-    std::vector<double> rows;  // n shares per point, in the order of point_
-    std::vector<double> lo, hi, moved;
-    std::vector<uint32_t> ids;
-  };
-  // The subtree over tree positions [begin, end); reorders those rows (and point_) so that
-  // each child's are side by side.
-  int32_t Build(BuildScratch& b, uint32_t begin, uint32_t end) {
-    const auto at = static_cast<int32_t>(nodes_.size());
-    nodes_.push_back(Node{begin, end});
-    b.lo.assign(n_, kInf);
-    b.hi.assign(n_, -kInf);
-    for (uint32_t x = begin; x < end; ++x) {
-      const double* p = b.rows.data() + size_t{x} * n_;
-      for (size_t k = 0; k < n_; ++k) {
-        b.lo[k] = std::min(b.lo[k], p[k]);
-        b.hi[k] = std::max(b.hi[k], p[k]);
+  // The bounding box of some points' shares, per next hop.
+  struct Box {
+    explicit Box(size_t n) : lo(n, kInf), hi(n, -kInf) {}
+    void Extend(const double* p) {
+      double* l = lo.data();
+      double* h = hi.data();
+      const size_t n = lo.size();
+      for (size_t k = 0; k < n; ++k) {
+        l[k] = std::min(l[k], p[k]);
+        h[k] = std::max(h[k], p[k]);
       }
     }
-    const size_t box = inv_box_.size();
-    inv_box_.resize(box + 2 * width_, 1);  // the padding: 1 (with a center's 1, no error)
+    absl::InlinedVector<double, 8> lo, hi;
+  };
+  // The subtree over tree positions [begin, end), whose points' box is `box`; reorders
+  // point_ there so that each child's points are side by side. One pass per node: the
+  // split partitions the point numbers in place and takes the children's boxes as it goes
+  // (the order within a node does not matter: every tie is broken by point number).
+  int32_t Build(const double* rows, const Box& box, uint32_t begin, uint32_t end) {
+    const auto at = static_cast<int32_t>(nodes_.size());
+    nodes_.push_back(Node{begin, end});
+    const size_t at_box = inv_box_.size();
+    inv_box_.resize(at_box + 2 * width_, 1);  // the padding: 1 (with a center's 1, no error)
     for (size_t k = 0; k < n_; ++k) {
-      inv_box_[box + k] = 1 / b.lo[k];
-      inv_box_[box + width_ + k] = 1 / b.hi[k];
+      inv_box_[at_box + k] = 1 / box.lo[k];
+      inv_box_[at_box + width_ + k] = 1 / box.hi[k];
     }
     if (end - begin <= kLeaf) return at;
     // Split at the median of the next hop whose shares differ most relatively (the error is
     // relative).
     size_t dim = 0;
     for (size_t k = 1; k < n_; ++k) {
-      if (b.hi[k] * b.lo[dim] > b.hi[dim] * b.lo[k]) dim = k;
+      if (box.hi[k] * box.lo[dim] > box.hi[dim] * box.lo[k]) dim = k;
     }
-    if (b.hi[dim] == b.lo[dim]) return at;  // all alike: a leaf
-    // At the geometric middle of that next hop's shares (the error is relative): one
-    // branch-free pass that keeps each side's rows in order, no selection.
-    const double split = std::sqrt(b.lo[dim] * b.hi[dim]);
-    const double* rows = b.rows.data() + size_t{begin} * n_;
-    const uint32_t count = end - begin;
-    uint32_t below = 0;
-    for (uint32_t y = 0; y < count; ++y) below += rows[size_t{y} * n_ + dim] < split;
-    if (below == 0 || below == count) return at;  // the shares are too close to split
-    b.moved.resize(size_t{count} * n_);
-    b.ids.resize(count);
-    uint32_t left_at = 0, right_at = below;
-    for (uint32_t y = 0; y < count; ++y) {
-      const bool left = rows[size_t{y} * n_ + dim] < split;
-      const uint32_t to = left ? left_at++ : right_at++;
-      std::copy_n(rows + size_t{y} * n_, n_, b.moved.begin() + size_t{to} * n_);
-      b.ids[to] = point_[begin + y];
+    if (box.hi[dim] == box.lo[dim]) return at;  // all alike: a leaf
+    // At the geometric middle of that next hop's shares (the error is relative).
+    const double split = std::sqrt(box.lo[dim] * box.hi[dim]);
+    Box left_box(n_), right_box(n_);
+    uint32_t i = begin, j = end;
+    while (i < j) {
+      const double* row = rows + size_t{point_[i]} * n_;
+      if (row[dim] < split) {
+        left_box.Extend(row);
+        ++i;
+      } else {
+        --j;
+        std::swap(point_[i], point_[j]);
+        right_box.Extend(row);
+      }
     }
-    std::copy(b.moved.begin(), b.moved.end(), b.rows.begin() + size_t{begin} * n_);
-    std::copy(b.ids.begin(), b.ids.end(), point_.begin() + begin);
-    const uint32_t mid = begin + below;
-    const int32_t left = Build(b, begin, mid);
-    const int32_t right = Build(b, mid, end);
+    if (i == begin || i == end) return at;  // the shares are too close to split
+    const int32_t left = Build(rows, left_box, begin, i);
+    const int32_t right = Build(rows, right_box, i, end);
     nodes_[at].left = left;
     nodes_[at].right = right;
     return at;
@@ -263,13 +266,15 @@ class PointTree {
     return MaxOf(b) * (1 - kSlack) - kSlack;
   }
 
-  // Whether a point below node x took the center.
+  // Whether the summary of node x (its largest error, its worst-served points) changed: a
+  // point's error only falls, so a leaf's summary changes only if one of its worst points
+  // took the center, and a parent's only if a child's did.
   bool Add(int32_t x, const double* c, GroupId id) {
     Node& node = nodes_[x];
     if (!(node.max_err > 0)) return false;
     const double least = LeastError(x, c);
     if (least >= node.max_err) return false;
-    bool taken = false;
+    bool changed = false;
     if (node.left < 0) {
       for (uint32_t y = node.begin; y < node.end; ++y) {
         if (err_[y] <= least) continue;
@@ -284,15 +289,15 @@ class PointTree {
         if (e < err_[y]) {
           err_[y] = e;
           best_[y] = id;
-          taken = true;
+          changed = changed || y == node.worst || y == node.worst_sampled;
         }
       }
     } else {
-      taken = Add(node.left, c, id);
-      taken = Add(node.right, c, id) || taken;
+      changed = Add(node.left, c, id);
+      changed = Add(node.right, c, id) || changed;
     }
-    if (taken) Summarize(node);
-    return taken;
+    if (changed) Summarize(node);
+    return changed;
   }
 
   size_t n_;
@@ -306,6 +311,48 @@ class PointTree {
   std::vector<double> traffic_, err_;  // by tree position
   std::vector<uint8_t> sampled_;  // by tree position: in the sample
   std::vector<GroupId> best_;
+};
+
+// The groups of one update by id, when their ids are dense enough for a window (a full
+// table: consecutive new ids), with a count of new prefixes per group.
+template <typename W>
+class UpsertWindowT {
+ public:
+  explicit UpsertWindowT(const std::vector<FibGroup>& groups) {
+    if (groups.empty()) return;
+    GroupId lo = groups.front().id, hi = lo;
+    for (const FibGroup& g : groups) {
+      lo = std::min(lo, g.id);
+      hi = std::max(hi, g.id);
+    }
+    if (hi - lo > 2 * groups.size() + 1024) return;  // sparse: found in the map
+    lo_ = lo;
+    at_.assign(size_t{hi - lo} + 1, nullptr);
+    count_.assign(at_.size(), 0);
+  }
+  // Group `id` of the update is `w` (its entry in the map, stable until the routes are done).
+  void Set(GroupId id, W* w) {
+    if (In(id)) at_[id - lo_] = w;
+  }
+  W* Find(GroupId id) const { return In(id) ? at_[id - lo_] : nullptr; }
+  // Counts a new prefix of `id` here (false: not in the window, count it yourself).
+  bool Count(GroupId id) {
+    if (!In(id) || at_[id - lo_] == nullptr) return false;
+    ++count_[id - lo_];
+    return true;
+  }
+  void AddCounts() {
+    for (size_t k = 0; k < at_.size(); ++k) {
+      if (count_[k] != 0) at_[k]->prefixes += count_[k];
+      count_[k] = 0;
+    }
+  }
+
+ private:
+  bool In(GroupId id) const { return id >= lo_ && id - lo_ < at_.size(); }
+  GroupId lo_ = 0;
+  std::vector<W*> at_;
+  std::vector<uint32_t> count_;
 };
 
 }  // namespace
@@ -505,7 +552,7 @@ void GroupBudget::PlaceAdopted(absl::FunctionRef<double(GroupId)> bandwidth, abs
     if (w.installed_routes > 0) moved_.insert(id);
   }
   adopting_ = true;
-  Place(std::move(all), now);
+  Place(std::move(all), now, [this](GroupId id) { return FindWanted(id); });
   adopting_ = false;
   std::vector<GroupId> retired(adopted_.begin(), adopted_.end());
   std::sort(retired.begin(), retired.end());
@@ -583,7 +630,8 @@ void GroupBudget::FreeEmpty() {
   }
 }
 
-void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
+void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now,
+                        absl::FunctionRef<Wanted*(GroupId)> find) {
   std::sort(unplaced.begin(), unplaced.end());
   unplaced.erase(std::unique(unplaced.begin(), unplaced.end()), unplaced.end());
   // Wanted groups with the same weights are one point.
@@ -612,9 +660,9 @@ void GroupBudget::Place(std::vector<GroupId> unplaced, absl::Time now) {
     absl::flat_hash_map<const Wanted*, size_t, SameWeights, SameWeights> by_key;
     by_key.reserve(unplaced.size());
     for (const GroupId wid : unplaced) {
-      auto it = wanted_.find(wid);
-      if (it == wanted_.end() || it->second.prefixes == 0 || it->second.slot != 0) continue;
-      Wanted& w = it->second;
+      Wanted* found = find(wid);
+      if (found == nullptr || found->prefixes == 0 || found->slot != 0) continue;
+      Wanted& w = *found;
       if (!by_content_.empty()) {
         if (auto s = by_content_.find(ContentKey(w.nh_class, w.weights)); s != by_content_.end()) {
           Assign(wid, w, s->second, 0, now);  // the very weights are installed already
@@ -957,9 +1005,12 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
   // 1. Groups: new ones wait for a slot; a template's slot follows its weights in place.
   wanted_.reserve(wanted_.size() + wanted.group_upserts.size());
   unplaced.reserve(wanted.group_upserts.size());
+  // The groups of this update by id, for the routes below.
+  UpsertWindowT<Wanted> window(wanted.group_upserts);
   for (const FibGroup& g : wanted.group_upserts) {
     auto [it, fresh] = wanted_.try_emplace(g.id);
     Wanted& w = it->second;
+    window.Set(g.id, &w);
     const uint32_t cls = ClassOf(g.members);
     const uint32_t old_class = w.nh_class;
     w.id = g.id;
@@ -1005,16 +1056,30 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
     leave(it->second);
     touched.emplace_back(p, &it->second);
   }
+  // A big batch's routes point at its own groups in no order, each a cold node of wanted_:
+  // the groups of this update are found by id in a dense window (they are mostly
+  // consecutive new ids) rather than through the map, and their new prefixes are counted
+  // there and added to each group once (one write per group, not one per route).
+  const auto& ups = wanted.route_upserts;
+  constexpr size_t kAhead = 16;  // routes_ lookups in flight
+  GroupId last_id = 0;
   Wanted* last = nullptr;  // neighbouring routes of a batch often share a group
-  for (const auto& [p, gid] : wanted.route_upserts) {
+  for (size_t i = 0; i < ups.size(); ++i) {
+    if (i + kAhead < ups.size()) routes_.prefetch(ups[i + kAhead].first);
+    const auto& [p, gid] = ups[i];
     Route& r = routes_[p];
     leave(r);
-    if (last == nullptr || last->id != gid) last = &wanted_.at(gid);
+    if (last == nullptr || last_id != gid) {
+      last_id = gid;
+      last = window.Find(gid);
+      if (last == nullptr) last = &wanted_.at(gid);
+    }
     r.wanted = last;
-    ++last->prefixes;
+    if (!window.Count(gid)) ++last->prefixes;
     if (r.installed != 0) ++last->installed_routes;
     touched.emplace_back(p, &r);
   }
+  window.AddCounts();
   // 3. Groups no route wants.
   for (const GroupId gid : wanted.group_deletes) {
     auto it = wanted_.find(gid);
@@ -1031,6 +1096,7 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
     Unassign(gid, it->second);
     moved_.erase(gid);  // no prefix left to move
     unrouted_.erase(gid);
+    window.Set(gid, nullptr);
     wanted_.erase(it);
   }
   // 4. What changed under the merged groups: errors, and whether they may stay.
@@ -1059,7 +1125,10 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
   }
   // 5. A lower limit: merge down. 6. Place what has no slot. 7. Revisit old merges.
   for (const GroupId wid : unrouted_) unplaced.push_back(wid);  // tried again each time
-  Place(std::move(unplaced), now);
+  Place(std::move(unplaced), now, [&](GroupId id) {
+    Wanted* w = window.Find(id);
+    return w != nullptr ? w : FindWanted(id);
+  });
   FreeEmpty();
   // Over the steady state (a lower limit, or the reserve taken by groups nothing else could
   // serve): merge the least used slots into others, so the next move has room again.
@@ -1094,7 +1163,13 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
   }
   out.route_upserts.reserve(touched.size());
   std::vector<wire::Prefix> withdrawn;
-  for (const auto& [p, route] : touched) {
+  for (size_t i = 0; i < touched.size(); ++i) {
+    // Cold entries (routes_, then their group): fetched ahead, in two steps.
+    if (i + 16 < touched.size()) __builtin_prefetch(touched[i + 16].second);
+    if (i + 8 < touched.size()) {
+      if (const Wanted* ahead = touched[i + 8].second->wanted) __builtin_prefetch(&ahead->slot);
+    }
+    const auto& [p, route] = touched[i];
     Route& r = *route;
     Wanted* w = r.wanted;
     const GroupId want = w == nullptr ? 0 : w->slot;

@@ -191,7 +191,12 @@ class GroupBudget {
   void RefreshUsers(Slot& s, std::vector<GroupId>& unplaced);
   void FreeEmpty();
   void Retemplate(Slot& s);
-  void Place(std::vector<GroupId> unplaced, absl::Time now);
+  // `find`: the wanted group of an id (null: none), as wanted_.find but maybe quicker.
+  void Place(std::vector<GroupId> unplaced, absl::Time now, absl::FunctionRef<Wanted*(GroupId)> find);
+  Wanted* FindWanted(GroupId id) {
+    auto it = wanted_.find(id);
+    return it == wanted_.end() ? nullptr : &it->second;
+  }
   void Shrink(absl::Time now);
   void Revisit(absl::Time now);
   size_t VoluntaryRoom() const;  // new slots the steady state may take now
