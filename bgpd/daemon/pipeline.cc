@@ -8,7 +8,7 @@ namespace {
 // Prefixes per slice of a session-loss flush: each slice's changes go to the peers and the
 // weights batch before the next, so a full table's flush never holds a full table of
 // changes (~170 bytes each) at once.
-constexpr size_t kFlushSlice = 65536;
+constexpr size_t kFlushSlice = 8192;
 }  // namespace
 
 Pipeline::Pipeline(uint32_t local_as, const rib::DecisionConfig& decision, const rib::WeightsConfig& weights,

@@ -14,6 +14,22 @@ constexpr auto kWeightsBatchDelay = std::chrono::milliseconds(2);
 // Prefixes per slice of an early-reweight check (a few milliseconds of work): the sessions
 // are served between slices, so the check runs at about the ingest rate.
 constexpr size_t kCheckSlice = 16384;
+// Gone prefixes taken as one slice (WeightsStage::gone_): a few MB of batch at a time.
+constexpr size_t kGoneSlice = 65536;
+// pending_ is merged down to each prefix once when it reaches this (or a quarter more than
+// it held after the last merge): several neighbors going at once change the same prefixes
+// each. The merge then joins a quarter's new runs to one sorted run: its buffer is the
+// quarter (std::inplace_merge takes the shorter side).
+constexpr size_t kCompactAt = 65536;
+
+// Whether the registry would give `prefix` no group now: no multipath but this router's own.
+bool NoMembers(const rib::Rib& rib, const wire::Prefix& prefix) {
+  const rib::Destination* d = rib.Find(prefix);
+  if (d == nullptr) return true;
+  bool any = false;
+  d->ForEachMultipath([&](const rib::Path& p) { any = any || !rib.peer(p.peer).local; });
+  return !any;
+}
 }  // namespace
 
 WeightsStage::WeightsStage(const rib::Rib& rib, const rib::WeightsConfig& config, session::Clock& clock,
@@ -34,8 +50,21 @@ void WeightsStage::OnRouteChanges(std::span<const rib::RouteChange> changes) {
   if (changes.empty()) return;
   // Each change set is in table order: the batch is a list of sorted runs, merged later. A
   // set that continues the previous run in order extends it.
-  if (pending_.empty() || rib::InTableOrder(changes.front().prefix, pending_.back())) runs_.push_back(pending_.size());
-  for (const auto& c : changes) pending_.push_back(c.prefix);
+  bool first = true;
+  for (const auto& c : changes) {
+    if (c.new_multipath.empty()) {
+      gone_.push_back(c.prefix);
+      continue;
+    }
+    if (first && (pending_.empty() || rib::InTableOrder(c.prefix, pending_.back()))) runs_.push_back(pending_.size());
+    first = false;
+    pending_.push_back(c.prefix);
+  }
+  if (gone_.size() >= kGoneSlice) RunGone();
+  if (pending_.size() >= compact_at_) {
+    CompactPending();
+    compact_at_ = std::max(kCompactAt, pending_.size() + pending_.size() / 4);
+  }
   if (scheduled_) return;
   scheduled_ = true;
   batch_timer_->Start(kWeightsBatchDelay, [this] {
@@ -51,7 +80,30 @@ void WeightsStage::RunNow() {
   Run();
 }
 
-void WeightsStage::Run() {
+void WeightsStage::RunGone() {
+  std::sort(gone_.begin(), gone_.end(), rib::InTableOrder);
+  gone_.erase(std::unique(gone_.begin(), gone_.end()), gone_.end());
+  bool back = false;  // a prefix that has a route again: to the next batch, as any change
+  batch_.Reserve(gone_.size());
+  for (const wire::Prefix& prefix : gone_) {
+    if (!NoMembers(rib_, prefix)) {
+      if (!back) runs_.push_back(pending_.size());  // one more sorted run
+      back = true;
+      pending_.push_back(prefix);
+      continue;
+    }
+    batch_.Add(rib_, prefix, local_);
+  }
+  gone_.clear();
+  if (batch_.size() == 0) return;
+  groups_.Update(batch_.View(), Now());
+  batch_.Clear();
+  // The FIB hears of it with the batch (Run): a group whose every route goes is then
+  // deleted with its routes in one update, which the kernel takes in one pass over its
+  // table (docs/fib.md); a slice's deletes on their own would be one operation a route.
+}
+
+void WeightsStage::CompactPending() {
   // Each changed prefix once, in table order (deterministic group ids for the same input;
   // in-order RIB lookups): the sorted runs merged pairwise, n log(runs) instead of a sort.
   auto& v = pending_;
@@ -75,11 +127,29 @@ void WeightsStage::Run() {
   }
   runs.clear();
   v.erase(std::unique(v.begin(), v.end()), v.end());
+  if (!v.empty()) runs.push_back(0);  // one sorted run
+}
+
+void WeightsStage::Run() {
+  // The gone prefixes left over are changes like the others (one batch decides the same).
+  if (!gone_.empty()) {
+    std::sort(gone_.begin(), gone_.end(), rib::InTableOrder);
+    runs_.push_back(pending_.size());
+    pending_.insert(pending_.end(), gone_.begin(), gone_.end());
+    gone_.clear();
+    if (gone_.capacity() > 2 * kGoneSlice) gone_.shrink_to_fit();
+  }
+  CompactPending();
+  runs_.clear();
+  compact_at_ = kCompactAt;
   // The members as the RIB has them now (the change set said where to look; reading them
   // here, not carrying them in the batch, keeps a full-table batch at ~40 bytes a prefix).
-  for (const wire::Prefix& prefix : pending_) batch_.Add(rib_, prefix, local_);
-  pending_.clear();
-  if (pending_.capacity() > 262144) pending_.shrink_to_fit();
+  batch_.Reserve(pending_.size());
+  while (!pending_.empty()) {  // each block given back once taken: before the registry's own peak
+    batch_.Add(rib_, pending_.front(), local_);
+    pending_.pop_front();
+  }
+  pending_.shrink_to_fit();
   if (runs_.capacity() > 4096) runs_.shrink_to_fit();
   groups_.Update(batch_.View(), Now());
   batch_.Clear();

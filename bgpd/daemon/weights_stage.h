@@ -6,6 +6,7 @@
 // Time comes from the injected clock: the replay tests drive it by hand.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -46,6 +47,12 @@ class WeightsStage final : public rib::RouteChangeListener {
 
  private:
   void Run();
+  // The gone prefixes so far (a session loss: they have no route at all any more) through
+  // the registry now, as one slice of their own; those that came back meanwhile wait for Run.
+  // The FIB update waits for Run too.
+  void RunGone();
+  // pending_ merged into one sorted run, each prefix once.
+  void CompactPending();
   void ReweighAll();  // every route's members again, at once (no hold-down)
   // Early reweight: one slice of a due check of a group's prefixes (docs/weights.md).
   bool RunCheckSlice();  // false: no check was due
@@ -64,8 +71,16 @@ class WeightsStage final : public rib::RouteChangeListener {
   session::SessionMetrics* metrics_;
   std::optional<WeightEventReporter> events_;
   rib::NextHopGroupRegistry groups_;
-  std::vector<wire::Prefix> pending_;  // changed since the last batch, may repeat
+  // Changed since the last batch, may repeat. A deque: it grows without copying itself
+  // (no old and new array at once) and gives its blocks back as the batch takes them.
+  std::deque<wire::Prefix> pending_;
   std::vector<size_t> runs_;           // where each sorted run of pending_ starts
+  // Changed to no route at all since the last batch, may repeat. A full table going (a
+  // session loss) is taken in slices of these as it comes, not in one batch: a gone prefix
+  // leaves its group whatever the others do, so the slices decide the same as one batch,
+  // and the batch's ~60 bytes a prefix are held for a slice only.
+  std::vector<wire::Prefix> gone_;
+  size_t compact_at_ = 65536;  // pending_'s size that merges it (CompactPending)
   rib::MembersBatch batch_;            // storage kept between batches
   rib::LocalSourceOfPeer local_;       // each neighbor's local capacity source
   std::unique_ptr<session::Timer> batch_timer_;

@@ -81,6 +81,11 @@ class MembersBatch {
   std::span<const MembersView> View();
   size_t size() const { return views_.size(); }
   void Clear();  // keeps the storage for the next batch, unless it was a big one
+  // Room for `prefixes` more (a big batch then takes exactly its size, not up to twice).
+  void Reserve(size_t prefixes) {
+    views_.reserve(views_.size() + prefixes);
+    where_.reserve(where_.size() + prefixes);
+  }
 
  private:
   // views_[i].members is set by View(), from where_[i] (first, count in pool_): the pool

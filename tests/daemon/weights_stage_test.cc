@@ -1,0 +1,154 @@
+// The weights stage (bgpd/daemon/weights_stage.h) between a real RIB and a recording FIB, on
+// a ManualClock: a full table going at a session loss is taken through the registry in
+// slices as it comes (the batch is held for a slice only), and decides what one batch would:
+// every gone prefix's route deleted, the prefixes that keep a path on the group of what is
+// left. The FIB still gets it as one update (a group and all its routes: one kernel pass).
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+
+#include "bgpd/daemon/weights_stage.h"
+#include "tests/rib/rib_test_support.h"
+
+namespace bagd::daemon {
+namespace {
+
+using rib::test::AttrsBuilder;
+using rib::test::Peer;
+
+// The FIB as the stage's updates leave it, and how big each update was.
+struct RecordingFib final : rib::FibSink {
+  void Apply(const rib::FibUpdate& u) override {
+    for (const auto& g : u.group_upserts) groups[g.id] = g.members;
+    for (const auto& [p, id] : u.route_upserts) routes[p] = id;
+    for (const auto& p : u.route_deletes) routes.erase(p);
+    for (const auto id : u.group_deletes) groups.erase(id);
+    route_ops.push_back(u.route_upserts.size() + u.route_deletes.size());
+  }
+  std::map<rib::GroupId, std::vector<rib::FibGroupMember>> groups;
+  std::map<wire::Prefix, rib::GroupId> routes;
+  std::vector<size_t> route_ops;  // per update
+};
+
+wire::Nlri Nlri(uint32_t i) {
+  const uint8_t b[4] = {10, static_cast<uint8_t>(i >> 16), static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)};
+  return wire::Nlri{wire::Prefix::Make(wire::Afi::kIpv4, b, 32), 0};
+}
+
+rib::AttrRef WithBandwidth(rib::AttributeStore& store, uint32_t asn, const char* next_hop, double gbps) {
+  AttrsBuilder b = AttrsBuilder().Path({asn}).NextHop(next_hop);
+  b.a.extended_communities.push_back(wire::LinkBandwidth::FromBitsPerSecond(asn, gbps * 1e9, true).ToExtendedCommunity());
+  return b.In(store);
+}
+
+struct Rig {
+  Rig() : rib(65000, rib::DecisionConfig{.maximum_paths_ebgp = 4, .as_path_multipath_relax = true}),
+          stage(rib, rib::WeightsConfig{}, clock, &fib, nullptr) {
+    p1 = rib.AddPeer(Peer("10.0.1.2", 1, 65001));
+    p2 = rib.AddPeer(Peer("10.0.2.2", 2, 65002));
+  }
+  // Announces prefixes [from, to) from `peer`, in UPDATEs of 1000.
+  void Announce(rib::PeerIndex peer, uint32_t from, uint32_t to, const rib::AttrRef& attrs) {
+    std::vector<wire::Nlri> nlri;
+    for (uint32_t i = from; i < to; ++i) {
+      nlri.push_back(Nlri(i));
+      if (nlri.size() == 1000 || i + 1 == to) {
+        rib.Announce(peer, nlri, attrs);
+        nlri.clear();
+      }
+    }
+    Hand();
+  }
+  void Hand() { stage.OnRouteChanges(rib.TakeChanges()); }
+  // The session loss as the pipeline runs it: the RIB in slices, each change set handed on.
+  void SessionLoss(rib::PeerIndex peer) {
+    for (std::optional<wire::Prefix> next; (next = rib.PeerDownFrom(peer, next, 16384));) Hand();
+    Hand();
+  }
+  session::ManualClock clock;
+  rib::AttributeStore store;
+  rib::Rib rib;
+  RecordingFib fib;
+  WeightsStage stage;
+  rib::PeerIndex p1 = 0, p2 = 0;
+};
+
+}  // namespace
+
+TEST_CASE("weights stage: a full table going is taken in slices, and every route is deleted", "[daemon][weights]") {
+  Rig rig;
+  constexpr uint32_t kPrefixes = 150000;
+  rig.Announce(rig.p1, 0, kPrefixes, WithBandwidth(rig.store, 65001, "10.0.1.2", 100));
+  rig.stage.RunNow();
+  REQUIRE(rig.fib.routes.size() == kPrefixes);
+  REQUIRE(rig.fib.groups.size() == 1);
+  rig.fib.route_ops.clear();
+
+  rig.SessionLoss(rig.p1);
+  // Before the batch timer: the registry took the gone prefixes in slices as they came
+  // (at most one slice's worth is left for the batch); the FIB has heard nothing yet.
+  CHECK(rig.stage.groups().route_count() < 65536);
+  CHECK(rig.stage.groups().route_count() > 0);
+  CHECK(rig.fib.route_ops.empty());
+  rig.clock.Advance(10);  // the batch timer: the rest, and one FIB update with it all
+  CHECK(rig.fib.routes.empty());
+  CHECK(rig.fib.groups.empty());
+  CHECK(rig.stage.groups().route_count() == 0);
+  CHECK(rig.stage.groups().group_count() == 0);
+  REQUIRE(rig.fib.route_ops.size() == 1);
+  CHECK(rig.fib.route_ops[0] == kPrefixes);  // each route deleted once, with its group
+}
+
+TEST_CASE("weights stage: at a session loss, gone prefixes in slices and the others on what is left",
+          "[daemon][weights]") {
+  Rig rig;
+  // 0..49999 from both neighbors (one group of two members), 50000..149999 from the first
+  // only; the first goes: the shared prefixes keep the second, the others go.
+  rig.Announce(rig.p1, 0, 150000, WithBandwidth(rig.store, 65001, "10.0.1.2", 100));
+  rig.Announce(rig.p2, 0, 50000, WithBandwidth(rig.store, 65002, "10.0.2.2", 40));
+  rig.stage.RunNow();
+  REQUIRE(rig.fib.routes.size() == 150000);
+  REQUIRE(rig.fib.groups.size() == 2);
+  rib::GroupId shared = rig.fib.routes.at(Nlri(0).prefix);
+  REQUIRE(rig.fib.groups.at(shared).size() == 2);
+
+  rig.SessionLoss(rig.p1);
+  rig.clock.Advance(10);
+  CHECK(rig.fib.routes.size() == 50000);
+  CHECK(rig.fib.groups.size() == 1);
+  CHECK(rig.stage.groups().route_count() == 50000);
+  std::set<rib::GroupId> used;
+  for (const auto& [p, id] : rig.fib.routes) used.insert(id);
+  REQUIRE(used.size() == 1);
+  const auto& members = rig.fib.groups.at(*used.begin());
+  REQUIRE(members.size() == 1);
+  CHECK(members[0].next_hop == *wire::IpAddress::Parse("10.0.2.2"));
+  // The shared group followed its prefixes in place (one batch would have done the same):
+  // the same id, no route moved for them.
+  CHECK(*used.begin() == shared);
+}
+
+TEST_CASE("weights stage: a prefix that comes back before its slice waits for the batch", "[daemon][weights]") {
+  Rig rig;
+  rig.Announce(rig.p1, 0, 70000, WithBandwidth(rig.store, 65001, "10.0.1.2", 100));
+  rig.stage.RunNow();
+  // The whole table goes in one change set except prefix 0, which is back (from the second
+  // neighbor) by the time the slice runs: it is not taken as gone.
+  std::vector<wire::Nlri> all;
+  for (uint32_t i = 0; i < 70000; ++i) all.push_back(Nlri(i));
+  rig.rib.Withdraw(rig.p1, all);
+  std::vector<rib::RouteChange> changes = rig.rib.TakeChanges();
+  const wire::Nlri back[] = {Nlri(0)};
+  rig.rib.Announce(rig.p2, back, WithBandwidth(rig.store, 65002, "10.0.2.2", 40));
+  rig.stage.OnRouteChanges(changes);
+  CHECK(rig.stage.groups().route_count() == 1);  // the slice ran: only prefix 0 is left, as it was
+  rig.Hand();
+  rig.clock.Advance(10);
+  REQUIRE(rig.fib.routes.size() == 1);
+  const auto& members = rig.fib.groups.at(rig.fib.routes.begin()->second);
+  REQUIRE(members.size() == 1);
+  CHECK(members[0].next_hop == *wire::IpAddress::Parse("10.0.2.2"));
+}
+
+}  // namespace bagd::daemon
