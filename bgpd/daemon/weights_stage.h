@@ -77,8 +77,10 @@ class WeightsStage final : public rib::RouteChangeListener {
   std::vector<size_t> runs_;           // where each sorted run of pending_ starts
   // Changed to no route at all since the last batch, may repeat. A full table going (a
   // session loss) is taken in slices of these as it comes, not in one batch: a gone prefix
-  // leaves its group whatever the others do, so the slices decide the same as one batch,
-  // and the batch's ~60 bytes a prefix are held for a slice only.
+  // leaves its group whatever the others do, so taking it early changes nothing for it, and
+  // the batch's ~60 bytes a prefix are held for a slice only. (The group it leaves is then
+  // judged on the prefixes it keeps: re-keyed in place if those all change alike, where one
+  // batch holding both would have split it.)
   std::vector<wire::Prefix> gone_;
   size_t compact_at_ = 65536;  // pending_'s size that merges it (CompactPending)
   rib::MembersBatch batch_;            // storage kept between batches
