@@ -101,6 +101,8 @@ void WeightsStage::RunGone() {
   // The FIB hears of it with the batch (Run): a group whose every route goes is then
   // deleted with its routes in one update, which the kernel takes in one pass over its
   // table (docs/fib.md); a slice's deletes on their own would be one operation a route.
+  // (The hold timer runs the batch first if it fires before.)
+  gone_unpublished_ = true;
 }
 
 void WeightsStage::CompactPending() {
@@ -153,6 +155,7 @@ void WeightsStage::Run() {
   if (runs_.capacity() > 4096) runs_.shrink_to_fit();
   groups_.Update(batch_.View(), Now());
   batch_.Clear();
+  gone_unpublished_ = false;
   FlushFib(WeightEventReporter::Context::kRouteChanges);
 }
 
@@ -228,6 +231,8 @@ void WeightsStage::Rearm() {
     // re-arm). A timer that fires early anyway (the wall clock stepped) re-arms the same way.
     const absl::Duration wait = std::max(*due - Now(), absl::ZeroDuration());
     hold_timer_->Start(absl::ToChronoMilliseconds(absl::Ceil(wait, absl::Milliseconds(1))), [this] {
+      // Gone slices the registry took are published with their batch, not by this timer.
+      if (gone_unpublished_) RunNow();
       groups_.Expire(Now());
       Publish(WeightEventReporter::Context::kHoldDownExpiry);
       if (RunCheckSlice()) Publish(WeightEventReporter::Context::kEarlyCheck);

@@ -49,7 +49,8 @@ class WeightsStage final : public rib::RouteChangeListener {
   void Run();
   // The gone prefixes so far (a session loss: they have no route at all any more) through
   // the registry now, as one slice of their own; those that came back meanwhile wait for Run.
-  // The FIB update waits for Run too.
+  // The FIB update waits for Run too (the hold timer runs the batch first if it is due
+  // before: gone_unpublished_).
   void RunGone();
   // pending_ merged into one sorted run, each prefix once.
   void CompactPending();
@@ -78,11 +79,15 @@ class WeightsStage final : public rib::RouteChangeListener {
   // Changed to no route at all since the last batch, may repeat. A full table going (a
   // session loss) is taken in slices of these as it comes, not in one batch: a gone prefix
   // leaves its group whatever the others do, so taking it early changes nothing for it, and
-  // the batch's ~60 bytes a prefix are held for a slice only. (The group it leaves is then
-  // judged on the prefixes it keeps: re-keyed in place if those all change alike, where one
-  // batch holding both would have split it.)
+  // the batch's ~60 bytes a prefix are held for a slice only. The routes end the same as
+  // with one batch; which group serves them may not: the group a gone prefix leaves is then
+  // judged on the prefixes it keeps (re-keyed in place if those all change alike, from its
+  // current state even if it was following an early reweight, where one batch holding both
+  // would have split them off), and a group the slices deleted is not there for others
+  // moving to its key to join (they re-key in place, their own damping state).
   std::vector<wire::Prefix> gone_;
   size_t compact_at_ = 65536;  // pending_'s size that merges it (CompactPending)
+  bool gone_unpublished_ = false;  // RunGone changed the registry since the last Run
   rib::MembersBatch batch_;            // storage kept between batches
   rib::LocalSourceOfPeer local_;       // each neighbor's local capacity source
   std::unique_ptr<session::Timer> batch_timer_;

@@ -1,8 +1,10 @@
 // The weights stage (bgpd/daemon/weights_stage.h) between a real RIB and a recording FIB, on
 // a ManualClock: a full table going at a session loss is taken through the registry in
-// slices as it comes (the batch is held for a slice only), and decides what one batch would:
-// every gone prefix's route deleted, the prefixes that keep a path on the group of what is
-// left. The FIB still gets it as one update (a group and all its routes: one kernel pass).
+// slices as it comes (checked by how many routes the registry still has before the batch
+// timer), and the routes end as one batch would leave them: every gone prefix's route
+// deleted, the prefixes that keep a path on the group of what is left. The FIB still gets
+// it as one update (a group and all its routes: one kernel pass), also when a hold-down
+// falls due before the batch.
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -114,6 +116,9 @@ TEST_CASE("weights stage: at a session loss, gone prefixes in slices and the oth
   REQUIRE(rig.fib.groups.at(shared).size() == 2);
 
   rig.SessionLoss(rig.p1);
+  // The 100k gone prefixes went through in slices before the timer; the shared ones wait.
+  CHECK(rig.stage.groups().route_count() <= 150000 - 65536);
+  CHECK(rig.stage.groups().route_count() >= 50000);
   rig.clock.Advance(10);
   CHECK(rig.fib.routes.size() == 50000);
   CHECK(rig.fib.groups.size() == 1);
@@ -141,9 +146,44 @@ TEST_CASE("weights stage: a prefix that comes back before its slice waits for th
   std::vector<rib::RouteChange> changes = rig.rib.TakeChanges();
   const wire::Nlri back[] = {Nlri(0)};
   rig.rib.Announce(rig.p2, back, WithBandwidth(rig.store, 65002, "10.0.2.2", 40));
+  const rib::GroupId before = rig.fib.routes.at(Nlri(0).prefix);
+  rig.fib.route_ops.clear();
   rig.stage.OnRouteChanges(changes);
-  CHECK(rig.stage.groups().route_count() == 1);  // the slice ran: only prefix 0 is left, as it was
+  // The slice ran: only prefix 0 is left, on the group it had, and the FIB heard nothing yet.
+  CHECK(rig.stage.groups().route_count() == 1);
+  CHECK(rig.fib.route_ops.empty());
+  CHECK(rig.fib.routes.at(Nlri(0).prefix) == before);
+  // The batch takes prefix 0 from the slice's queue (its own change set is not handed on).
+  rig.clock.Advance(10);
+  REQUIRE(rig.fib.routes.size() == 1);
+  const auto& members = rig.fib.groups.at(rig.fib.routes.begin()->second);
+  REQUIRE(members.size() == 1);
+  CHECK(members[0].next_hop == *wire::IpAddress::Parse("10.0.2.2"));
+}
+
+TEST_CASE("weights stage: a hold-down due before the batch publishes the gone slices with it, in one update",
+          "[daemon][weights]") {
+  Rig rig;
+  const wire::Nlri other[] = {Nlri(200000)};
+  rig.Announce(rig.p1, 0, 70000, WithBandwidth(rig.store, 65001, "10.0.1.2", 100));
+  rig.rib.Announce(rig.p2, other, WithBandwidth(rig.store, 65002, "10.0.2.2", 40));
   rig.Hand();
+  rig.stage.RunNow();
+  // The other prefix's bandwidth goes up: an increase, held down (30 s by default).
+  rig.rib.Announce(rig.p2, other, WithBandwidth(rig.store, 65002, "10.0.2.2", 80));
+  rig.Hand();
+  rig.clock.Advance(10);
+  const std::optional<int64_t> due = rig.clock.NextDueMs();
+  REQUIRE(due.has_value());
+  rig.clock.Advance(*due - rig.clock.SteadyMs() - 1);  // 1 ms before the hold-down ends
+  rig.fib.route_ops.clear();
+  // The first neighbor goes: a slice goes through the registry, the batch waits 2 ms, and the
+  // hold-down falls due first.
+  rig.SessionLoss(rig.p1);
+  REQUIRE(rig.stage.groups().route_count() < 70000);
+  rig.clock.Advance(1);
+  REQUIRE_FALSE(rig.fib.route_ops.empty());
+  CHECK(rig.fib.route_ops[0] == 70000);  // every delete in one update, with the group
   rig.clock.Advance(10);
   REQUIRE(rig.fib.routes.size() == 1);
   const auto& members = rig.fib.groups.at(rig.fib.routes.begin()->second);
