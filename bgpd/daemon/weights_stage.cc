@@ -21,15 +21,6 @@ constexpr size_t kGoneSlice = 65536;
 // each. The merge then joins a quarter's new runs to one sorted run: its buffer is the
 // quarter (std::inplace_merge takes the shorter side).
 constexpr size_t kCompactAt = 65536;
-
-// Whether the registry would give `prefix` no group now: no multipath but this router's own.
-bool NoMembers(const rib::Rib& rib, const wire::Prefix& prefix) {
-  const rib::Destination* d = rib.Find(prefix);
-  if (d == nullptr) return true;
-  bool any = false;
-  d->ForEachMultipath([&](const rib::Path& p) { any = any || !rib.peer(p.peer).local; });
-  return !any;
-}
 }  // namespace
 
 WeightsStage::WeightsStage(const rib::Rib& rib, const rib::WeightsConfig& config, session::Clock& clock,
@@ -86,7 +77,7 @@ void WeightsStage::RunGone() {
   bool back = false;  // a prefix that has a route again: to the next batch, as any change
   batch_.Reserve(gone_.size());
   for (const wire::Prefix& prefix : gone_) {
-    if (!NoMembers(rib_, prefix)) {
+    if (rib::HasMembers(rib_, prefix)) {
       if (!back) runs_.push_back(pending_.size());  // one more sorted run
       back = true;
       pending_.push_back(prefix);

@@ -55,18 +55,30 @@ NextHopGroup::Member NewMember(const MemberBandwidth& m) {
   return out;
 }
 
+// f(const Path&) for each path of `prefix` that is a member: in its multipath set and not
+// this router's own (as MembersOf, without building a PathSet).
+template <typename F>
+void ForEachMemberPath(const Rib& rib, const wire::Prefix& prefix, F&& f) {
+  if (const Destination* d = rib.Find(prefix)) {
+    d->ForEachMultipath([&](const Path& p) {
+      if (!rib.peer(p.peer).local) f(p);
+    });
+  }
+}
+
 }  // namespace
+
+bool HasMembers(const Rib& rib, const wire::Prefix& prefix) {
+  bool any = false;
+  ForEachMemberPath(rib, prefix, [&](const Path&) { any = true; });
+  return any;
+}
 
 void MembersBatch::Add(const Rib& rib, const wire::Prefix& prefix, const LocalSourceOfPeer& local) {
   size_t n = 0;
-  if (const Destination* d = rib.Find(prefix)) {
-    // As MembersOf, without building a PathSet.
-    d->ForEachMultipath([&](const Path& p) {
-      if (!rib.peer(p.peer).local) {
-        scratch_[n++] = MemberInput{p.attrs->next_hop, p.attrs->link_bandwidth.chosen, LocalSourceOf(local, p.peer)};
-      }
-    });
-  }
+  ForEachMemberPath(rib, prefix, [&](const Path& p) {
+    scratch_[n++] = MemberInput{p.attrs->next_hop, p.attrs->link_bandwidth.chosen, LocalSourceOf(local, p.peer)};
+  });
   const std::span<const MemberInput> members(scratch_, n);
   if (!where_.empty()) {
     const auto [first, count] = where_.back();

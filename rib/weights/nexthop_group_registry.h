@@ -63,6 +63,8 @@ inline int16_t LocalSourceOf(const LocalSourceOfPeer& table, PeerIndex peer) {
 // The members of `prefix`'s multipath set as the RIB has it now. Our own routes (config
 // `networks`) have no next hop to install and are left out.
 PrefixMembers MembersOf(const Rib& rib, const wire::Prefix& prefix, const LocalSourceOfPeer& local = {});
+// Whether `prefix` has any member now (MembersOf would not be empty), without building them.
+bool HasMembers(const Rib& rib, const wire::Prefix& prefix);
 
 // What NextHopGroupRegistry::Update reads: a prefix and a view of its members.
 struct MembersView {
