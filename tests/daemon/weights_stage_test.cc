@@ -7,31 +7,17 @@
 // falls due before the batch.
 #include <catch2/catch.hpp>
 
-#include <map>
 #include <set>
 
 #include "bgpd/daemon/weights_stage.h"
 #include "tests/rib/rib_test_support.h"
+#include "tests/scenario/recording_fib.h"
 
 namespace bagd::daemon {
 namespace {
 
 using rib::test::AttrsBuilder;
 using rib::test::Peer;
-
-// The FIB as the stage's updates leave it, and how big each update was.
-struct RecordingFib final : rib::FibSink {
-  void Apply(const rib::FibUpdate& u) override {
-    for (const auto& g : u.group_upserts) groups[g.id] = g.members;
-    for (const auto& [p, id] : u.route_upserts) routes[p] = id;
-    for (const auto& p : u.route_deletes) routes.erase(p);
-    for (const auto id : u.group_deletes) groups.erase(id);
-    route_ops.push_back(u.route_upserts.size() + u.route_deletes.size());
-  }
-  std::map<rib::GroupId, std::vector<rib::FibGroupMember>> groups;
-  std::map<wire::Prefix, rib::GroupId> routes;
-  std::vector<size_t> route_ops;  // per update
-};
 
 wire::Nlri Nlri(uint32_t i) {
   const uint8_t b[4] = {10, static_cast<uint8_t>(i >> 16), static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)};
@@ -71,7 +57,7 @@ struct Rig {
   session::ManualClock clock;
   rib::AttributeStore store;
   rib::Rib rib;
-  RecordingFib fib;
+  test::RecordingFib fib;  // the FIB as the stage's updates leave it
   WeightsStage stage;
   rib::PeerIndex p1 = 0, p2 = 0;
 };
@@ -83,23 +69,24 @@ TEST_CASE("weights stage: a full table going is taken in slices, and every route
   constexpr uint32_t kPrefixes = 150000;
   rig.Announce(rig.p1, 0, kPrefixes, WithBandwidth(rig.store, 65001, "10.0.1.2", 100));
   rig.stage.RunNow();
-  REQUIRE(rig.fib.routes.size() == kPrefixes);
-  REQUIRE(rig.fib.groups.size() == 1);
-  rig.fib.route_ops.clear();
+  REQUIRE(rig.fib.routes().size() == kPrefixes);
+  REQUIRE(rig.fib.groups().size() == 1);
+  rig.fib.TakeRouteOpsPerUpdate();
 
   rig.SessionLoss(rig.p1);
   // Before the batch timer: the registry took the gone prefixes in slices as they came
   // (at most one slice's worth is left for the batch); the FIB has heard nothing yet.
   CHECK(rig.stage.groups().route_count() < 65536);
   CHECK(rig.stage.groups().route_count() > 0);
-  CHECK(rig.fib.route_ops.empty());
+  CHECK(rig.fib.TakeRouteOpsPerUpdate().empty());
   rig.clock.Advance(10);  // the batch timer: the rest, and one FIB update with it all
-  CHECK(rig.fib.routes.empty());
-  CHECK(rig.fib.groups.empty());
+  CHECK(rig.fib.routes().empty());
+  CHECK(rig.fib.groups().empty());
   CHECK(rig.stage.groups().route_count() == 0);
   CHECK(rig.stage.groups().group_count() == 0);
-  REQUIRE(rig.fib.route_ops.size() == 1);
-  CHECK(rig.fib.route_ops[0] == kPrefixes);  // each route deleted once, with its group
+  const std::vector<size_t> ops = rig.fib.TakeRouteOpsPerUpdate();
+  REQUIRE(ops.size() == 1);
+  CHECK(ops[0] == kPrefixes);  // each route deleted once, with its group
 }
 
 TEST_CASE("weights stage: at a session loss, gone prefixes in slices and the others on what is left",
@@ -110,23 +97,23 @@ TEST_CASE("weights stage: at a session loss, gone prefixes in slices and the oth
   rig.Announce(rig.p1, 0, 150000, WithBandwidth(rig.store, 65001, "10.0.1.2", 100));
   rig.Announce(rig.p2, 0, 50000, WithBandwidth(rig.store, 65002, "10.0.2.2", 40));
   rig.stage.RunNow();
-  REQUIRE(rig.fib.routes.size() == 150000);
-  REQUIRE(rig.fib.groups.size() == 2);
-  rib::GroupId shared = rig.fib.routes.at(Nlri(0).prefix);
-  REQUIRE(rig.fib.groups.at(shared).size() == 2);
+  REQUIRE(rig.fib.routes().size() == 150000);
+  REQUIRE(rig.fib.groups().size() == 2);
+  rib::GroupId shared = rig.fib.routes().at(Nlri(0).prefix);
+  REQUIRE(rig.fib.groups().at(shared).size() == 2);
 
   rig.SessionLoss(rig.p1);
   // The 100k gone prefixes went through in slices before the timer; the shared ones wait.
   CHECK(rig.stage.groups().route_count() <= 150000 - 65536);
   CHECK(rig.stage.groups().route_count() >= 50000);
   rig.clock.Advance(10);
-  CHECK(rig.fib.routes.size() == 50000);
-  CHECK(rig.fib.groups.size() == 1);
+  CHECK(rig.fib.routes().size() == 50000);
+  CHECK(rig.fib.groups().size() == 1);
   CHECK(rig.stage.groups().route_count() == 50000);
   std::set<rib::GroupId> used;
-  for (const auto& [p, id] : rig.fib.routes) used.insert(id);
+  for (const auto& [p, id] : rig.fib.routes()) used.insert(id);
   REQUIRE(used.size() == 1);
-  const auto& members = rig.fib.groups.at(*used.begin());
+  const auto& members = rig.fib.groups().at(*used.begin());
   REQUIRE(members.size() == 1);
   CHECK(members[0].next_hop == *wire::IpAddress::Parse("10.0.2.2"));
   // The shared group followed its prefixes in place (one batch would have done the same):
@@ -146,17 +133,17 @@ TEST_CASE("weights stage: a prefix that comes back before its slice waits for th
   std::vector<rib::RouteChange> changes = rig.rib.TakeChanges();
   const wire::Nlri back[] = {Nlri(0)};
   rig.rib.Announce(rig.p2, back, WithBandwidth(rig.store, 65002, "10.0.2.2", 40));
-  const rib::GroupId before = rig.fib.routes.at(Nlri(0).prefix);
-  rig.fib.route_ops.clear();
+  const rib::GroupId before = rig.fib.routes().at(Nlri(0).prefix);
+  rig.fib.TakeRouteOpsPerUpdate();
   rig.stage.OnRouteChanges(changes);
   // The slice ran: only prefix 0 is left, on the group it had, and the FIB heard nothing yet.
   CHECK(rig.stage.groups().route_count() == 1);
-  CHECK(rig.fib.route_ops.empty());
-  CHECK(rig.fib.routes.at(Nlri(0).prefix) == before);
+  CHECK(rig.fib.TakeRouteOpsPerUpdate().empty());
+  CHECK(rig.fib.routes().at(Nlri(0).prefix) == before);
   // The batch takes prefix 0 from the slice's queue (its own change set is not handed on).
   rig.clock.Advance(10);
-  REQUIRE(rig.fib.routes.size() == 1);
-  const auto& members = rig.fib.groups.at(rig.fib.routes.begin()->second);
+  REQUIRE(rig.fib.routes().size() == 1);
+  const auto& members = rig.fib.groups().at(rig.fib.routes().begin()->second);
   REQUIRE(members.size() == 1);
   CHECK(members[0].next_hop == *wire::IpAddress::Parse("10.0.2.2"));
 }
@@ -176,17 +163,18 @@ TEST_CASE("weights stage: a hold-down due before the batch publishes the gone sl
   const std::optional<int64_t> due = rig.clock.NextDueMs();
   REQUIRE(due.has_value());
   rig.clock.Advance(*due - rig.clock.SteadyMs() - 1);  // 1 ms before the hold-down ends
-  rig.fib.route_ops.clear();
+  rig.fib.TakeRouteOpsPerUpdate();
   // The first neighbor goes: a slice goes through the registry, the batch waits 2 ms, and the
   // hold-down falls due first.
   rig.SessionLoss(rig.p1);
   REQUIRE(rig.stage.groups().route_count() < 70000);
   rig.clock.Advance(1);
-  REQUIRE_FALSE(rig.fib.route_ops.empty());
-  CHECK(rig.fib.route_ops[0] == 70000);  // every delete in one update, with the group
+  const std::vector<size_t> ops = rig.fib.TakeRouteOpsPerUpdate();
+  REQUIRE_FALSE(ops.empty());
+  CHECK(ops[0] == 70000);  // every delete in one update, with the group
   rig.clock.Advance(10);
-  REQUIRE(rig.fib.routes.size() == 1);
-  const auto& members = rig.fib.groups.at(rig.fib.routes.begin()->second);
+  REQUIRE(rig.fib.routes().size() == 1);
+  const auto& members = rig.fib.groups().at(rig.fib.routes().begin()->second);
   REQUIRE(members.size() == 1);
   CHECK(members[0].next_hop == *wire::IpAddress::Parse("10.0.2.2"));
 }

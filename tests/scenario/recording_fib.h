@@ -16,7 +16,10 @@ namespace bagd::test {
 
 class RecordingFib final : public rib::FibSink {
  public:
-  void Apply(const rib::FibUpdate& u) override { errors_ += Check(u); }
+  void Apply(const rib::FibUpdate& u) override {
+    errors_ += Check(u);
+    route_ops_per_update_.push_back(u.route_upserts.size() + u.route_deletes.size());
+  }
   // What was wrong with the updates since the last call ("" when nothing).
   std::string TakeErrors() { return std::exchange(errors_, {}); }
 
@@ -66,6 +69,10 @@ class RecordingFib final : public rib::FibSink {
   // The most groups the FIB may hold at any step (0: no limit); Apply reports going over.
   void set_limit(size_t n) { limit_ = n; }
   size_t route_count() const { return routes_.size(); }
+  const std::map<rib::GroupId, std::vector<rib::FibGroupMember>>& groups() const { return groups_; }
+  const std::map<wire::Prefix, rib::GroupId>& routes() const { return routes_; }
+  // The route operations of each update Apply got since the last call.
+  std::vector<size_t> TakeRouteOpsPerUpdate() { return std::exchange(route_ops_per_update_, {}); }
   // Operations since the last call.
   std::pair<size_t, size_t> TakeOps() {
     auto r = std::make_pair(group_ops_, route_ops_);
@@ -78,6 +85,7 @@ class RecordingFib final : public rib::FibSink {
   std::map<wire::Prefix, rib::GroupId> routes_;
   size_t group_ops_ = 0;
   size_t route_ops_ = 0;
+  std::vector<size_t> route_ops_per_update_;
   std::string errors_;
   size_t limit_ = 0;
 };
