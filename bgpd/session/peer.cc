@@ -60,6 +60,7 @@ struct Peer::Slot {
   fsm::Fsm fsm;
   std::shared_ptr<Connection> conn;
   std::shared_ptr<tcp::socket> connecting;  // outbound connect in progress
+  wire::UpdateDecoder updates;  // this connection's UPDATEs
   uint64_t connect_generation = 0;
   std::unique_ptr<Timer> connect_retry, hold, keepalive, idle_hold;
 };
@@ -594,16 +595,15 @@ bool Peer::OnMessage(uint64_t slot_id, wire::ByteSpan bytes) {
   series_.Received(type, bytes.size());
   const wire::CodecContext ctx =
       s->fsm.negotiated ? s->fsm.negotiated->DecodeContext(config_.ebgp()) : wire::CodecContext{};
-  auto decoded = wire::DecodeMessage(bytes, ctx);
-  if (!decoded.ok()) {
-    const auto& err = decoded.error();
-    log::Warning("neighbor %s: malformed %s: %s", config_.Name(), wire::MessageTypeName(type), err.reason);
-    fsm::Event e = fsm::Event::Of(type == 1 ? EventType::kBgpOpenMsgErr
-                                  : type == 2 ? EventType::kUpdateMsgErr
-                                              : EventType::kBgpHeaderErr);
-    e.notification = err.notification;
-    e.reason = err.reason;
-    Dispatch(*s, e);
+  if (type == static_cast<uint8_t>(wire::MessageType::kUpdate)) {
+    auto decoded = s->updates.Decode(bytes, ctx);
+    if (!decoded.ok()) {
+      OnMalformed(*s, type, decoded.error());
+    } else {
+      OnUpdateMessage(*s, *decoded.value());
+    }
+  } else if (auto decoded = wire::DecodeMessage(bytes, ctx); !decoded.ok()) {
+    OnMalformed(*s, type, decoded.error());
   } else {
     wire::Message& m = decoded.value();
     if (auto* open = std::get_if<wire::OpenMessage>(&m)) {
@@ -620,18 +620,6 @@ bool Peer::OnMessage(uint64_t slot_id, wire::ByteSpan bytes) {
       Dispatch(*s, e);
     } else if (std::holds_alternative<wire::KeepaliveMessage>(m)) {
       Dispatch(*s, fsm::Event::Of(EventType::kKeepAliveMsg));
-    } else if (auto* u = std::get_if<wire::UpdateMessage>(&m)) {
-      if (s->fsm.state == State::kEstablished) OnUpdate(*s, *u);
-      if (u->action == wire::ErrorAction::kAfiSafiDisable) {
-        // bagd does not run a session with a family switched off: reset it (RFC 7606 allows
-        // session reset wherever AFI/SAFI disable is allowed).
-        fsm::Event e = fsm::Event::Of(EventType::kUpdateMsgErr);
-        e.notification = wire::NotificationMessage{3, wire::update_error::kOptionalAttributeError, {}};
-        e.reason = u->errors.empty() ? "MP attribute malformed" : u->errors.back().reason;
-        Dispatch(*s, e);
-      } else {
-        Dispatch(*s, fsm::Event::Of(EventType::kUpdateMsg));
-      }
     } else if (auto* rr = std::get_if<wire::RouteRefreshMessage>(&m)) {
       // The FSM restarts the hold timer (an FSM error before Established); what the message
       // asks for is the speaker's business (it holds the routes).
@@ -646,6 +634,31 @@ bool Peer::OnMessage(uint64_t slot_id, wire::ByteSpan bytes) {
   if (candidate_ && candidate_->fsm.state == State::kIdle) candidate_.reset();
   s = Find(slot_id);
   return s != nullptr && s->conn != nullptr;
+}
+
+void Peer::OnMalformed(Slot& slot, uint8_t type, const wire::DecodeError& err) {
+  log::Warning("neighbor %s: malformed %s: %s", config_.Name(), wire::MessageTypeName(type), err.reason);
+  fsm::Event e = fsm::Event::Of(type == 1   ? EventType::kBgpOpenMsgErr
+                                : type == 2 ? EventType::kUpdateMsgErr
+                                            : EventType::kBgpHeaderErr);
+  e.notification = err.notification;
+  e.reason = err.reason;
+  Dispatch(slot, e);
+}
+
+void Peer::OnUpdateMessage(Slot& slot, const wire::UpdateMessage& u) {
+  // The FSM's event, taken before the sink sees the message (u is slot.updates' and is not
+  // read after the sink had it).
+  fsm::Event e = fsm::Event::Of(EventType::kUpdateMsg);
+  if (u.action == wire::ErrorAction::kAfiSafiDisable) {
+    // bagd does not run a session with a family switched off: reset it (RFC 7606 allows
+    // session reset wherever AFI/SAFI disable is allowed).
+    e.type = EventType::kUpdateMsgErr;
+    e.notification = wire::NotificationMessage{3, wire::update_error::kOptionalAttributeError, {}};
+    e.reason = u.errors.empty() ? "MP attribute malformed" : u.errors.back().reason;
+  }
+  if (slot.fsm.state == State::kEstablished) OnUpdate(slot, u);
+  Dispatch(slot, std::move(e));
 }
 
 void Peer::OnUpdate(Slot& slot, const wire::UpdateMessage& u) {

@@ -164,6 +164,10 @@ class Peer {
   void Connect(Slot& slot);
   void Attach(Slot& slot, boost::asio::ip::tcp::socket socket);
   bool OnMessage(uint64_t slot_id, wire::ByteSpan bytes);
+  // A message that did not decode: the FSM's error event for its type.
+  void OnMalformed(Slot& slot, uint8_t type, const wire::DecodeError& error);
+  // A decoded UPDATE: to the sink when Established, then to the FSM.
+  void OnUpdateMessage(Slot& slot, const wire::UpdateMessage& update);
   void OnUpdate(Slot& slot, const wire::UpdateMessage& update);
   void ResolveCollision();
   void PromoteCandidate();  // the primary is dumped (Cease 6/7), the candidate takes its place

@@ -25,6 +25,7 @@ struct CodecContext {
 
   bool AddPath(Family f) const { return add_path[static_cast<int>(f)]; }
   size_t max_message_size() const { return extended_message ? kMaxExtendedMessageSize : kMaxMessageSize; }
+  friend bool operator==(const CodecContext&, const CodecContext&) = default;
 };
 
 }  // namespace bagd::wire

@@ -132,6 +132,34 @@ Frame NextFrame(ByteSpan buffered, const CodecContext& ctx);
 // Decodes one whole message (header included).
 Decoded<Message> DecodeMessage(ByteSpan message, const CodecContext& ctx);
 
+// Decodes one session's UPDATEs, one after another, into a message it keeps (its vectors
+// are reused, not allocated per UPDATE). The path attributes are decoded again only when
+// their octets, the context or whether the NLRI field is empty differ from the previous
+// UPDATE's: a table sent one prefix per UPDATE, all with the same attributes, has them
+// decoded once. What Decode gives is what DecodeMessage gives for the same octets.
+class UpdateDecoder {
+ public:
+  // `message` is one whole UPDATE (header included). The message returned is valid until
+  // the next Decode.
+  Decoded<const UpdateMessage*> Decode(ByteSpan message, const CodecContext& ctx);
+  // How many times the path attributes were decoded (the rest reused the previous ones).
+  uint64_t attribute_decodes() const { return memo_.decodes; }
+
+  // What the kept message's attributes (attrs, action, errors, disabled_family) were
+  // decoded from.
+  struct AttributeMemo {
+    Bytes octets;
+    CodecContext ctx;
+    bool has_nlri = false;
+    bool valid = false;
+    uint64_t decodes = 0;
+  };
+
+ private:
+  UpdateMessage m_;
+  AttributeMemo memo_;
+};
+
 // Encodes one message. Fails if it would exceed the negotiated size.
 absl::StatusOr<Bytes> EncodeMessage(const Message& message, const CodecContext& ctx);
 

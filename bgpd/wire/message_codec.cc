@@ -122,7 +122,10 @@ Decoded<Message> DecodeOpen(ByteSpan body, uint16_t length) {
   return Message{std::move(m)};
 }
 
-Decoded<Message> DecodeUpdate(ByteSpan body, const CodecContext& ctx) {
+// An UPDATE body into `m`: its vectors are cleared and refilled. With `memo`, the path
+// attributes are decoded only when they differ from what m's were decoded from.
+std::optional<DecodeError> DecodeUpdateInto(ByteSpan body, const CodecContext& ctx, UpdateMessage& m,
+                                            UpdateDecoder::AttributeMemo* memo) {
   ByteReader r(body);
   uint16_t wlen = 0, alen = 0;
   ByteSpan withdrawn, attrs;
@@ -135,8 +138,9 @@ Decoded<Message> DecodeUpdate(ByteSpan body, const CodecContext& ctx) {
     return MakeDecodeError(3, update_error::kMalformedAttributeList, {},
                            "total path attribute length overruns the UPDATE");
   }
-  UpdateMessage m;
   const bool ap4 = ctx.AddPath(Family::kIpv4Unicast);
+  m.withdrawn.clear();
+  m.nlri.clear();
   // RFC 7606 §5.3: a malformed withdrawn-routes or NLRI field cannot be parsed around.
   if (!DecodeNlriList(withdrawn, Afi::kIpv4, ap4, m.withdrawn)) {
     return MakeDecodeError(3, update_error::kInvalidNetworkField, {}, "withdrawn routes field malformed");
@@ -144,7 +148,16 @@ Decoded<Message> DecodeUpdate(ByteSpan body, const CodecContext& ctx) {
   if (!DecodeNlriList(r.Rest(), Afi::kIpv4, ap4, m.nlri)) {
     return MakeDecodeError(3, update_error::kInvalidNetworkField, {}, "NLRI field malformed");
   }
-  AttributeDecodeResult a = DecodePathAttributes(attrs, ctx, !m.nlri.empty());
+  const bool has_nlri = !m.nlri.empty();
+  if (memo != nullptr && memo->valid && memo->has_nlri == has_nlri && memo->ctx == ctx &&
+      std::equal(attrs.begin(), attrs.end(), memo->octets.begin(), memo->octets.end())) {
+    return std::nullopt;  // m's attributes are what these octets decode to
+  }
+  if (memo != nullptr) {
+    memo->valid = false;  // m's attributes change below
+    ++memo->decodes;
+  }
+  AttributeDecodeResult a = DecodePathAttributes(attrs, ctx, has_nlri);
   if (a.action == ErrorAction::kSessionReset) {
     std::string reason;
     for (const auto& e : a.errors) {
@@ -159,7 +172,32 @@ Decoded<Message> DecodeUpdate(ByteSpan body, const CodecContext& ctx) {
   m.action = a.action;
   m.errors = std::move(a.errors);
   m.disabled_family = a.disabled_family;
+  if (memo != nullptr) {
+    memo->octets.assign(attrs.begin(), attrs.end());
+    memo->ctx = ctx;
+    memo->has_nlri = has_nlri;
+    memo->valid = true;
+  }
+  return std::nullopt;
+}
+
+Decoded<Message> DecodeUpdate(ByteSpan body, const CodecContext& ctx) {
+  UpdateMessage m;
+  if (auto err = DecodeUpdateInto(body, ctx, m, nullptr)) return std::move(*err);
   return Message{std::move(m)};
+}
+
+// The header checks DecodeMessage makes, for a message of any type.
+std::optional<DecodeError> CheckWhole(ByteSpan message, const CodecContext& ctx) {
+  if (message.size() < kHeaderSize) {
+    return BadLength(static_cast<uint16_t>(message.size()), "shorter than the 19-octet header");
+  }
+  if (auto err = CheckHeader(message.first(kHeaderSize), ctx)) return err;
+  const uint16_t length = static_cast<uint16_t>((message[16] << 8) | message[17]);
+  if (length != message.size()) {
+    return BadLength(length, absl::StrFormat("header says %d octets, %d given", length, message.size()));
+  }
+  return std::nullopt;
 }
 
 Decoded<Message> DecodeRouteRefresh(ByteSpan whole, ByteSpan body) {
@@ -324,14 +362,8 @@ Frame NextFrame(ByteSpan buffered, const CodecContext& ctx) {
 }
 
 Decoded<Message> DecodeMessage(ByteSpan message, const CodecContext& ctx) {
-  if (message.size() < kHeaderSize) {
-    return BadLength(static_cast<uint16_t>(message.size()), "shorter than the 19-octet header");
-  }
-  if (auto err = CheckHeader(message.first(kHeaderSize), ctx)) return std::move(*err);
-  const uint16_t length = static_cast<uint16_t>((message[16] << 8) | message[17]);
-  if (length != message.size()) {
-    return BadLength(length, absl::StrFormat("header says %d octets, %d given", length, message.size()));
-  }
+  if (auto err = CheckWhole(message, ctx)) return std::move(*err);
+  const uint16_t length = static_cast<uint16_t>(message.size());
   const ByteSpan body = message.subspan(kHeaderSize);
   switch (static_cast<MessageType>(message[18])) {
     case MessageType::kOpen: return DecodeOpen(body, length);
@@ -342,6 +374,16 @@ Decoded<Message> DecodeMessage(ByteSpan message, const CodecContext& ctx) {
     case MessageType::kRouteRefresh: return DecodeRouteRefresh(message, body);
   }
   return MakeDecodeError(1, header_error::kBadMessageType, Bytes{message[18]}, "unknown message type");
+}
+
+Decoded<const UpdateMessage*> UpdateDecoder::Decode(ByteSpan message, const CodecContext& ctx) {
+  if (auto err = CheckWhole(message, ctx)) return std::move(*err);
+  if (message[18] != static_cast<uint8_t>(MessageType::kUpdate)) {
+    return MakeDecodeError(1, header_error::kBadMessageType, Bytes{message[18]},
+                           absl::StrFormat("%s given to the UPDATE decoder", MessageTypeName(message[18])));
+  }
+  if (auto err = DecodeUpdateInto(message.subspan(kHeaderSize), ctx, m_, &memo_)) return std::move(*err);
+  return &m_;
 }
 
 absl::StatusOr<Bytes> EncodeMessage(const Message& message, const CodecContext& ctx) {
