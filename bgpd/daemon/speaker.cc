@@ -423,8 +423,8 @@ void Speaker::RefreshCounts(Peer& p) {
   for (int f = 0; f < wire::kFamilyCount; ++f) {
     const auto fam = static_cast<wire::Family>(f);
     p.prefixes_received_by_family[f] = rib.paths_of(p.rib_index, fam);
-    p.series().SetPrefixes(fam, p.prefixes_received_by_family[f]);
   }
+  // bagd_prefixes_received follows with the RIB gauges (RefreshRibMetrics), not per UPDATE.
 }
 
 void Speaker::RefreshRibMetrics() {
@@ -438,6 +438,12 @@ void Speaker::RefreshRibMetrics() {
     metrics_->RibPaths(wire::FamilyName(fam)).Set(static_cast<double>(paths));
   }
   metrics_->AttributeSets().Set(static_cast<double>(pipeline_->core().store().size()));
+  for (const auto& p : peers_) {
+    for (int f = 0; f < wire::kFamilyCount; ++f) {
+      const auto fam = static_cast<wire::Family>(f);
+      p->series().SetPrefixes(fam, rib.paths_of(p->rib_index, fam));
+    }
+  }
   if (policies_) SyncPolicyMetrics(*policies_, *metrics_, policy_hits_synced_);
   for (const auto& p : peers_) {
     if (p->rib_index >= restart_.size()) continue;
@@ -542,7 +548,9 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
   }
   NoteRefreshed(peer, u);
   NoteGracefulRefresh(peer, u);
-  if (metrics_) {
+  // bagd_update_processing_seconds times one UPDATE in kUpdateSampleEvery: two precise clock
+  // reads for every UPDATE were 7 % of a table sent one prefix per UPDATE.
+  if (metrics_ && ++updates_seen_ % kUpdateSampleEvery == 0) {
     const auto t0 = std::chrono::steady_clock::now();
     pipeline_->core().Ingest(idx, u);
     update_seconds_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

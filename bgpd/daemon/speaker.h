@@ -260,7 +260,10 @@ class Speaker : public RouteSink, public NeighborRibs {
   int64_t restart_neighbor_wait_ms_ = 10000;
   std::unique_ptr<Timer> convergence_timer_;
   std::unique_ptr<Timer> metrics_timer_;  // RefreshRibMetrics after a flush (FlushRibChanges)
-  // bagd_update_processing_seconds, counted here and published with the RIB gauges.
+  // bagd_update_processing_seconds, counted here and published with the RIB gauges: one
+  // UPDATE in kUpdateSampleEvery is timed (the first is the 16th).
+  static constexpr uint64_t kUpdateSampleEvery = 16;
+  uint64_t updates_seen_ = 0;
   session::LocalHistogram update_seconds_{session::UpdateSecondsBuckets()};
   config::v1::Config config_;  // the running config
   // Watched by handlers posted with a raw `this`; declared last, so it expires first.

@@ -22,12 +22,12 @@ milliseconds Jittered(uint32_t s, double jitter) {
 
 class Stepper {
  public:
-  Stepper(const FsmConfig& c, const Fsm& f, const Event& e) : c_(c), e_(e) { r_.next = f; }
+  Stepper(const FsmConfig& c, Fsm& f, const Event& e, StepOutcome& out) : c_(c), e_(e), f_(f), r_(out) {}
 
-  StepResult Run();
+  void Run();
 
  private:
-  Fsm& f() { return r_.next; }
+  Fsm& f() { return f_; }
   void Do(ActionType t, milliseconds d = milliseconds(0)) { r_.actions.push_back(Action{t, d, {}}); }
   void Send(NotificationMessage n) { r_.actions.push_back(Action{ActionType::kSendNotification, {}, std::move(n)}); }
   void Go(State s, std::string why) {
@@ -126,7 +126,8 @@ class Stepper {
 
   const FsmConfig& c_;
   const Event& e_;
-  StepResult r_;
+  Fsm& f_;
+  StepOutcome& r_;
 };
 
 void Stepper::Idle() {
@@ -288,7 +289,7 @@ void Stepper::Established() {
   }
 }
 
-StepResult Stepper::Run() {
+void Stepper::Run() {
   switch (f().state) {
     case State::kIdle: Idle(); break;
     case State::kConnect:
@@ -297,7 +298,6 @@ StepResult Stepper::Run() {
     case State::kOpenConfirm: OpenConfirm(); break;
     case State::kEstablished: Established(); break;
   }
-  return std::move(r_);
 }
 
 }  // namespace
@@ -386,8 +386,17 @@ std::chrono::milliseconds Backoff(const FsmConfig& config, uint32_t failures, do
   return Jittered(static_cast<uint32_t>(s), jitter);
 }
 
+StepOutcome StepInPlace(const FsmConfig& config, Fsm& fsm, const Event& event) {
+  StepOutcome out;
+  Stepper(config, fsm, event, out).Run();
+  return out;
+}
+
 StepResult Step(const FsmConfig& config, const Fsm& fsm, const Event& event) {
-  return Stepper(config, fsm, event).Run();
+  StepResult r;
+  r.next = fsm;
+  static_cast<StepOutcome&>(r) = StepInPlace(config, r.next, event);
+  return r;
 }
 
 }  // namespace bagd::fsm

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "bgpd/fsm/negotiation.h"
 #include "bgpd/wire/notification.h"
 
@@ -116,14 +117,24 @@ struct Fsm {
   std::string last_error;
 };
 
-struct StepResult {
-  Fsm next;
-  std::vector<Action> actions;
+// What a step did besides changing the Fsm.
+struct StepOutcome {
+  // Inline: a message in Established is one action (restart the hold timer), a failure a
+  // handful; a step runs for every message received.
+  absl::InlinedVector<Action, 4> actions;
   bool state_changed = false;
   std::string reason;  // why the state changed (for the log line)
 };
 
+struct StepResult : StepOutcome {
+  Fsm next;
+};
+
+// The step as a pure function: the next Fsm and what to do.
 StepResult Step(const FsmConfig& config, const Fsm& fsm, const Event& event);
+// The same step on the session's own Fsm, without copying it (the negotiated capabilities,
+// the last error) for every message received: Step is this on a copy.
+StepOutcome StepInPlace(const FsmConfig& config, Fsm& fsm, const Event& event);
 
 // The backoff before an automatic restart after `failures` consecutive failures:
 // connect_retry_s × 2^(failures-1), capped at max_backoff_s, times jitter.

@@ -115,7 +115,7 @@ SessionMetrics::SessionMetrics(std::shared_ptr<prometheus::Registry> registry)
                      .Register(*registry_)),
       update_seconds_(prometheus::BuildHistogram()
                           .Name("bagd_update_processing_seconds")
-                          .Help("Time from a decoded UPDATE to its paths in the RIB (import policy included)")
+                          .Help("Time from a decoded UPDATE to its paths in the RIB (import policy included), every 16th UPDATE")
                           .Register(*registry_)),
       end_of_rib_(prometheus::BuildHistogram()
                       .Name("bagd_end_of_rib_seconds")

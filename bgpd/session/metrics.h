@@ -34,7 +34,7 @@
 //   bagd_fib_pending_operations                        gauge: operations not yet confirmed by the backend
 //   bagd_fib_apply_seconds                             histogram: one write to the backend (a flush)
 //   bagd_update_processing_seconds                     histogram: one received UPDATE, decoded, into
-//                                                      the RIB (import policy included)
+//                                                      the RIB (import policy included); every 16th
 //   bagd_end_of_rib_seconds                            histogram: Established to the neighbor's End-of-RIB
 //   bagd_build_info{version,git}                       gauge: 1
 // Every series that does not depend on a neighbor or a policy exists from start, at 0; a

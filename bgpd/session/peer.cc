@@ -197,10 +197,15 @@ void Peer::ManualStop(const wire::NotificationMessage& notification, const std::
 
 void Peer::Dispatch(Slot& slot, fsm::Event event) {
   event.now_ms = clock_.SteadyMs();
-  event.jitter = std::uniform_real_distribution<double>(0.75, 1.0)(rng_);
+  event.jitter = jitter_;
   const State before = slot.fsm.state;
-  fsm::StepResult r = fsm::Step(config_.fsm, slot.fsm, event);
-  slot.fsm = std::move(r.next);
+  const fsm::StepOutcome r = fsm::StepInPlace(config_.fsm, slot.fsm, event);
+  for (const auto& a : r.actions) {
+    if (a.type == ActionType::kStartConnectRetryTimer || a.type == ActionType::kStartIdleHoldTimer) {
+      jitter_ = DrawJitter();  // the FSM's jittered timers: each gets its own draw
+      break;
+    }
+  }
   const bool is_primary = &slot == primary_.get();
   if (r.state_changed) {
     log::Event(log::Level::kInfo,
@@ -215,7 +220,7 @@ void Peer::Dispatch(Slot& slot, fsm::Event event) {
         metrics_->Transition(config_.Name(), fsm::StateName(slot.fsm.state)).Increment();
       }
       if (!slot.fsm.last_error.empty() && slot.fsm.state == State::kIdle) last_error_ = slot.fsm.last_error;
-      PublishStateChange(event, r, before, slot.fsm.state);  // r.next was moved into slot.fsm
+      PublishStateChange(event, r, before, slot.fsm.state);
     }
   }
   if (is_primary) {
@@ -250,7 +255,7 @@ void Peer::Dispatch(Slot& slot, fsm::Event event) {
   }
 }
 
-void Peer::PublishStateChange(const fsm::Event& event, const fsm::StepResult& step, State before, State after) {
+void Peer::PublishStateChange(const fsm::Event& event, const fsm::StepOutcome& step, State before, State after) {
   if (events_ == nullptr) return;
   const fsm::Action* sent = nullptr;
   for (const auto& a : step.actions) {

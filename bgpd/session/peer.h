@@ -152,7 +152,8 @@ class Peer {
 
   void Dispatch(Slot& slot, fsm::Event event);
   // The primary's state changed: a NeighborEvent for WatchEvents, with the cause.
-  void PublishStateChange(const fsm::Event& event, const fsm::StepResult& step, fsm::State before, fsm::State after);
+  double DrawJitter() { return std::uniform_real_distribution<double>(0.75, 1.0)(rng_); }
+  void PublishStateChange(const fsm::Event& event, const fsm::StepOutcome& step, fsm::State before, fsm::State after);
   // RFC 8538: both sides sent the N bit (and ours is on: graceful restart with a restart time).
   bool NotificationGraceful() const;
   // `cease` as Cease / Hard Reset (RFC 8538 §3) when NotificationGraceful(): for what must
@@ -195,6 +196,9 @@ class Peer {
   std::unique_ptr<Slot> candidate_;  // collision candidate (inbound)
   uint64_t next_slot_id_ = 1;
   std::mt19937 rng_{std::random_device{}()};
+  // RFC 4271 §10's 0.75..1.0 for the next jittered timer; drawn again once a step used it
+  // (not for every message: most steps start no jittered timer).
+  double jitter_ = DrawJitter();
   bool admin_down_ = false;
   std::string admin_down_message_;
   // Maximum prefixes: each family's limit and state, and the hold-down after a Cease.

@@ -1,4 +1,5 @@
 // Every (state, event) pair of the FSM, as a table (design.md rule 3).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
 
@@ -159,6 +160,18 @@ TEST_CASE("FSM: every (state, event) pair", "[fsm][table]") {
         CHECK(Has(r, A::kSessionDown) == (s == S::kEstablished && r.next.state != S::kEstablished));
         // Established is entered only through OpenConfirm + KEEPALIVE.
         CHECK(Has(r, A::kSessionEstablished) == (s == S::kOpenConfirm && e == E::kKeepAliveMsg));
+        // The session's in-place step (no copy of its Fsm) does the same.
+        Fsm own = InState(s);
+        const StepOutcome in_place = StepInPlace(config, own, MakeEvent(e, &open));
+        CHECK(own.state == r.next.state);
+        CHECK(own.connect_retry_counter == r.next.connect_retry_counter);
+        CHECK(own.failures == r.next.failures);
+        CHECK(own.established_at_ms == r.next.established_at_ms);
+        CHECK(own.negotiated.has_value() == r.next.negotiated.has_value());
+        CHECK(own.last_error == r.next.last_error);
+        CHECK(in_place.state_changed == r.state_changed);
+        CHECK(in_place.reason == r.reason);
+        CHECK(std::equal(in_place.actions.begin(), in_place.actions.end(), r.actions.begin(), r.actions.end()));
       }
     }
   }
