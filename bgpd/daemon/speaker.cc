@@ -438,14 +438,12 @@ void Speaker::RefreshRibMetrics() {
     metrics_->RibPaths(wire::FamilyName(fam)).Set(static_cast<double>(paths));
   }
   metrics_->AttributeSets().Set(static_cast<double>(pipeline_->core().store().size()));
+  if (policies_) SyncPolicyMetrics(*policies_, *metrics_, policy_hits_synced_);
   for (const auto& p : peers_) {
     for (int f = 0; f < wire::kFamilyCount; ++f) {
       const auto fam = static_cast<wire::Family>(f);
       p->series().SetPrefixes(fam, rib.paths_of(p->rib_index, fam));
     }
-  }
-  if (policies_) SyncPolicyMetrics(*policies_, *metrics_, policy_hits_synced_);
-  for (const auto& p : peers_) {
     if (p->rib_index >= restart_.size()) continue;
     const PeerRestart& gr = restart_[p->rib_index];
     for (int f = 0; f < wire::kFamilyCount; ++f) {

@@ -35,7 +35,10 @@ class Stepper {
     f().state = s;
     r_.reason = std::move(why);
   }
-  void StartConnectRetry() { Do(ActionType::kStartConnectRetryTimer, Jittered(c_.connect_retry_s, e_.jitter)); }
+  void StartConnectRetry() {
+    r_.jitter_used = true;
+    Do(ActionType::kStartConnectRetryTimer, Jittered(c_.connect_retry_s, e_.jitter));
+  }
   void StopAllTimers() {
     Do(ActionType::kStopConnectRetryTimer);
     Do(ActionType::kStopHoldTimer);
@@ -57,7 +60,10 @@ class Stepper {
     ++f().connect_retry_counter;
     ++f().failures;
     f().last_error = why;
-    if (c_.automatic_restart) Do(ActionType::kStartIdleHoldTimer, Backoff(c_, f().failures, e_.jitter));
+    if (c_.automatic_restart) {
+      r_.jitter_used = true;
+      Do(ActionType::kStartIdleHoldTimer, Backoff(c_, f().failures, e_.jitter));
+    }
     Go(State::kIdle, std::move(why));
   }
   // Operator stop (ManualStop): Cease, no automatic restart, counters reset.

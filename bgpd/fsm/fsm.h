@@ -123,6 +123,7 @@ struct StepOutcome {
   // handful; a step runs for every message received.
   absl::InlinedVector<Action, 4> actions;
   bool state_changed = false;
+  bool jitter_used = false;  // a timer was set from Event::jitter: the next event needs a new draw
   std::string reason;  // why the state changed (for the log line)
 };
 

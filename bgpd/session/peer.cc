@@ -200,12 +200,7 @@ void Peer::Dispatch(Slot& slot, fsm::Event event) {
   event.jitter = jitter_;
   const State before = slot.fsm.state;
   const fsm::StepOutcome r = fsm::StepInPlace(config_.fsm, slot.fsm, event);
-  for (const auto& a : r.actions) {
-    if (a.type == ActionType::kStartConnectRetryTimer || a.type == ActionType::kStartIdleHoldTimer) {
-      jitter_ = DrawJitter();  // the FSM's jittered timers: each gets its own draw
-      break;
-    }
-  }
+  if (r.jitter_used) jitter_ = DrawJitter();  // each jittered timer gets its own draw
   const bool is_primary = &slot == primary_.get();
   if (r.state_changed) {
     log::Event(log::Level::kInfo,

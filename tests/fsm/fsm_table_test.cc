@@ -171,6 +171,8 @@ TEST_CASE("FSM: every (state, event) pair", "[fsm][table]") {
         CHECK(own.last_error == r.next.last_error);
         CHECK(in_place.state_changed == r.state_changed);
         CHECK(in_place.reason == r.reason);
+        CHECK(in_place.jitter_used == r.jitter_used);
+        CHECK(r.jitter_used == (Has(r, A::kStartConnectRetryTimer) || Has(r, A::kStartIdleHoldTimer)));
         CHECK(std::equal(in_place.actions.begin(), in_place.actions.end(), r.actions.begin(), r.actions.end()));
       }
     }
