@@ -49,6 +49,7 @@ void Connection::OnRead(const boost::system::error_code& ec, size_t n) {
   }
   filled_ += n;
   bytes_in_ += n;
+  ++reads_;
   size_t pos = 0;
   // Each handler call may close this connection (and its owner may drop it; `self` in the
   // read completion keeps it alive): check before every message.

@@ -62,6 +62,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const boost::asio::ip::tcp::endpoint& local() const { return local_; }
   const boost::asio::ip::tcp::endpoint& remote() const { return remote_; }
   uint64_t bytes_in() const { return bytes_in_; }
+  // Socket reads that delivered octets so far: the messages handed to on_message between two
+  // changes of it came in one read (arrived together).
+  uint64_t reads() const { return reads_; }
   uint64_t bytes_out() const { return bytes_out_; }
 
  private:
@@ -94,6 +97,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   size_t in_flight_ = 0;
   size_t queued_bytes_ = 0;
   uint64_t bytes_in_ = 0, bytes_out_ = 0;
+  uint64_t reads_ = 0;
   std::unique_ptr<boost::asio::steady_timer> drain_deadline_;  // only while draining
 };
 

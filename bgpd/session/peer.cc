@@ -63,6 +63,14 @@ struct Peer::Slot {
   wire::UpdateDecoder updates;  // this connection's UPDATEs
   uint64_t connect_generation = 0;
   std::unique_ptr<Timer> connect_retry, hold, keepalive, idle_hold;
+  // NowMs's stamp: taken in conn->reads() == stamp_read (0: none, or dropped after a message
+  // whose handling may have taken long); `stamps` counts the stamps taken.
+  uint64_t stamp_read = 0, stamps = 0;
+  int64_t stamp_ms = 0;
+  // The hold timer was last (re)started under stamp number hold_stamp (0: outside a read)
+  // for hold_after: restarting it again under the same stamp would give the same deadline.
+  uint64_t hold_stamp = 0;
+  std::chrono::milliseconds hold_after{};
 };
 
 Peer::Peer(boost::asio::io_context& io, Clock& clock, PeerConfig config, SessionMetrics* metrics, RouteSink* sink,
@@ -195,8 +203,18 @@ void Peer::ManualStop(const wire::NotificationMessage& notification, const std::
   Dispatch(*primary_, stop);
 }
 
+int64_t Peer::NowMs(Slot& slot) {
+  if (delivering_ != slot.id || !slot.conn) return clock_.SteadyMs();
+  if (slot.stamp_read != slot.conn->reads()) {
+    slot.stamp_read = slot.conn->reads();
+    slot.stamp_ms = clock_.SteadyMs();
+    ++slot.stamps;
+  }
+  return slot.stamp_ms;
+}
+
 void Peer::Dispatch(Slot& slot, fsm::Event event) {
-  event.now_ms = clock_.SteadyMs();
+  event.now_ms = NowMs(slot);
   event.jitter = jitter_;
   const State before = slot.fsm.state;
   const fsm::StepOutcome r = fsm::StepInPlace(config_.fsm, slot.fsm, event);
@@ -321,10 +339,17 @@ void Peer::Execute(Slot& slot, const fsm::Action& a) {
         if (Slot* s = Find(id)) Dispatch(*s, fsm::Event::Of(EventType::kConnectRetryTimerExpires));
       });
     case ActionType::kStopConnectRetryTimer: return slot.connect_retry->Stop();
-    case ActionType::kStartHoldTimer:
+    case ActionType::kStartHoldTimer: {
+      // Every KEEPALIVE and UPDATE restarts it (RFC 4271 §8.2.2); those of one read arrived
+      // together, so one restart per read gives the same deadline, without a clock read each.
+      const bool in_read = delivering_ == slot.id && slot.stamp_read != 0;
+      if (in_read && slot.hold->running() && slot.hold_stamp == slot.stamps && slot.hold_after == a.duration) return;
+      slot.hold_stamp = in_read ? slot.stamps : 0;
+      slot.hold_after = a.duration;
       return slot.hold->Start(a.duration, [this, id] {
         if (Slot* s = Find(id)) Dispatch(*s, fsm::Event::Of(EventType::kHoldTimerExpires));
       });
+    }
     case ActionType::kStopHoldTimer: return slot.hold->Stop();
     case ActionType::kStartKeepaliveTimer:
       return slot.keepalive->Start(a.duration, [this, id] {
@@ -588,6 +613,20 @@ void Peer::SendMessage(Slot& slot, const wire::Message& message) {
 }
 
 bool Peer::OnMessage(uint64_t slot_id, wire::ByteSpan bytes) {
+  delivering_ = slot_id;
+  bool plain_update = false;
+  const bool more = HandleMessage(slot_id, bytes, plain_update);
+  delivering_ = 0;
+  // After anything but a plain UPDATE (an End-of-RIB may release the FIB, a ROUTE-REFRESH
+  // sends the table, ...) the next message of the read takes a fresh time: the hold timer
+  // runs from when a message was handled, not from before a long piece of work.
+  if (!plain_update) {
+    if (Slot* s = Find(slot_id)) s->stamp_read = 0;
+  }
+  return more;
+}
+
+bool Peer::HandleMessage(uint64_t slot_id, wire::ByteSpan bytes, bool& plain_update) {
   Slot* s = Find(slot_id);
   if (s == nullptr) return false;
   const uint8_t type = bytes[18];
@@ -600,6 +639,7 @@ bool Peer::OnMessage(uint64_t slot_id, wire::ByteSpan bytes) {
     if (!decoded.ok()) {
       OnMalformed(*s, type, decoded.error());
     } else {
+      plain_update = decoded.value()->errors.empty() && !decoded.value()->EndOfRib();
       OnUpdateMessage(*s, *decoded.value());
     }
   } else if (auto decoded = wire::DecodeMessage(bytes, ctx); !decoded.ok()) {

@@ -87,6 +87,55 @@ TEST_CASE("Session: a KEEPALIVE from the peer restarts the hold timer", "[sessio
   CHECK(!h.PeerClosed(fd));
 }
 
+// A FIB sink whose "initial tables are in" takes `ms` of the manual clock, as releasing a
+// large FIB does: it runs inside the End-of-RIB's handling, with the rest of the read waiting.
+struct SlowConvergence final : rib::FibSink {
+  SlowConvergence(ManualClock& c, int64_t ms) : clock(c), work_ms(ms) {}
+  void Apply(const rib::FibUpdate&) override {}
+  void InitialTablesIn() override {
+    ++count;
+    clock.Advance(work_ms);
+  }
+  ManualClock& clock;
+  int64_t work_ms;
+  int count = 0;
+};
+
+TEST_CASE("Session: the messages of one read restart the hold timer once; after long work, afresh", "[session]") {
+  // The session takes one time per socket read for its FSM and hold timer (the messages came
+  // in together). A message handled after an End-of-RIB whose work took 6 s restarts the hold
+  // timer from then, not from the read: the session must survive 8 s more of silence.
+  Quiet q;
+  constexpr char kOne[] = R"(
+router { asn: 65000 router_id: "10.255.0.1" hold_time: 9 ebgp_requires_policy: false }
+fib { backend: BACKEND_NONE }
+neighbors { address: "127.0.0.2" remote_as: 65002 passive: true }
+)";
+  ManualClock* clock = nullptr;
+  std::unique_ptr<SlowConvergence> fib;
+  // The sink needs the harness's clock, the harness the sink: a forwarding sink.
+  struct Forward final : rib::FibSink {
+    void Apply(const rib::FibUpdate& u) override { to->Apply(u); }
+    void InitialTablesIn() override { to->InitialTablesIn(); }
+    rib::FibSink* to = nullptr;
+  } forward;
+  SessionHarness h(kOne, &forward);
+  clock = &h.clock();
+  fib = std::make_unique<SlowConvergence>(*clock, 6000);
+  forward.to = fib.get();
+  const int fd = Establish(h, "127.0.0.2", 65002);
+  wire::Bytes read;  // one write: one read on loopback
+  for (const auto& m : {Update(65002, 0x7f000002, {{1, 1}}), Update(65002, 0x7f000002, {}), Keepalive()}) {
+    read.insert(read.end(), m.begin(), m.end());
+  }
+  h.Write(fd, read);
+  REQUIRE(fib->count == 1);  // converged inside the End-of-RIB, 6 s of work
+  h.Advance(8000);           // 14 s after the read, 8 s after the KEEPALIVE was handled
+  CHECK(StateOf(h, "127.0.0.2") == "Established");
+  h.Advance(1100);  // 9.1 s after the KEEPALIVE: the hold timer expired
+  CHECK(StateOf(h, "127.0.0.2") != "Established");
+}
+
 TEST_CASE("Session: routes go into the RIB, out to the other neighbor, and leave with the session", "[session]") {
   Quiet q;
   SessionHarness h(kConfig);
