@@ -278,6 +278,16 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
   // null AttrRef: not exported to this peer).
   bool per_prefix = false;
   for (const PolicyChain& c : state.config.chains) per_prefix |= c.depends_on_prefix;
+  // A family this peer gets nothing of (export rejects everything, RFC 8212's default toward
+  // an eBGP neighbor without policy, or a family not negotiated): every export of it is none,
+  // before and after, so a change can only withdraw what an earlier configuration sent.
+  std::array<bool, wire::kFamilyCount> none{};
+  bool none_at_all = true;
+  for (int f = 0; f < wire::kFamilyCount; ++f) {
+    none[f] = state.config.chains[f].rejects_everything() || !to.family_negotiated(static_cast<wire::Family>(f));
+    none_at_all &= none[f];
+  }
+  if (none_at_all && out.empty()) return to.Advertised(0);
   absl::flat_hash_map<std::string, rib::AttrRef> exports;
   std::string key;
   // One-entry memos in front of the map: neighbouring prefixes usually share their sets.
@@ -323,6 +333,14 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
   };
   for (const auto& c : changes) {
     const wire::Family family = c.prefix.family();
+    if (none[static_cast<int>(family)]) {
+      // What export_of would say on both sides: none. As below, a prefix that had a multipath
+      // set keeps its Adj-RIB-Out entry as it is; a new one withdraws what is there.
+      if (c.old_multipath.empty() && !out.empty() && out.Erase(c.prefix)) {
+        withdraw[static_cast<int>(family)].push_back(wire::Nlri{c.prefix, 0});
+      }
+      continue;
+    }
     const rib::AttrRef ref = export_of(c.prefix, c.new_multipath, new_memo);
     // What this peer should get did not move (another peer's path joined the multipath
     // set, say): the Adj-RIB-Out is left as it is, not even looked up.

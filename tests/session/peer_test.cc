@@ -353,3 +353,58 @@ neighbors { address: "127.0.0.3" remote_as: 65003 passive: true import_policies:
 
 }  // namespace
 }  // namespace bagd::session::testing
+
+namespace bagd::session::testing {
+namespace {
+
+TEST_CASE("Policy: export switched to reject by a reload withdraws what was sent; later changes send nothing; back to accept sends all",
+          "[session][policy]") {
+  // The advertiser skips the export work for a family whose export rejects everything; what an
+  // earlier configuration sent must still be withdrawn, and nothing sent while it rejects.
+  Quiet q;
+  auto config = [](const char* export_b) {
+    return absl::StrCat(R"(
+router { asn: 65000 router_id: "10.255.0.1" hold_time: 9 ebgp_requires_policy: false }
+fib { backend: BACKEND_NONE }
+neighbors { address: "127.0.0.2" remote_as: 65002 passive: true default_export: DEFAULT_ACTION_REJECT }
+neighbors { address: "127.0.0.3" remote_as: 65003 passive: true default_export: )",
+                        export_b, " }\n");
+  };
+  SessionHarness h(config("DEFAULT_ACTION_ACCEPT"));
+  const int a = Establish(h, "127.0.0.2", 65002);
+  const int b = Establish(h, "127.0.0.3", 65003);
+  h.Read(b);
+  h.Write(a, Update(65002, 0x7f000002, {{1, 1}, {1, 2}}));
+  const rib::PrefixMap<rib::AttrRef>* out = h.speaker().AdvertisedRoutes(h.speaker().FindPeer("127.0.0.3")->rib_index);
+  REQUIRE(out != nullptr);
+  CHECK(out->size() == 2);
+  CHECK(h.Read(b).size() == 1);  // one UPDATE with both
+  // 127.0.0.2 itself exports nothing: its own routes never go back, the rest is rejected.
+  CHECK(h.speaker().AdvertisedRoutes(h.speaker().FindPeer("127.0.0.2")->rib_index)->size() == 0);
+
+  REQUIRE(h.Reload(config("DEFAULT_ACTION_REJECT")).ok());
+  CHECK(out->size() == 0);
+  auto got = h.Read(b);
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].first == 2);  // the withdrawal of both
+  // A new prefix, a changed one and a withdrawn one while the export rejects: nothing goes.
+  const uint8_t lb[] = {0xc0, 16, 8, 0x00, 0x04, 0xfd, 0xea, 0x4e, 0x95, 0x02, 0xf9};
+  h.Write(a, Update(65002, 0x7f000002, {{1, 3}, {1, 1}}, lb));
+  const uint8_t withdrawn[] = {24, 10, 1, 2};
+  h.Write(a, Update(65002, 0x7f000002, {}, {}, withdrawn));
+  CHECK(h.speaker().rib().prefix_count() == 2);
+  CHECK(out->size() == 0);
+  CHECK(h.Read(b).empty());
+
+  REQUIRE(h.Reload(config("DEFAULT_ACTION_ACCEPT")).ok());
+  CHECK(out->size() == 2);
+  CHECK(out->Find(*wire::Prefix::Parse("10.1.3.0/24")) != nullptr);
+  CHECK(out->Find(*wire::Prefix::Parse("10.1.2.0/24")) == nullptr);
+  got = h.Read(b);
+  REQUIRE(!got.empty());
+  for (const auto& m : got) CHECK(m.first == 2);
+  CHECK(StateOf(h, "127.0.0.3") == "Established");
+}
+
+}  // namespace
+}  // namespace bagd::session::testing
