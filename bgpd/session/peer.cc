@@ -447,6 +447,9 @@ void Peer::Connect(Slot& slot) {
 
 void Peer::Attach(Slot& slot, tcp::socket socket) {
   const uint64_t id = slot.id;
+  // Connection::reads() counts from 0 for each connection: no stamp of an earlier one applies.
+  slot.stamp_read = 0;
+  slot.hold_stamp = 0;
   Connection::Handler h;
   // The slot's destructor closes the connection (no handler call after that); the watch is
   // a second guard for the Peer itself.
@@ -613,10 +616,11 @@ void Peer::SendMessage(Slot& slot, const wire::Message& message) {
 }
 
 bool Peer::OnMessage(uint64_t slot_id, wire::ByteSpan bytes) {
+  const uint64_t outer = delivering_;  // 0: no handler calls OnMessage from inside another
   delivering_ = slot_id;
   bool plain_update = false;
   const bool more = HandleMessage(slot_id, bytes, plain_update);
-  delivering_ = 0;
+  delivering_ = outer;
   // After anything but a plain UPDATE (an End-of-RIB may release the FIB, a ROUTE-REFRESH
   // sends the table, ...) the next message of the read takes a fresh time: the hold timer
   // runs from when a message was handled, not from before a long piece of work.
@@ -697,7 +701,12 @@ void Peer::OnUpdateMessage(Slot& slot, const wire::UpdateMessage& u) {
     e.notification = wire::NotificationMessage{3, wire::update_error::kOptionalAttributeError, {}};
     e.reason = u.errors.empty() ? "MP attribute malformed" : u.errors.back().reason;
   }
+  const bool plain = u.errors.empty() && !u.EndOfRib();
   if (slot.fsm.state == State::kEstablished) OnUpdate(slot, u);
+  // The sink's work for an UPDATE that is not plain (an End-of-RIB releases the FIB, sweeps
+  // stale routes, ...) may have taken long: the FSM's time and the hold timer's restart for
+  // it, and for the rest of the read, are taken after that work, not at the read.
+  if (!plain) slot.stamp_read = 0;
   Dispatch(slot, std::move(e));
 }
 
