@@ -31,7 +31,7 @@ the CPUs to go idle, and records the CPU-1 time not spent in the daemon during t
 
 usage: python3 bench/ingest_compare.py [--daemons bagd,bird,frr,gobgp] [--workloads W1,W1b,W2,W2x]
                                        [--runs 3] [--scale 1.0] [--json OUT] [--no-pin] [--no-lb]
-                                       [--bagd-also LABEL=PATH --daemons bagd,bagd:LABEL,...] [--kernel]
+                                       [--bagd-also LABEL=PATH --daemons bagd,bagd:LABEL,...] [--kernel] [--interleave]
 """
 import argparse
 import hashlib
@@ -711,6 +711,8 @@ def main():
                          "and until the session loss has removed them)")
     ap.add_argument("--bagd-also", action="append", default=[], metavar="LABEL=PATH",
                     help="another bagd binary, measured in the same run as daemon bagd:LABEL (add it to --daemons)")
+    ap.add_argument("--interleave", action="store_true",
+                    help="run r of every daemon before run r + 1 (a shared machine's load drift falls on all alike)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     for spec in args.bagd_also:
@@ -752,6 +754,7 @@ def main():
     print("versions:", json.dumps(vers), flush=True)
     all_runs, results, notes = [], {}, []
     try:
+        measured = []
         for dn in daemons:
             ok = available(dn, args)
             if ok is True and KERNEL and dn.split(":")[0] not in KERNEL_DAEMONS:
@@ -760,28 +763,40 @@ def main():
                 notes.append(f"{dn}: skipped, {ok}")
                 print(notes[-1], flush=True)
                 continue
-            for wn in workloads:
-                rows = []
-                for r in range(args.runs):
-                    try:
-                        row = measure(dn, wn, args, r)
-                        rows.append(row)
-                        all_runs.append(row)
-                        print(f"{dn} {wn} run {r + 1}: {row['seconds']:.3f} s, {row['paths_per_s']:,.0f} paths/s, "
-                              f"CPU {row['cpu_s']:.2f} s (settled {row['cpu_settled_s']:.2f}), HWM "
-                              f"{row['hwm_kib'] / 1024:.0f} MiB, {row['bytes_per_path']:.0f} B/path; load {row['load1']:.1f}, "
-                              f"busy before {row['busy_before_s_per_s']:.2f} CPU, "
-                              f"CPU1 other {row['cpu1_other_s'] or 0:.2f} s; advertised to the blasters "
-                              f"{row['prefixes_advertised_to_blasters']}; flush {row['flush_s'] or 0:.2f} s, HWM after "
-                              f"{(row['hwm_after_flush_kib'] or 0) / 1024:.0f} MiB"
-                              + (f"; kernel full after {row['kernel_s'] or -1:.3f} s, kernel empty {row['kernel_flush_s'] or -1:.3f} s "
-                                 "after the stop" if KERNEL else ""), flush=True)
-                    except (RuntimeError, TimeoutError, AssertionError, subprocess.CalledProcessError) as e:
-                        msg = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
-                        notes.append(f"{dn} {wn} run {r + 1}: {msg}")
-                        print("FAILED:", notes[-1], flush=True)
-                        all_runs.append(dict(daemon=dn, workload=wn, run=r, error=msg))
-                results[(dn, wn)] = median_row(rows) if rows else {"error": notes[-1]}
+            measured.append(dn)
+        # Daemon by daemon, each workload's runs in a row; or (--interleave) run r of every
+        # daemon before run r + 1, so a shared machine's drifting load falls on all alike.
+        if args.interleave:
+            order = [(dn, wn, r) for wn in workloads for r in range(args.runs) for dn in measured]
+        else:
+            order = [(dn, wn, r) for dn in measured for wn in workloads for r in range(args.runs)]
+        rows_of = {(dn, wn): [] for dn in measured for wn in workloads}
+        for dn, wn, r in order:
+            rows = rows_of[(dn, wn)]
+            try:
+                row = measure(dn, wn, args, r)
+                rows.append(row)
+                all_runs.append(row)
+                print(f"{dn} {wn} run {r + 1}: {row['seconds']:.3f} s, {row['paths_per_s']:,.0f} paths/s, "
+                      f"CPU {row['cpu_s']:.2f} s (settled {row['cpu_settled_s']:.2f}), HWM "
+                      f"{row['hwm_kib'] / 1024:.0f} MiB, {row['bytes_per_path']:.0f} B/path; load {row['load1']:.1f}, "
+                      f"busy before {row['busy_before_s_per_s']:.2f} CPU, "
+                      f"CPU1 other {row['cpu1_other_s'] or 0:.2f} s; advertised to the blasters "
+                      f"{row['prefixes_advertised_to_blasters']}; flush {row['flush_s'] or 0:.2f} s, HWM after "
+                      f"{(row['hwm_after_flush_kib'] or 0) / 1024:.0f} MiB"
+                      + (f"; kernel full after {row['kernel_s'] or -1:.3f} s, kernel empty {row['kernel_flush_s'] or -1:.3f} s "
+                         "after the stop" if KERNEL else ""), flush=True)
+            except (RuntimeError, TimeoutError, AssertionError, subprocess.CalledProcessError) as e:
+                msg = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+                notes.append(f"{dn} {wn} run {r + 1}: {msg}")
+                print("FAILED:", notes[-1], flush=True)
+                all_runs.append(dict(daemon=dn, workload=wn, run=r, error=msg))
+        for (dn, wn), rows in rows_of.items():
+            if rows:
+                results[(dn, wn)] = median_row(rows)
+            else:
+                errs = [n for n in notes if n.startswith(f"{dn} {wn} ")]
+                results[(dn, wn)] = {"error": errs[-1] if errs else "no run"}
     finally:
         if private:
             shutil.rmtree(private, ignore_errors=True)
