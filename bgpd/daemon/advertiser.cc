@@ -279,8 +279,8 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
   bool per_prefix = false;
   for (const PolicyChain& c : state.config.chains) per_prefix |= c.depends_on_prefix;
   // A family this peer gets nothing of (export rejects everything, RFC 8212's default toward
-  // an eBGP neighbor without policy, or a family not negotiated): every export of it is none,
-  // before and after, so a change can only withdraw what an earlier configuration sent.
+  // an eBGP neighbor without policy, or a family not negotiated): export_of says none at once,
+  // without the memo's comparisons; a batch with nothing to withdraw either is not walked.
   std::array<bool, wire::kFamilyCount> none{};
   bool none_at_all = true;
   for (int f = 0; f < wire::kFamilyCount; ++f) {
@@ -298,8 +298,8 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
   };
   Memo old_memo, new_memo;
   auto export_of = [&](const wire::Prefix& prefix, const rib::PathSet& set, Memo& m) -> rib::AttrRef {
-    if (set.empty()) return {};
     const wire::Family family = prefix.family();
+    if (set.empty() || none[static_cast<int>(family)]) return {};
     if (per_prefix) {
       auto exported = ExportAttributes(index, prefix, set);
       return exported ? core_.store().Intern(*std::move(exported)) : rib::AttrRef{};
@@ -333,14 +333,6 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
   };
   for (const auto& c : changes) {
     const wire::Family family = c.prefix.family();
-    if (none[static_cast<int>(family)]) {
-      // What export_of would say on both sides: none. As below, a prefix that had a multipath
-      // set keeps its Adj-RIB-Out entry as it is; a new one withdraws what is there.
-      if (c.old_multipath.empty() && !out.empty() && out.Erase(c.prefix)) {
-        withdraw[static_cast<int>(family)].push_back(wire::Nlri{c.prefix, 0});
-      }
-      continue;
-    }
     const rib::AttrRef ref = export_of(c.prefix, c.new_multipath, new_memo);
     // What this peer should get did not move (another peer's path joined the multipath
     // set, say): the Adj-RIB-Out is left as it is, not even looked up.

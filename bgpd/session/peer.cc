@@ -618,19 +618,19 @@ void Peer::SendMessage(Slot& slot, const wire::Message& message) {
 bool Peer::OnMessage(uint64_t slot_id, wire::ByteSpan bytes) {
   const uint64_t outer = delivering_;  // 0: no handler calls OnMessage from inside another
   delivering_ = slot_id;
-  bool plain_update = false;
-  const bool more = HandleMessage(slot_id, bytes, plain_update);
+  const bool more = HandleMessage(slot_id, bytes);
   delivering_ = outer;
-  // After anything but a plain UPDATE (an End-of-RIB may release the FIB, a ROUTE-REFRESH
-  // sends the table, ...) the next message of the read takes a fresh time: the hold timer
-  // runs from when a message was handled, not from before a long piece of work.
-  if (!plain_update) {
+  // After a message that is not an UPDATE (a ROUTE-REFRESH sends the table after its step,
+  // an OPEN may resolve a collision, ...) the next message of the read takes a fresh time:
+  // the hold timer runs from when a message was handled, not from before a long piece of
+  // work. (An UPDATE that is not plain drops the stamp itself, before its step: OnUpdateMessage.)
+  if (bytes[18] != static_cast<uint8_t>(wire::MessageType::kUpdate)) {
     if (Slot* s = Find(slot_id)) s->stamp_read = 0;
   }
   return more;
 }
 
-bool Peer::HandleMessage(uint64_t slot_id, wire::ByteSpan bytes, bool& plain_update) {
+bool Peer::HandleMessage(uint64_t slot_id, wire::ByteSpan bytes) {
   Slot* s = Find(slot_id);
   if (s == nullptr) return false;
   const uint8_t type = bytes[18];
@@ -643,7 +643,6 @@ bool Peer::HandleMessage(uint64_t slot_id, wire::ByteSpan bytes, bool& plain_upd
     if (!decoded.ok()) {
       OnMalformed(*s, type, decoded.error());
     } else {
-      plain_update = decoded.value()->errors.empty() && !decoded.value()->EndOfRib();
       OnUpdateMessage(*s, *decoded.value());
     }
   } else if (auto decoded = wire::DecodeMessage(bytes, ctx); !decoded.ok()) {

@@ -170,8 +170,8 @@ class Peer {
   void Connect(Slot& slot);
   void Attach(Slot& slot, boost::asio::ip::tcp::socket socket);
   bool OnMessage(uint64_t slot_id, wire::ByteSpan bytes);
-  // OnMessage's work; plain_update: an UPDATE that decoded cleanly and is no End-of-RIB.
-  bool HandleMessage(uint64_t slot_id, wire::ByteSpan bytes, bool& plain_update);
+  // OnMessage's work, with delivering_ set.
+  bool HandleMessage(uint64_t slot_id, wire::ByteSpan bytes);
   // A message that did not decode: the FSM's error event for its type.
   void OnMalformed(Slot& slot, uint8_t type, const wire::DecodeError& error);
   // A decoded UPDATE: to the sink when Established, then to the FSM.
