@@ -192,15 +192,17 @@ absl::Status ControlClient::WatchEvents(const std::vector<std::string>& types, c
   bool stopped = false;  // the last event was bagd's own "stopping"
   const EventHandler watch = [&](v1::Event& e) {
     stopped = e.has_stopping();
-    return on_event(e);
+    absl::Status s = on_event(e);
+    // "stopping" is the last event: end the call, which tells bagd's server it arrived
+    // (the server waits for that before it lets its shutdown tear the transport down).
+    if (s.ok() && stopped) return absl::CancelledError("bagd is stopping");
+    return s;
   };
-  if (absl::Status s = ReadStream(context, *stub_->WatchEvents(&context, request), watch, &status); !s.ok()) return s;
+  absl::Status s = ReadStream(context, *stub_->WatchEvents(&context, request), watch, &status);
   // After "stopping" the stream has said all it had: bagd's server shutting down may still
   // cut the call before its final OK reaches us (UNAVAILABLE/CANCELLED), which is no error.
-  if (stopped && (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
-                  status.error_code() == grpc::StatusCode::CANCELLED)) {
-    return absl::OkStatus();
-  }
+  if (stopped && (s.ok() || absl::IsCancelled(s))) return absl::OkStatus();
+  if (!s.ok()) return s;
   return CallStatus(status);
 }
 

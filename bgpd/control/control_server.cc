@@ -52,6 +52,10 @@ grpc::Status Guarded(const char* rpc, Fn&& fn) {
 
 // How often a WatchEvents stream looks whether its client went away or the server stops.
 constexpr std::chrono::milliseconds kWatchPoll{200};
+// After the Stopping event, how long a stream waits for its client to end the call (which
+// says the event arrived) before it returns: a server torn down right after the handler
+// returns can drop the last messages still in the transport on their way to the client.
+constexpr std::chrono::milliseconds kStoppingAck{1000};
 
 // Two instances serve the socket: one for root and bagd's own user, one (read_only) for
 // the members of control.group, whose connections the acceptor hands to it (SO_PEERCRED).
@@ -96,7 +100,16 @@ class ControlService final : public v1::Control::Service {
           if (!writer->Write(e)) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
           last = last || e.has_stopping();
         }
-        if (last || wait == EventHub::Subscription::Wait::kClosed) return grpc::Status::OK;
+        if (last) {
+          // bagctl ends the call when it reads the Stopping event; until then the event
+          // may still sit in the transport, which the server's teardown would drop.
+          const auto until = std::chrono::steady_clock::now() + kStoppingAck;
+          while (!context->IsCancelled() && std::chrono::steady_clock::now() < until) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          }
+          return grpc::Status::OK;
+        }
+        if (wait == EventHub::Subscription::Wait::kClosed) return grpc::Status::OK;
         if (stopping) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "bagd's control API is stopping");
       }
     });

@@ -181,6 +181,7 @@ TEST_CASE("WatchEvents: bagd stopping with subscribers attached ends their strea
     s.serving.server->Stop();
     CHECK(std::chrono::steady_clock::now() - start < 3s);  // not the 5 s grace: the stream ended
     watcher.join();
+    INFO(st.ToString());
     CHECK(st.ok());
     REQUIRE(got.size() == 3);
     CHECK(got[1].neighbor().cause() == "admin");
