@@ -7,10 +7,15 @@ namespace {
 
 constexpr size_t kUpdateFixed = kHeaderSize + 2 + 2;  // header, withdrawn len, attr len
 
+// A run of NLRI and its encoded size in octets.
+struct NlriChunk {
+  std::span<const Nlri> nlri;
+  size_t octets = 0;
+};
+
 // Splits `nlri` into runs whose encoded size fits `budget` octets each.
-absl::StatusOr<std::vector<std::span<const Nlri>>> Chunk(std::span<const Nlri> nlri, bool add_path,
-                                                         size_t budget) {
-  std::vector<std::span<const Nlri>> chunks;
+absl::StatusOr<std::vector<NlriChunk>> Chunk(std::span<const Nlri> nlri, bool add_path, size_t budget) {
+  std::vector<NlriChunk> chunks;
   size_t begin = 0, used = 0;
   for (size_t i = 0; i < nlri.size(); ++i) {
     const size_t sz = EncodedNlriSize(nlri[i], add_path);
@@ -19,16 +24,20 @@ absl::StatusOr<std::vector<std::span<const Nlri>>> Chunk(std::span<const Nlri> n
           absl::StrFormat("no room for %s: the attributes leave %d octets", nlri[i].prefix.ToString(), budget));
     }
     if (used + sz > budget) {
-      chunks.push_back(nlri.subspan(begin, i - begin));
+      chunks.push_back({nlri.subspan(begin, i - begin), used});
       begin = i;
       used = 0;
     }
     used += sz;
   }
-  if (begin < nlri.size()) chunks.push_back(nlri.subspan(begin));
+  if (begin < nlri.size()) chunks.push_back({nlri.subspan(begin), used});
   return chunks;
 }
 
+// `reserve`: the message's size (or a bound on it). The messages wait in a session's send
+// queue until the socket takes them, so each gets the octets it needs, not the largest
+// message the session allows: an UPDATE of a few prefixes with 4096 (or 65535) reserved
+// held most of an exporting table's transient memory.
 void StartUpdate(Bytes& msg, size_t reserve) {
   msg.clear();
   msg.reserve(reserve);
@@ -63,12 +72,12 @@ absl::StatusOr<std::vector<Bytes>> PackAnnouncements(const PathAttributes& attrs
     if (!chunks.ok()) return chunks.status();
     for (const auto& chunk : *chunks) {
       Bytes& msg = out.emplace_back();
-      StartUpdate(msg, max);
+      StartUpdate(msg, kUpdateFixed + encoded.size() + chunk.octets);
       ByteWriter w(msg);
       w.U16(0);
       w.U16(static_cast<uint16_t>(encoded.size()));
       w.Append(encoded);
-      for (const auto& n : chunk) EncodeNlri(n, add_path, msg);
+      for (const auto& n : chunk.nlri) EncodeNlri(n, add_path, msg);
       FinishUpdate(msg);
     }
     return out;
@@ -89,7 +98,7 @@ absl::StatusOr<std::vector<Bytes>> PackAnnouncements(const PathAttributes& attrs
   auto chunks = Chunk(nlri, add_path, max - fixed);
   if (!chunks.ok()) return chunks.status();
   for (const auto& chunk : *chunks) {
-    m.attrs.mp_reach->nlri.assign(chunk.begin(), chunk.end());
+    m.attrs.mp_reach->nlri.assign(chunk.nlri.begin(), chunk.nlri.end());
     auto msg = EncodeMessage(m, ctx);
     if (!msg.ok()) return msg.status();
     out.push_back(*std::move(msg));
@@ -109,13 +118,12 @@ absl::StatusOr<std::vector<Bytes>> PackWithdrawals(Family family, std::span<cons
   if (!chunks.ok()) return chunks.status();
   for (const auto& chunk : *chunks) {
     Bytes& msg = out.emplace_back();
-    StartUpdate(msg, max);
+    const size_t len = chunk.octets;
+    StartUpdate(msg, fixed + len);
     ByteWriter w(msg);
-    size_t len = 0;
-    for (const auto& n : chunk) len += EncodedNlriSize(n, add_path);
     if (!mp) {
       w.U16(static_cast<uint16_t>(len));
-      for (const auto& n : chunk) EncodeNlri(n, add_path, msg);
+      for (const auto& n : chunk.nlri) EncodeNlri(n, add_path, msg);
       w.U16(0);
     } else {
       w.U16(0);
@@ -123,7 +131,7 @@ absl::StatusOr<std::vector<Bytes>> PackWithdrawals(Family family, std::span<cons
       EncodeAttributeHeader(attr_flag::kOptional, 15, 3 + len, msg);
       w.U16(static_cast<uint16_t>(FamilyAfi(family)));
       w.U8(static_cast<uint8_t>(Safi::kUnicast));
-      for (const auto& n : chunk) EncodeNlri(n, add_path, msg);
+      for (const auto& n : chunk.nlri) EncodeNlri(n, add_path, msg);
       w.PatchU16(alen_at, static_cast<uint16_t>(msg.size() - alen_at - 2));
     }
     FinishUpdate(msg);

@@ -124,3 +124,29 @@ TEST_CASE("Packer refuses what cannot be sent", "[wire][packer]") {
   CHECK_FALSE(PackAnnouncements(huge, Family::kIpv4Unicast, V4Slash24(1), ctx).ok());
   CHECK(PackAnnouncements(Attrs(), Family::kIpv4Unicast, {}, ctx)->empty());
 }
+
+TEST_CASE("Packed UPDATEs hold the octets they need, not the largest message the session allows", "[wire][packer]") {
+  // They wait in a session's send queue until the socket takes them: a few prefixes in a
+  // message of 4096 (or 65535) reserved octets multiplied an exporting table's memory.
+  CodecContext ctx;
+  ctx.ebgp = false;
+  ctx.extended_message = GENERATE(false, true);
+  const auto few = V4Slash24(3);
+  auto announced = PackAnnouncements(Attrs(), Family::kIpv4Unicast, few, ctx);
+  REQUIRE(announced.ok());
+  REQUIRE(announced->size() == 1);
+  CHECK((*announced)[0].size() == 23 + 31 + 3 * 4);
+  CHECK((*announced)[0].capacity() == (*announced)[0].size());
+  auto full = PackAnnouncements(Attrs(), Family::kIpv4Unicast, V4Slash24(5000), ctx);
+  REQUIRE(full.ok());
+  for (const Bytes& m : *full) CHECK(m.capacity() == m.size());
+  auto withdrawn = PackWithdrawals(Family::kIpv4Unicast, few, ctx);
+  REQUIRE(withdrawn.ok());
+  REQUIRE(withdrawn->size() == 1);
+  CHECK((*withdrawn)[0].capacity() == (*withdrawn)[0].size());
+  auto withdrawn6 = PackWithdrawals(Family::kIpv6Unicast, V6Slash48(3), ctx);
+  REQUIRE(withdrawn6.ok());
+  REQUIRE(withdrawn6->size() == 1);
+  // MP_UNREACH's attribute header is counted as extended-length: one octet to spare at most.
+  CHECK((*withdrawn6)[0].capacity() <= (*withdrawn6)[0].size() + 1);
+}
