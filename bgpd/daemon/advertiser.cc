@@ -92,7 +92,7 @@ void Advertiser::RemovePeer(rib::PeerIndex index) {
   if (index < peers_.size()) peers_[index] = PeerState{};  // its timers stop with it
 }
 
-const rib::PrefixMap<rib::AttrRef>* Advertiser::advertised(rib::PeerIndex index) const {
+const rib::AdjRibOut* Advertiser::advertised(rib::PeerIndex index) const {
   if (index >= peers_.size() || peers_[index].out == nullptr) return nullptr;
   return &peers_[index].adj_out;
 }
@@ -340,16 +340,16 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
     if (ref) {
       auto [cur, added] = out.TryEmplace(c.prefix);
       if (!added) {
-        if (*cur == ref) continue;
+        if (cur->attrs == ref) continue;
         // Only the bandwidth changed: re-advertisement damping decides (threshold, interval).
-        const auto& old_lb = (*cur)->link_bandwidth.chosen;  // interned: SelectedLinkBandwidth() of the set
+        const auto& old_lb = cur->attrs->link_bandwidth.chosen;  // interned: SelectedLinkBandwidth() of the set
         const auto& new_lb = ref->link_bandwidth.chosen;
-        if (old_lb && new_lb && !(*old_lb == *new_lb) && only_lb_differs(*cur, ref)) {
-          const auto d = lbx.damping.Check(c.prefix, old_lb->bits_per_second(), new_lb->bits_per_second(), now,
-                                           state.config.link_bandwidth);
+        if (old_lb && new_lb && !(*old_lb == *new_lb) && only_lb_differs(cur->attrs, ref)) {
+          const auto d = rib::BandwidthReadvertisement::Check(cur->readvertisement, old_lb->bits_per_second(),
+                                                              new_lb->bits_per_second(), now, state.config.link_bandwidth);
           if (d.verdict == rib::BandwidthReadvertisement::Verdict::kSuppress) continue;
           if (d.verdict == rib::BandwidthReadvertisement::Verdict::kDefer) {
-            lbx.damping.Defer(c.prefix);
+            lbx.damping.Defer(cur->readvertisement);
             if (d.not_before < lbx.timer_at) {
               if (!lbx.timer) lbx.timer = clock_.NewTimer();
               lbx.timer_at = d.not_before;
@@ -358,10 +358,10 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
             }
             continue;
           }
-          lbx.damping.Sent(c.prefix, now);
+          rib::BandwidthReadvertisement::Sent(cur->readvertisement, now);
         }
       }
-      *cur = ref;
+      cur->attrs = ref;
       announce.Add(ref, c.prefix);
     } else if (out.Erase(c.prefix)) {
       withdraw[static_cast<int>(family)].push_back(wire::Nlri{c.prefix, 0});
@@ -429,7 +429,7 @@ void Advertiser::FlushDeferredBandwidth(rib::PeerIndex index) {
   PeerState* p = Writable(index);
   if (p == nullptr) return;
   p->lb.timer_at = absl::InfiniteFuture();
-  const std::vector<wire::Prefix> deferred = p->lb.damping.TakeDeferred();
+  const std::vector<wire::Prefix> deferred = p->lb.damping.TakeDeferred(p->adj_out);
   if (deferred.empty() || !p->out->established()) return;
   AdvertisePacedInSlices(*p, deferred);
 }
@@ -467,6 +467,7 @@ void Advertiser::SessionUp(rib::PeerIndex index) {
   PeerState* p = Writable(index);
   if (p == nullptr) return;
   p->adj_out.clear();
+  p->lb.damping.Clear();
   std::vector<rib::RouteChange> all = Everything();
   std::erase_if(all, [](const rib::RouteChange& c) { return c.new_multipath.empty(); });
   Advertise(*p, all);
@@ -500,7 +501,8 @@ size_t Advertiser::Resend(rib::PeerIndex index, wire::Family family, bool enhanc
   // Graceful Restart).
   if (enhanced) to.SendRouteRefresh(wire::RouteRefreshMessage::Make(family, wire::route_refresh_subtype::kBorr));
   AnnouncementGroups announce;
-  p->adj_out.ForEachIn(family, [&](const wire::Prefix& prefix, const rib::AttrRef& ref) { announce.Add(ref, prefix); });
+  p->adj_out.ForEachIn(family,
+                       [&](const wire::Prefix& prefix, const rib::AdjRibOutEntry& e) { announce.Add(e.attrs, prefix); });
   std::vector<wire::Bytes> messages;
   announce.PackFor(to, messages);
   if (!messages.empty()) to.SendUpdates(std::move(messages));

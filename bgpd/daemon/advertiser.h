@@ -30,6 +30,7 @@
 #include "bgpd/daemon/routing_core.h"
 #include "bgpd/session/clock.h"
 #include "bgpd/wire/message.h"
+#include "rib/adj_rib_out.h"
 #include "rib/prefix_map.h"
 #include "rib/weights/link_bandwidth_export.h"
 
@@ -103,7 +104,7 @@ class Advertiser {
   size_t Resend(rib::PeerIndex index, wire::Family family, bool enhanced);
 
   // What `index` has been sent (null: no such neighbor). May lag the RIB by one posted flush.
-  const rib::PrefixMap<rib::AttrRef>* advertised(rib::PeerIndex index) const;
+  const rib::AdjRibOut* advertised(rib::PeerIndex index) const;
   const ExportConfig* export_config(rib::PeerIndex index) const;
 
   // Steps 1 to 3 for one prefix: what `to` gets for `multipath` (best first), or nothing.
@@ -117,14 +118,14 @@ class Advertiser {
     bool running = false;
   };
   struct BandwidthExport {
-    rib::BandwidthReadvertisement damping;  // with the prefixes that wait for their interval
+    rib::BandwidthReadvertisement damping;  // its state is in the Adj-RIB-Out entries
     std::unique_ptr<session::Timer> timer;
     absl::Time timer_at = absl::InfiniteFuture();
   };
   struct PeerState {
     Outbound* out = nullptr;  // null: no neighbor at this index (the local routes, a removed one)
     ExportConfig config;
-    rib::PrefixMap<rib::AttrRef> adj_out;
+    rib::AdjRibOut adj_out;
     Pacing pacing;
     BandwidthExport lb;
   };

@@ -463,17 +463,17 @@ absl::StatusOr<RoutesPage> AcceptedRoutesPage(const rib::Rib& rib, rib::PeerInde
   return OrderedPage(rib, *q, max_routes, in_view, fill);
 }
 
-absl::StatusOr<RoutesPage> AdvertisedRoutesPage(const rib::PrefixMap<rib::AttrRef>& advertised,
+absl::StatusOr<RoutesPage> AdvertisedRoutesPage(const rib::AdjRibOut& advertised,
                                                 const rib::PeerInfo& to, const ListRoutesRequest& request,
                                                 size_t max_routes) {
   auto q = QueryOf(request);
   if (!q.ok()) return q.status();
-  const auto in_view = [](const wire::Prefix&, const rib::AttrRef& a) { return static_cast<bool>(a); };
-  const auto fill = [&](const wire::Prefix&, const rib::AttrRef& a, control::v1::Route& out) {
+  const auto in_view = [](const wire::Prefix&, const rib::AdjRibOutEntry& e) { return static_cast<bool>(e.attrs); };
+  const auto fill = [&](const wire::Prefix&, const rib::AdjRibOutEntry& e, control::v1::Route& out) {
     control::v1::RoutePath& p = *out.add_paths();
     p.set_peer(to.name);
     p.set_peer_as(to.asn);
-    FillPathAttributes(*a, true, p);
+    FillPathAttributes(*e.attrs, true, p);
     return size_t{1};
   };
   return OrderedPage(advertised, *q, max_routes, in_view, fill);
@@ -531,7 +531,7 @@ absl::StatusOr<RoutesPage> ServeNeighborRoutesPage(const NeighborRibs* ribs, con
     case ListRoutesRequest::VIEW_ACCEPTED:
       return AcceptedRoutesPage(rib, *index, request, max_routes);
     case ListRoutesRequest::VIEW_ADVERTISED: {
-      const rib::PrefixMap<rib::AttrRef>* advertised = ribs->AdvertisedRoutes(*index);
+      const rib::AdjRibOut* advertised = ribs->AdvertisedRoutes(*index);
       if (advertised == nullptr) return RoutesPage{};
       return AdvertisedRoutesPage(*advertised, rib.peer(*index), request, max_routes);
     }

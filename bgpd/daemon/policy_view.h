@@ -19,6 +19,7 @@
 #include "bgpd/control/control.pb.h"
 #include "bgpd/control/control_server.h"
 #include "bgpd/session/metrics.h"
+#include "rib/adj_rib_out.h"
 #include "policy/policy.h"
 #include "rib/adj_rib_in.h"
 #include "rib/prefix_map.h"
@@ -41,7 +42,7 @@ class NeighborRibs {  // implemented by daemon::Speaker
   virtual const rib::AdjRibIn* ReceivedRoutes(rib::PeerIndex) const = 0;
   // Our Adj-RIB-Out to the neighbor: prefix -> the attributes as exported (after export
   // policy and the rewrite). Null: nothing is advertised to it (no session); shown as empty.
-  virtual const rib::PrefixMap<rib::AttrRef>* AdvertisedRoutes(rib::PeerIndex) const = 0;
+  virtual const rib::AdjRibOut* AdvertisedRoutes(rib::PeerIndex) const = 0;
 };
 
 // ---- bagctl policy test ----
@@ -87,7 +88,7 @@ absl::StatusOr<control::ControlBackend::RoutesPage> AcceptedRoutesPage(const rib
                                                                        size_t max_routes);
 // Our Adj-RIB-Out to `to`: one path per prefix, its peer the neighbor it goes to.
 absl::StatusOr<control::ControlBackend::RoutesPage> AdvertisedRoutesPage(
-    const rib::PrefixMap<rib::AttrRef>& advertised, const rib::PeerInfo& to,
+    const rib::AdjRibOut& advertised, const rib::PeerInfo& to,
     const control::v1::ListRoutesRequest& request, size_t max_routes);
 
 // ---- what ControlAdapter calls (on the event thread) ----

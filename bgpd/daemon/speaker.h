@@ -129,7 +129,7 @@ class Speaker : public RouteSink, public NeighborRibs {
   const policy::PolicySet* policies() const override { return policies_.get(); }
   std::optional<rib::PeerIndex> RibIndexOf(const std::string& canonical_address) const override;
   const rib::AdjRibIn* ReceivedRoutes(rib::PeerIndex index) const override { return pipeline_->core().received(index); }
-  const rib::PrefixMap<rib::AttrRef>* AdvertisedRoutes(rib::PeerIndex index) const override {
+  const rib::AdjRibOut* AdvertisedRoutes(rib::PeerIndex index) const override {
     return pipeline_->advertiser().advertised(index);
   }
 

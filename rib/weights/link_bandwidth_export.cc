@@ -63,60 +63,42 @@ std::optional<wire::LinkBandwidth> ExportLinkBandwidth(const LinkBandwidthExport
   return std::nullopt;
 }
 
-BandwidthReadvertisement::Decision BandwidthReadvertisement::Check(const wire::Prefix& prefix, double old_bps,
-                                                                   double new_bps, absl::Time now,
+BandwidthReadvertisement::Decision BandwidthReadvertisement::Check(uint64_t& state, double old_bps, double new_bps,
+                                                                   absl::Time now,
                                                                    const LinkBandwidthExport& config) {
   if (old_bps > 0 && std::abs(new_bps - old_bps) * 100.0 < config.readvertise_threshold_percent * old_bps) {
     return {Verdict::kSuppress, absl::InfinitePast()};
   }
-  uint64_t* e = entries_.Find(prefix);
-  if (e == nullptr || SentNs(*e) == kNotSent) return {Verdict::kSend, absl::InfinitePast()};
-  const absl::Time allowed = absl::FromUnixNanos(SentNs(*e)) + config.readvertise_interval;
+  if (!Tracked(state)) return {Verdict::kSend, absl::InfinitePast()};
+  const absl::Time allowed = absl::FromUnixNanos(TimeNs(state)) + config.readvertise_interval;
   if (now >= allowed) {
-    // Quiet for an interval: forget it (keeps the table small), unless it is deferred.
-    --tracked_;
-    if (IsDeferred(*e)) {
-      *e = Pack(kNotSent, true);
-    } else {
-      entries_.Erase(prefix);
-    }
+    state &= kDeferred;  // quiet for an interval: forget the time (a mark stays)
     return {Verdict::kSend, absl::InfinitePast()};
   }
   return {Verdict::kDefer, allowed};
 }
 
-void BandwidthReadvertisement::Sent(const wire::Prefix& prefix, absl::Time now) {
-  auto [e, added] = entries_.TryEmplace(prefix);
-  if (added || SentNs(*e) == kNotSent) ++tracked_;
-  *e = Pack(absl::ToUnixNanos(now), !added && IsDeferred(*e));
+void BandwidthReadvertisement::Sent(uint64_t& state, absl::Time now) {
+  state = WithTime(absl::ToUnixNanos(now)) | (state & kDeferred);
 }
 
-void BandwidthReadvertisement::Defer(const wire::Prefix& prefix) {
-  auto [e, added] = entries_.TryEmplace(prefix);
-  if (added) *e = Pack(kNotSent, false);
-  if (IsDeferred(*e)) return;
-  *e |= 1;
+void BandwidthReadvertisement::Defer(uint64_t& state) {
+  if (state & kDeferred) return;
+  state |= kDeferred;
   ++deferred_;
 }
 
-std::vector<wire::Prefix> BandwidthReadvertisement::TakeDeferred() {
-  std::vector<wire::Prefix> out;
-  if (deferred_ == 0) return out;
-  out.reserve(deferred_);
-  entries_.EraseIf([&](const wire::Prefix& prefix, uint64_t& v) {
-    if (!IsDeferred(v)) return false;
-    out.push_back(prefix);
-    v &= ~uint64_t{1};
-    return SentNs(v) == kNotSent;  // only the mark kept it
+std::vector<wire::Prefix> BandwidthReadvertisement::TakeDeferred(AdjRibOut& out) {
+  std::vector<wire::Prefix> taken;
+  if (deferred_ == 0) return taken;
+  taken.reserve(deferred_);
+  out.ForEach([&](const wire::Prefix& prefix, AdjRibOutEntry& e) {
+    if ((e.readvertisement & kDeferred) == 0) return;
+    taken.push_back(prefix);
+    e.readvertisement &= ~kDeferred;
   });
   deferred_ = 0;
-  return out;
-}
-
-void BandwidthReadvertisement::Clear() {
-  entries_.clear();
-  tracked_ = 0;
-  deferred_ = 0;
+  return taken;
 }
 
 }  // namespace bagd::rib

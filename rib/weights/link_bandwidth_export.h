@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "bgpd/wire/ip_prefix.h"
 #include "bgpd/wire/link_bandwidth.h"
+#include "rib/adj_rib_out.h"
 #include "rib/prefix_map.h"
 
 namespace bagd::rib {
@@ -48,12 +49,9 @@ std::optional<wire::LinkBandwidth> ExportLinkBandwidth(const LinkBandwidthExport
 // a value that moved less than the threshold is not re-sent, and a prefix's bandwidth is
 // re-sent at most once per interval (the first change after a quiet interval goes at once).
 //
-// It also holds the prefixes whose change waits for its interval (Defer/TakeDeferred), as a
-// mark on the same entry: a deferred prefix always has one (kDefer comes only from an entry).
-// While a neighbor's table comes in, every prefix of it can be tracked at once (a multipath
-// set growing path by path changes the cumulative bandwidth every time), so the entries are
-// 8 bytes in the ordered PrefixMap (~17 bytes each with the B-tree's keys and nodes, taken in
-// table order), not a hash map and a hash set (~90 bytes a prefix, randomly ordered).
+// The per-prefix state is a word in the prefix's Adj-RIB-Out entry (rib/adj_rib_out.h): the
+// time of the last re-sent change, and a mark when a change waits for its interval
+// (Defer/TakeDeferred). A deferred prefix always has an entry (kDefer comes only from one).
 class BandwidthReadvertisement {
  public:
   enum class Verdict { kSend, kSuppress, kDefer };
@@ -61,33 +59,30 @@ class BandwidthReadvertisement {
     Verdict verdict = Verdict::kSend;
     absl::Time not_before = absl::InfinitePast();  // kDefer: when it may go
   };
-  // The neighbor has `old_bps` for `prefix`; we would now send `new_bps` (bits per second).
-  Decision Check(const wire::Prefix& prefix, double old_bps, double new_bps, absl::Time now,
-                 const LinkBandwidthExport& config);
-  // A changed bandwidth for `prefix` went out at `now`.
-  void Sent(const wire::Prefix& prefix, absl::Time now);
-  // `prefix`'s change waits for its interval (after Check said kDefer).
-  void Defer(const wire::Prefix& prefix);
+  // The neighbor has `old_bps` for the prefix whose state is `state`; we would now send
+  // `new_bps` (bits per second). A time older than the interval is forgotten.
+  static Decision Check(uint64_t& state, double old_bps, double new_bps, absl::Time now,
+                        const LinkBandwidthExport& config);
+  // A changed bandwidth for the prefix went out at `now`.
+  static void Sent(uint64_t& state, absl::Time now);
+  // The prefix's change waits for its interval (after Check said kDefer).
+  void Defer(uint64_t& state);
   bool has_deferred() const { return deferred_ > 0; }
-  // The deferred prefixes, in table order, each once; they are no longer deferred.
-  std::vector<wire::Prefix> TakeDeferred();
-  void Clear();
-  // Prefixes whose last re-sent change is remembered.
-  size_t tracked() const { return tracked_; }
+  // The deferred prefixes of `out`, in table order, each once; they are no longer deferred.
+  std::vector<wire::Prefix> TakeDeferred(AdjRibOut& out);
+  // The Adj-RIB-Out was cleared.
+  void Clear() { deferred_ = 0; }
+  // Whether `state` remembers a re-sent change (tests, counters).
+  static bool Tracked(uint64_t state) { return (state & kHasTime) != 0; }
 
  private:
-  // Bit 0: deferred; the rest: the time of the last re-sent change in nanoseconds since the
-  // Unix epoch (63 bits: until 2116), or kNotSent.
-  static constexpr int64_t kNotSent = INT64_MIN / 2;
-  static uint64_t Pack(int64_t sent_ns, bool deferred) {
-    return static_cast<uint64_t>(sent_ns) << 1 | (deferred ? 1u : 0u);
-  }
-  static int64_t SentNs(uint64_t v) { return static_cast<int64_t>(v) >> 1; }
-  static bool IsDeferred(uint64_t v) { return v & 1; }
+  // Bit 0: deferred; bit 1: a time follows; bits 2..63: the time of the last re-sent change
+  // in nanoseconds since the Unix epoch (62 bits: until 2116; earlier times count as 0).
+  static constexpr uint64_t kDeferred = 1, kHasTime = 2;
+  static uint64_t WithTime(int64_t ns) { return static_cast<uint64_t>(ns < 0 ? 0 : ns) << 2 | kHasTime; }
+  static int64_t TimeNs(uint64_t state) { return static_cast<int64_t>(state >> 2); }
 
-  PrefixMap<uint64_t> entries_;
-  size_t tracked_ = 0;   // entries with a time
-  size_t deferred_ = 0;  // entries marked deferred
+  size_t deferred_ = 0;  // marks set since the last TakeDeferred (an erased entry takes its mark)
 };
 
 }  // namespace bagd::rib

@@ -99,7 +99,7 @@ class ExplainRibs : public daemon::NeighborRibs {
     for (const char* prefix : {"198.51.100.0/24", "203.0.113.0/24"}) {
       wire::PathAttributes out = AttrsBuilder().Path({65000, 65002}).NextHop("192.0.2.1").a;
       if (std::string(prefix) == "198.51.100.0/24") out.as_path = wire::AsPath{{{wire::AsSegmentType::kSequence, {65000, 65002, 65010}}}};
-      *advertised_.TryEmplace(*wire::Prefix::Parse(prefix)).first = store_.Intern(out);
+      advertised_.TryEmplace(*wire::Prefix::Parse(prefix)).first->attrs = store_.Intern(out);
     }
   }
 
@@ -110,7 +110,7 @@ class ExplainRibs : public daemon::NeighborRibs {
     return std::nullopt;
   }
   const rib::AdjRibIn* ReceivedRoutes(rib::PeerIndex p) const override { return p == spine1_ ? &received_ : nullptr; }
-  const rib::PrefixMap<rib::AttrRef>* AdvertisedRoutes(rib::PeerIndex p) const override {
+  const rib::AdjRibOut* AdvertisedRoutes(rib::PeerIndex p) const override {
     return p == spine2_ ? &advertised_ : nullptr;
   }
 
@@ -118,7 +118,7 @@ class ExplainRibs : public daemon::NeighborRibs {
   rib::Rib& mutable_rib() { return rib_; }
   policy::PolicySet& mutable_policies() { return policies_; }
   const rib::AdjRibIn& received() const { return received_; }
-  const rib::PrefixMap<rib::AttrRef>& advertised() const { return advertised_; }
+  const rib::AdjRibOut& advertised() const { return advertised_; }
   rib::AttributeStore& store() { return store_; }
   rib::PeerIndex spine1() const { return spine1_; }
   rib::PeerIndex spine2() const { return spine2_; }
@@ -143,7 +143,7 @@ class ExplainRibs : public daemon::NeighborRibs {
   rib::Rib rib_{65000, rib::DecisionConfig{}};
   policy::PolicySet policies_ = ExplainPolicies();
   rib::AdjRibIn received_;
-  rib::PrefixMap<rib::AttrRef> advertised_;
+  rib::AdjRibOut advertised_;
   rib::PeerIndex spine1_ = 0, spine2_ = 0;
   bool loaded_ = true;
 };

@@ -190,58 +190,85 @@ TEST_CASE("link bandwidth sent to a neighbor", "[weights][export]") {
 
 TEST_CASE("re-advertisement damping of bandwidth", "[weights][export]") {
   LinkBandwidthExport e;  // 5 %, 5 s
-  BandwidthReadvertisement d;
-  const wire::Prefix p = *wire::Prefix::Parse("10.0.0.0/24");
+  using D = BandwidthReadvertisement;
+  using V = D::Verdict;
+  uint64_t state = 0;  // the prefix's word in its Adj-RIB-Out entry
   const absl::Time t0 = absl::FromUnixSeconds(1000);
-  using V = BandwidthReadvertisement::Verdict;
-  CHECK(d.Check(p, 100e9, 97e9, t0, e).verdict == V::kSuppress);
-  CHECK(d.Check(p, 100e9, 50e9, t0, e).verdict == V::kSend);
-  d.Sent(p, t0);
-  auto second = d.Check(p, 50e9, 100e9, t0 + absl::Seconds(2), e);
+  CHECK(D::Check(state, 100e9, 97e9, t0, e).verdict == V::kSuppress);
+  CHECK(D::Check(state, 100e9, 50e9, t0, e).verdict == V::kSend);
+  D::Sent(state, t0);
+  CHECK(D::Tracked(state));
+  auto second = D::Check(state, 50e9, 100e9, t0 + absl::Seconds(2), e);
   CHECK(second.verdict == V::kDefer);
   CHECK(second.not_before == t0 + absl::Seconds(5));
-  CHECK(d.Check(p, 50e9, 100e9, t0 + absl::Seconds(5), e).verdict == V::kSend);
-  CHECK(d.tracked() == 0);  // a quiet prefix is forgotten
-  CHECK(d.Check(p, 0, 1e9, t0, e).verdict == V::kSend);  // from nothing is never small
+  CHECK(D::Check(state, 50e9, 100e9, t0 + absl::Seconds(5), e).verdict == V::kSend);
+  CHECK_FALSE(D::Tracked(state));  // a quiet prefix is forgotten
+  CHECK(state == 0);
+  CHECK(D::Check(state, 0, 1e9, t0, e).verdict == V::kSend);  // from nothing is never small
+  // Times before 1970 (a manual clock) count as the epoch, not as garbage.
+  D::Sent(state, absl::FromUnixSeconds(-5));
+  CHECK(D::Check(state, 50e9, 100e9, absl::FromUnixSeconds(4), e).verdict == V::kDefer);
+  CHECK(D::Check(state, 50e9, 100e9, absl::FromUnixSeconds(5), e).verdict == V::kSend);
+  // Late in the range the word holds (62 bits of nanoseconds: until 2116).
+  const absl::Time late = absl::FromUnixSeconds(4'500'000'000);  // 2112
+  D::Sent(state, late);
+  const auto d = D::Check(state, 50e9, 100e9, late + absl::Seconds(1), e);
+  CHECK(d.verdict == V::kDefer);
+  CHECK(d.not_before == late + absl::Seconds(5));
 }
 
 TEST_CASE("re-advertisement damping: deferred prefixes come back in table order, once", "[weights][export]") {
   LinkBandwidthExport e;  // 5 %, 5 s
   BandwidthReadvertisement d;
+  AdjRibOut out;
   const absl::Time t0 = absl::FromUnixSeconds(1000);
   using V = BandwidthReadvertisement::Verdict;
+  auto state = [&](const char* n) -> uint64_t& { return out.TryEmplace(*wire::Prefix::Parse(n)).first->readvertisement; };
+  auto tracked = [&] {
+    size_t n = 0;
+    out.ForEach([&](const wire::Prefix&, const AdjRibOutEntry& x) { n += BandwidthReadvertisement::Tracked(x.readvertisement); });
+    return n;
+  };
   const char* names[] = {"10.0.2.0/24", "2001:db8::/32", "10.0.1.0/24", "10.0.0.0/16"};
-  for (const char* n : names) d.Sent(*wire::Prefix::Parse(n), t0);
-  CHECK(d.tracked() == 4);
+  for (const char* n : names) BandwidthReadvertisement::Sent(state(n), t0);
+  state("10.9.0.0/24");  // an entry with no state of its own
+  CHECK(tracked() == 4);
   CHECK_FALSE(d.has_deferred());
+  CHECK(d.TakeDeferred(out).empty());
   for (const char* n : names) {
-    const auto r = d.Check(*wire::Prefix::Parse(n), 100e9, 50e9, t0 + absl::Seconds(1), e);
+    const auto r = BandwidthReadvertisement::Check(state(n), 100e9, 50e9, t0 + absl::Seconds(1), e);
     REQUIRE(r.verdict == V::kDefer);
     CHECK(r.not_before == t0 + absl::Seconds(5));
-    d.Defer(*wire::Prefix::Parse(n));
-    d.Defer(*wire::Prefix::Parse(n));  // twice: still once
+    d.Defer(state(n));
+    d.Defer(state(n));  // twice: still once
   }
   CHECK(d.has_deferred());
   // A deferred prefix whose interval ended is forgotten but stays deferred.
-  const wire::Prefix p1 = *wire::Prefix::Parse("10.0.1.0/24");
-  CHECK(d.Check(p1, 100e9, 50e9, t0 + absl::Seconds(5), e).verdict == V::kSend);
-  CHECK(d.tracked() == 3);
+  CHECK(BandwidthReadvertisement::Check(state("10.0.1.0/24"), 100e9, 50e9, t0 + absl::Seconds(5), e).verdict ==
+        V::kSend);
+  CHECK(tracked() == 3);
+  // A deferred prefix withdrawn meanwhile takes its mark with it.
+  out.Erase(*wire::Prefix::Parse("10.0.0.0/16"));
   std::vector<std::string> got;
-  for (const auto& p : d.TakeDeferred()) got.push_back(p.ToString());
-  CHECK(got == std::vector<std::string>{"10.0.0.0/16", "10.0.1.0/24", "10.0.2.0/24", "2001:db8::/32"});
+  for (const auto& p : d.TakeDeferred(out)) got.push_back(p.ToString());
+  CHECK(got == std::vector<std::string>{"10.0.1.0/24", "10.0.2.0/24", "2001:db8::/32"});
   CHECK_FALSE(d.has_deferred());
-  CHECK(d.TakeDeferred().empty());
-  CHECK(d.tracked() == 3);  // the marks are gone, the times stay
-  CHECK(d.Check(*wire::Prefix::Parse("10.0.2.0/24"), 100e9, 50e9, t0 + absl::Seconds(2), e).verdict == V::kDefer);
+  CHECK(d.TakeDeferred(out).empty());
+  CHECK(tracked() == 2);  // the marks are gone, the times stay
+  CHECK(BandwidthReadvertisement::Check(state("10.0.2.0/24"), 100e9, 50e9, t0 + absl::Seconds(2), e).verdict ==
+        V::kDefer);
   // A prefix deferred without a time of its own (after its interval) is sent the next time.
-  d.Defer(p1);
-  CHECK(d.TakeDeferred().size() == 1);
-  CHECK(d.Check(p1, 100e9, 50e9, t0 + absl::Seconds(6), e).verdict == V::kSend);
-  d.Sent(p1, t0 + absl::Seconds(6));
-  CHECK(d.tracked() == 4);
+  d.Defer(state("10.0.1.0/24"));
+  CHECK(d.TakeDeferred(out).size() == 1);
+  CHECK(BandwidthReadvertisement::Check(state("10.0.1.0/24"), 100e9, 50e9, t0 + absl::Seconds(6), e).verdict ==
+        V::kSend);
+  BandwidthReadvertisement::Sent(state("10.0.1.0/24"), t0 + absl::Seconds(6));
+  CHECK(tracked() == 3);
+  d.Defer(state("10.0.2.0/24"));
+  out.clear();
   d.Clear();
-  CHECK(d.tracked() == 0);
   CHECK_FALSE(d.has_deferred());
+  CHECK(d.TakeDeferred(out).empty());
 }
 
 }  // namespace

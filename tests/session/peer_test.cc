@@ -334,19 +334,19 @@ neighbors { address: "127.0.0.3" remote_as: 65003 passive: true import_policies:
   REQUIRE(lb.has_value());
   CHECK(lb->bits_per_second() == 0);  // drained: weight 0, no withdrawal
   // Export: AS_PATH 65000 65000 65000 65002 (two prepends, then our own AS on eBGP).
-  const rib::PrefixMap<rib::AttrRef>* out = h.speaker().AdvertisedRoutes(h.speaker().FindPeer("127.0.0.3")->rib_index);
+  const rib::AdjRibOut* out = h.speaker().AdvertisedRoutes(h.speaker().FindPeer("127.0.0.3")->rib_index);
   REQUIRE(out != nullptr);
   REQUIRE(out->size() == 2);
-  const rib::AttrRef* sent = out->Find(*wire::Prefix::Parse("10.1.1.0/24"));
+  const rib::AdjRibOutEntry* sent = out->Find(*wire::Prefix::Parse("10.1.1.0/24"));
   REQUIRE(sent != nullptr);
-  CHECK((*sent)->attrs.as_path->segments.front().asns == std::vector<uint32_t>{65000, 65000, 65000, 65002});
+  CHECK(sent->attrs->attrs.as_path->segments.front().asns == std::vector<uint32_t>{65000, 65000, 65000, 65002});
   const auto transitions = h.speaker().ListNeighbors("127.0.0.3").at(0).established_transitions();
   h.Read(b);
   // SIGHUP with one prepend: the same sessions; 127.0.0.3 gets the new paths, nothing else.
   REQUIRE(h.Reload(config(1)).ok());
   sent = out->Find(*wire::Prefix::Parse("10.1.1.0/24"));
   REQUIRE(sent != nullptr);
-  CHECK((*sent)->attrs.as_path->segments.front().asns == std::vector<uint32_t>{65000, 65000, 65002});
+  CHECK(sent->attrs->attrs.as_path->segments.front().asns == std::vector<uint32_t>{65000, 65000, 65002});
   const auto after = h.Read(b);
   REQUIRE(!after.empty());
   for (const auto& m : after) CHECK(m.first == 2);  // UPDATEs only
@@ -378,7 +378,7 @@ neighbors { address: "127.0.0.3" remote_as: 65003 passive: true default_export: 
   const int b = Establish(h, "127.0.0.3", 65003);
   h.Read(b);
   h.Write(a, Update(65002, 0x7f000002, {{1, 1}, {1, 2}}));
-  const rib::PrefixMap<rib::AttrRef>* out = h.speaker().AdvertisedRoutes(h.speaker().FindPeer("127.0.0.3")->rib_index);
+  const rib::AdjRibOut* out = h.speaker().AdvertisedRoutes(h.speaker().FindPeer("127.0.0.3")->rib_index);
   REQUIRE(out != nullptr);
   CHECK(out->size() == 2);
   CHECK(h.Read(b).size() == 1);  // one UPDATE with both
