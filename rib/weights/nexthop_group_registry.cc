@@ -315,7 +315,7 @@ void NextHopGroupRegistry::Reweigh(NextHopGroup& g) {
 void NextHopGroupRegistry::Attach(const wire::Prefix& prefix, NextHopGroup& g) {
   ++g.prefixes;
   *route_group_.TryEmplace(prefix).first = g.id;
-  if (track_fib_) dirty_routes_[prefix] = g.id;
+  if (track_fib_) *dirty_routes_.TryEmplace(prefix).first = g.id;
 }
 
 void NextHopGroupRegistry::Detach(NextHopGroup& g) {
@@ -651,7 +651,7 @@ void NextHopGroupRegistry::UpdateImpl(std::span<const MembersView> changes, absl
         // re-announcement goes on (no revert for a count that did not see it).
         if (to->follow && !check) to->follow->touched = now_;
       } else if (route_group_.Erase(prefix) && track_fib_) {
-        dirty_routes_[prefix] = 0;  // a prefix that had no group has no route to delete
+        *dirty_routes_.TryEmplace(prefix).first = 0;  // a prefix that had no group has no route to delete
       }
       if (g) {
         Detach(*g);
@@ -703,13 +703,17 @@ FibUpdate NextHopGroupRegistry::TakeFibUpdate() {
     u.group_upserts.push_back(FibGroup{id, g.installed});
   }
   dirty_groups_.clear();
-  for (const auto& [prefix, id] : dirty_routes_) {
+  size_t deletes = 0;
+  dirty_routes_.ForEach([&](const wire::Prefix&, GroupId id) { deletes += id == 0; });
+  u.route_deletes.reserve(deletes);  // exactly: a full table's deletes are a million prefixes
+  u.route_upserts.reserve(dirty_routes_.size() - deletes);
+  dirty_routes_.ForEach([&](const wire::Prefix& prefix, GroupId id) {
     if (id == 0) {
       u.route_deletes.push_back(prefix);
     } else {
       u.route_upserts.emplace_back(prefix, id);
     }
-  }
+  });
   dirty_routes_.clear();
   std::sort(u.route_upserts.begin(), u.route_upserts.end());
   std::sort(u.route_deletes.begin(), u.route_deletes.end());
@@ -770,7 +774,10 @@ void NextHopGroupRegistry::Reconfigure(const WeightsConfig& config, absl::Time n
         if (s == slots.end() || s->second != g.installed) dirty_groups_.insert(id);
       }
       route_group_.ForEach([&](const wire::Prefix& p, GroupId id) {
-        if (budget_->InstalledSlot(p) != id && !dirty_routes_.contains(p)) dirty_routes_[p] = id;
+        if (budget_->InstalledSlot(p) != id) {
+          auto [dirty, fresh] = dirty_routes_.TryEmplace(p);
+          if (fresh) *dirty = id;
+        }
       });
       for (const auto& [id, members] : slots) {
         if (!groups_.contains(id)) deleted_groups_.push_back(id);
