@@ -190,19 +190,27 @@ absl::Status ControlClient::WatchEvents(const std::vector<std::string>& types, c
   grpc::ClientContext context;  // no deadline: it runs until the caller or bagd ends it
   grpc::Status status;
   bool stopped = false;  // the last event was bagd's own "stopping"
+  bool acknowledged = false;  // and we ended the call for it
   const EventHandler watch = [&](v1::Event& e) {
     stopped = e.has_stopping();
     absl::Status s = on_event(e);
     // "stopping" is the last event: end the call, which tells bagd's server it arrived
     // (the server waits for that before it lets its shutdown tear the transport down).
-    if (s.ok() && stopped) return absl::CancelledError("bagd is stopping");
+    if (s.ok() && stopped) {
+      acknowledged = true;
+      return absl::CancelledError("bagd is stopping");
+    }
     return s;
   };
   absl::Status s = ReadStream(context, *stub_->WatchEvents(&context, request), watch, &status);
+  if (acknowledged) return absl::OkStatus();
+  if (!s.ok()) return s;  // on_event's own error
   // After "stopping" the stream has said all it had: bagd's server shutting down may still
   // cut the call before its final OK reaches us (UNAVAILABLE/CANCELLED), which is no error.
-  if (stopped && (s.ok() || absl::IsCancelled(s))) return absl::OkStatus();
-  if (!s.ok()) return s;
+  if (stopped && (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                  status.error_code() == grpc::StatusCode::CANCELLED)) {
+    return absl::OkStatus();
+  }
   return CallStatus(status);
 }
 

@@ -68,7 +68,8 @@ class ControlClient {
 
   // WatchEvents (control.proto): `on_event` gets each event as it arrives, the first one
   // `subscribed`. Runs until `on_event` returns an error (the call is cancelled and that
-  // error returned), bagd ends the stream (OK, after its `stopping` event), or the
+  // error returned), bagd ends the stream (OK, after its `stopping` event, on which this
+  // client ends the call: bagd's server waits for that before it stops), or the
   // connection breaks (Unavailable). `types` empty: every type; an unknown one is
   // InvalidArgument before anything is sent.
   using EventHandler = std::function<absl::Status(v1::Event& event)>;

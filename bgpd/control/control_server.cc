@@ -52,17 +52,18 @@ grpc::Status Guarded(const char* rpc, Fn&& fn) {
 
 // How often a WatchEvents stream looks whether its client went away or the server stops.
 constexpr std::chrono::milliseconds kWatchPoll{200};
-// After the Stopping event, how long a stream waits for its client to end the call (which
-// says the event arrived) before it returns: a server torn down right after the handler
-// returns can drop the last messages still in the transport on their way to the client.
-constexpr std::chrono::milliseconds kStoppingAck{1000};
 
 // Two instances serve the socket: one for root and bagd's own user, one (read_only) for
 // the members of control.group, whose connections the acceptor hands to it (SO_PEERCRED).
 class ControlService final : public v1::Control::Service {
  public:
-  ControlService(ControlBackend* backend, EventHub* events, bool read_only, const std::atomic<bool>* stopping)
-      : backend_(backend), events_(events), read_only_(read_only), stopping_(stopping) {}
+  ControlService(ControlBackend* backend, EventHub* events, bool read_only, const std::atomic<bool>* stopping,
+                 std::chrono::milliseconds stopping_ack)
+      : backend_(backend),
+        events_(events),
+        read_only_(read_only),
+        stopping_(stopping),
+        stopping_ack_(stopping_ack) {}
 
   // The write RPCs' answer on a read-only connection.
   std::optional<grpc::Status> RefuseWrite(const char* rpc) const {
@@ -102,8 +103,9 @@ class ControlService final : public v1::Control::Service {
         }
         if (last) {
           // bagctl ends the call when it reads the Stopping event; until then the event
-          // may still sit in the transport, which the server's teardown would drop.
-          const auto until = std::chrono::steady_clock::now() + kStoppingAck;
+          // may still sit in the transport, which the server's teardown (right after the
+          // handler returns) would drop on its way to the client.
+          const auto until = std::chrono::steady_clock::now() + stopping_ack_;
           while (!context->IsCancelled() && std::chrono::steady_clock::now() < until) {
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
           }
@@ -326,6 +328,7 @@ class ControlService final : public v1::Control::Service {
   EventHub* events_;
   const bool read_only_;
   const std::atomic<bool>* stopping_;
+  const std::chrono::milliseconds stopping_ack_;
 };
 
 // mkdir -p for the socket's directory; directories it creates get mode 0755.
@@ -409,8 +412,9 @@ absl::StatusOr<v1::ListPoliciesResponse> ControlBackend::ListPolicies(const v1::
 }
 
 struct ControlServer::Impl {
-  Impl(ControlBackend* backend, EventHub* events)
-      : full(backend, events, /*read_only=*/false, &stopping), read_only(backend, events, /*read_only=*/true, &stopping) {}
+  Impl(ControlBackend* backend, const ControlServerOptions& options)
+      : full(backend, options.events, /*read_only=*/false, &stopping, options.stopping_ack),
+        read_only(backend, options.events, /*read_only=*/true, &stopping, options.stopping_ack) {}
   ~Impl() {
     if (listen_fd >= 0) ::close(listen_fd);
     if (wake[0] >= 0) ::close(wake[0]);
@@ -484,7 +488,7 @@ absl::StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const std::s
   if (absl::Status s = EnsureParentDirectory(socket_path); !s.ok()) return s;
   if (absl::Status s = RemoveStaleSocket(socket_path); !s.ok()) return s;
 
-  auto impl = std::make_unique<Impl>(backend, options.events);
+  auto impl = std::make_unique<Impl>(backend, options);
   impl->socket_path = socket_path;
 
   // Neither server listens: the acceptor below hands them their connections.

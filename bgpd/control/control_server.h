@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -109,6 +110,10 @@ struct ControlServerOptions {
   // control.group (docs/operations.md): the socket belongs to this group with mode 0660,
   // and connections from its members are read-only. nullopt: mode 0600.
   std::optional<gid_t> group;
+  // After a WatchEvents stream's Stopping event, how long it waits for its client to end the
+  // call (bagctl does on reading it) before it returns: the server's shutdown would drop an
+  // event still in the transport. A client that does not end it holds the stop this long.
+  std::chrono::milliseconds stopping_ack{1000};
 };
 
 class ControlServer {

@@ -29,10 +29,12 @@ namespace {
 
 // A hub and a server streaming from it.
 struct Streaming {
-  explicit Streaming(EventHubOptions options = {}) : hub(options), serving(Options(&hub)) {}
-  static ControlServerOptions Options(EventHub* hub) {
+  explicit Streaming(EventHubOptions options = {}, std::chrono::milliseconds stopping_ack = 1000ms)
+      : hub(options), serving(Options(&hub, stopping_ack)) {}
+  static ControlServerOptions Options(EventHub* hub, std::chrono::milliseconds stopping_ack) {
     ControlServerOptions o;
     o.events = hub;
+    o.stopping_ack = stopping_ack;
     return o;
   }
   EventHub hub;
@@ -164,7 +166,9 @@ TEST_CASE("WatchEvents: a client that reads too slowly loses events and is told 
 
 TEST_CASE("WatchEvents: bagd stopping with subscribers attached ends their streams at once", "[control][events]") {
   SECTION("the hub closes first (the daemon's order): a last stopping event, then OK") {
-    Streaming s;
+    // The server would wait 30 s for the client to end the call after "stopping": the stop
+    // is quick only because the client does, on reading it (so the event surely arrived).
+    Streaming s({}, 30s);
     auto client = s.serving.Client();
     std::vector<v1::Event> got;
     absl::Status st = absl::UnknownError("not finished");
@@ -186,6 +190,45 @@ TEST_CASE("WatchEvents: bagd stopping with subscribers attached ends their strea
     REQUIRE(got.size() == 3);
     CHECK(got[1].neighbor().cause() == "admin");
     CHECK(got[2].stopping().reason() == "bagd is shutting down");
+  }
+  SECTION("a handler that fails on the stopping event gets its own error back") {
+    Streaming s({}, 30s);
+    auto client = s.serving.Client();
+    absl::Status st;
+    std::thread watcher([&] {
+      st = client->WatchEvents({}, [](v1::Event& e) {
+        return e.has_stopping() ? absl::CancelledError("output closed") : absl::OkStatus();
+      });
+    });
+    REQUIRE(Eventually([&] { return s.hub.subscribers() == 1; }));
+    s.hub.Close("bagd is shutting down");
+    s.serving.server->Stop();
+    watcher.join();
+    CHECK(absl::IsCancelled(st));
+    CHECK(st.message() == "output closed");
+  }
+  SECTION("a client that does not end the call on stopping: the stream waits for it, then ends") {
+    Streaming s({}, 400ms);
+    auto stub = s.serving.RawStub();
+    grpc::ClientContext context;
+    auto reader = stub->WatchEvents(&context, v1::WatchEventsRequest());
+    std::vector<v1::Event> got;
+    std::thread watcher([&] {
+      v1::Event e;
+      while (reader->Read(&e)) got.push_back(e);
+      reader->Finish();
+    });
+    REQUIRE(Eventually([&] { return s.hub.subscribers() == 1; }));
+    s.hub.Close("bagd is shutting down");
+    const auto start = std::chrono::steady_clock::now();
+    s.serving.server->Stop();
+    const auto took = std::chrono::steady_clock::now() - start;
+    watcher.join();
+    CHECK(took >= 350ms);  // held for the client to acknowledge
+    CHECK(took < 3s);      // not the 5 s grace
+    REQUIRE(got.size() == 2);
+    CHECK(got[0].has_subscribed());
+    CHECK(got[1].stopping().reason() == "bagd is shutting down");
   }
   SECTION("the server stops without the hub closing: the stream ends UNAVAILABLE, the subscription goes") {
     Streaming s;
