@@ -349,7 +349,7 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
                                                               new_lb->bits_per_second(), now, state.config.link_bandwidth);
           if (d.verdict == rib::BandwidthReadvertisement::Verdict::kSuppress) continue;
           if (d.verdict == rib::BandwidthReadvertisement::Verdict::kDefer) {
-            lbx.damping.Defer(cur->readvertisement);
+            lbx.damping.Defer(cur->readvertisement, c.prefix);
             if (d.not_before < lbx.timer_at) {
               if (!lbx.timer) lbx.timer = clock_.NewTimer();
               lbx.timer_at = d.not_before;

@@ -101,6 +101,7 @@ absl::StatusOr<std::vector<Bytes>> PackAnnouncements(const PathAttributes& attrs
     m.attrs.mp_reach->nlri.assign(chunk.nlri.begin(), chunk.nlri.end());
     auto msg = EncodeMessage(m, ctx);
     if (!msg.ok()) return msg.status();
+    msg->shrink_to_fit();  // the encoder's buffer grew by doubling
     out.push_back(*std::move(msg));
   }
   return out;

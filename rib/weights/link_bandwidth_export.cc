@@ -1,5 +1,7 @@
 #include "rib/weights/link_bandwidth_export.h"
 
+#include <algorithm>
+
 #include <cmath>
 
 namespace bagd::rib {
@@ -70,7 +72,7 @@ BandwidthReadvertisement::Decision BandwidthReadvertisement::Check(uint64_t& sta
     return {Verdict::kSuppress, absl::InfinitePast()};
   }
   if (!Tracked(state)) return {Verdict::kSend, absl::InfinitePast()};
-  const absl::Time allowed = absl::FromUnixNanos(TimeNs(state)) + config.readvertise_interval;
+  const absl::Time allowed = absl::FromUnixMicros(TimeUs(state)) + config.readvertise_interval;
   if (now >= allowed) {
     state &= kDeferred;  // quiet for an interval: forget the time (a mark stays)
     return {Verdict::kSend, absl::InfinitePast()};
@@ -79,26 +81,48 @@ BandwidthReadvertisement::Decision BandwidthReadvertisement::Check(uint64_t& sta
 }
 
 void BandwidthReadvertisement::Sent(uint64_t& state, absl::Time now) {
-  state = WithTime(absl::ToUnixNanos(now)) | (state & kDeferred);
+  state = WithTime(absl::ToUnixMicros(now)) | (state & kDeferred);
 }
 
-void BandwidthReadvertisement::Defer(uint64_t& state) {
+void BandwidthReadvertisement::Defer(uint64_t& state, const wire::Prefix& prefix) {
   if (state & kDeferred) return;
   state |= kDeferred;
   ++deferred_;
+  if (!listed_all_) return;
+  if (listed_.size() < kListedMax) {
+    listed_.push_back(prefix);
+  } else {
+    listed_all_ = false;
+    std::vector<wire::Prefix>().swap(listed_);
+  }
 }
 
 std::vector<wire::Prefix> BandwidthReadvertisement::TakeDeferred(AdjRibOut& out) {
   std::vector<wire::Prefix> taken;
-  if (deferred_ == 0) return taken;
-  taken.reserve(deferred_);
-  out.ForEach([&](const wire::Prefix& prefix, AdjRibOutEntry& e) {
-    if ((e.readvertisement & kDeferred) == 0) return;
-    taken.push_back(prefix);
-    e.readvertisement &= ~kDeferred;
-  });
-  deferred_ = 0;
+  if (deferred_ > 0) {
+    taken.reserve(std::min(deferred_, out.size()));
+    auto take = [&](const wire::Prefix& prefix, AdjRibOutEntry& e) {
+      if ((e.readvertisement & kDeferred) == 0) return;  // withdrawn meanwhile, or listed twice
+      taken.push_back(prefix);
+      e.readvertisement &= ~kDeferred;
+    };
+    if (listed_all_) {
+      std::sort(listed_.begin(), listed_.end(), InTableOrder);
+      for (const wire::Prefix& p : listed_) {
+        if (AdjRibOutEntry* e = out.Find(p)) take(p, *e);
+      }
+    } else {
+      out.ForEach(take);
+    }
+  }
+  Clear();
   return taken;
+}
+
+void BandwidthReadvertisement::Clear() {
+  deferred_ = 0;
+  listed_.clear();
+  listed_all_ = true;
 }
 
 }  // namespace bagd::rib

@@ -65,24 +65,29 @@ class BandwidthReadvertisement {
                         const LinkBandwidthExport& config);
   // A changed bandwidth for the prefix went out at `now`.
   static void Sent(uint64_t& state, absl::Time now);
-  // The prefix's change waits for its interval (after Check said kDefer).
-  void Defer(uint64_t& state);
+  // `prefix`'s change waits for its interval (after Check said kDefer); `state` is its word.
+  void Defer(uint64_t& state, const wire::Prefix& prefix);
   bool has_deferred() const { return deferred_ > 0; }
   // The deferred prefixes of `out`, in table order, each once; they are no longer deferred.
+  // A few are looked up where they were listed; past kListedMax the table is walked for the
+  // marks (a table coming in defers most of its prefixes: no list as long as the table).
   std::vector<wire::Prefix> TakeDeferred(AdjRibOut& out);
   // The Adj-RIB-Out was cleared.
-  void Clear() { deferred_ = 0; }
+  void Clear();
+  static constexpr size_t kListedMax = 4096;
   // Whether `state` remembers a re-sent change (tests, counters).
   static bool Tracked(uint64_t state) { return (state & kHasTime) != 0; }
 
  private:
   // Bit 0: deferred; bit 1: a time follows; bits 2..63: the time of the last re-sent change
-  // in nanoseconds since the Unix epoch (62 bits: until 2116; earlier times count as 0).
+  // in microseconds from the Unix epoch, signed (62 bits: ±73,000 years).
   static constexpr uint64_t kDeferred = 1, kHasTime = 2;
-  static uint64_t WithTime(int64_t ns) { return static_cast<uint64_t>(ns < 0 ? 0 : ns) << 2 | kHasTime; }
-  static int64_t TimeNs(uint64_t state) { return static_cast<int64_t>(state >> 2); }
+  static uint64_t WithTime(int64_t us) { return static_cast<uint64_t>(us) << 2 | kHasTime; }
+  static int64_t TimeUs(uint64_t state) { return static_cast<int64_t>(state) >> 2; }
 
   size_t deferred_ = 0;  // marks set since the last TakeDeferred (an erased entry takes its mark)
+  std::vector<wire::Prefix> listed_;  // where they were set, while listed_all_
+  bool listed_all_ = true;
 };
 
 }  // namespace bagd::rib

@@ -205,12 +205,13 @@ TEST_CASE("re-advertisement damping of bandwidth", "[weights][export]") {
   CHECK_FALSE(D::Tracked(state));  // a quiet prefix is forgotten
   CHECK(state == 0);
   CHECK(D::Check(state, 0, 1e9, t0, e).verdict == V::kSend);  // from nothing is never small
-  // Times before 1970 (a manual clock) count as the epoch, not as garbage.
+  // The word holds times before 1970 (a manual clock) and far ahead.
   D::Sent(state, absl::FromUnixSeconds(-5));
-  CHECK(D::Check(state, 50e9, 100e9, absl::FromUnixSeconds(4), e).verdict == V::kDefer);
-  CHECK(D::Check(state, 50e9, 100e9, absl::FromUnixSeconds(5), e).verdict == V::kSend);
-  // Late in the range the word holds (62 bits of nanoseconds: until 2116).
-  const absl::Time late = absl::FromUnixSeconds(4'500'000'000);  // 2112
+  const auto early = D::Check(state, 50e9, 100e9, absl::FromUnixSeconds(-1), e);
+  CHECK(early.verdict == V::kDefer);
+  CHECK(early.not_before == absl::FromUnixSeconds(0));
+  CHECK(D::Check(state, 50e9, 100e9, absl::FromUnixSeconds(0), e).verdict == V::kSend);
+  const absl::Time late = absl::FromUnixSeconds(40'000'000'000);  // the year 3237
   D::Sent(state, late);
   const auto d = D::Check(state, 50e9, 100e9, late + absl::Seconds(1), e);
   CHECK(d.verdict == V::kDefer);
@@ -239,8 +240,8 @@ TEST_CASE("re-advertisement damping: deferred prefixes come back in table order,
     const auto r = BandwidthReadvertisement::Check(state(n), 100e9, 50e9, t0 + absl::Seconds(1), e);
     REQUIRE(r.verdict == V::kDefer);
     CHECK(r.not_before == t0 + absl::Seconds(5));
-    d.Defer(state(n));
-    d.Defer(state(n));  // twice: still once
+    d.Defer(state(n), *wire::Prefix::Parse(n));
+    d.Defer(state(n), *wire::Prefix::Parse(n));  // twice: still once
   }
   CHECK(d.has_deferred());
   // A deferred prefix whose interval ended is forgotten but stays deferred.
@@ -258,17 +259,40 @@ TEST_CASE("re-advertisement damping: deferred prefixes come back in table order,
   CHECK(BandwidthReadvertisement::Check(state("10.0.2.0/24"), 100e9, 50e9, t0 + absl::Seconds(2), e).verdict ==
         V::kDefer);
   // A prefix deferred without a time of its own (after its interval) is sent the next time.
-  d.Defer(state("10.0.1.0/24"));
+  d.Defer(state("10.0.1.0/24"), *wire::Prefix::Parse("10.0.1.0/24"));
   CHECK(d.TakeDeferred(out).size() == 1);
   CHECK(BandwidthReadvertisement::Check(state("10.0.1.0/24"), 100e9, 50e9, t0 + absl::Seconds(6), e).verdict ==
         V::kSend);
   BandwidthReadvertisement::Sent(state("10.0.1.0/24"), t0 + absl::Seconds(6));
   CHECK(tracked() == 3);
-  d.Defer(state("10.0.2.0/24"));
+  d.Defer(state("10.0.2.0/24"), *wire::Prefix::Parse("10.0.2.0/24"));
   out.clear();
   d.Clear();
   CHECK_FALSE(d.has_deferred());
   CHECK(d.TakeDeferred(out).empty());
+}
+
+TEST_CASE("re-advertisement damping: many deferred prefixes, found by their marks", "[weights][export]") {
+  // A prefix deferred, withdrawn and announced again is listed twice and taken once; past
+  // the list's length the marks are found by walking the table, with the same result.
+  const size_t n = GENERATE(size_t{10}, BandwidthReadvertisement::kListedMax + 10);
+  BandwidthReadvertisement d;
+  AdjRibOut out;
+  std::vector<wire::Prefix> prefixes;
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t b[4] = {10, uint8_t(i >> 8), uint8_t(i), 0};
+    prefixes.push_back(wire::Prefix::Make(wire::Afi::kIpv4, b, 24));
+  }
+  std::vector<wire::Prefix> reversed(prefixes.rbegin(), prefixes.rend());
+  for (const auto& p : reversed) d.Defer(out.TryEmplace(p).first->readvertisement, p);
+  out.Erase(prefixes[3]);
+  d.Defer(out.TryEmplace(prefixes[3]).first->readvertisement, prefixes[3]);
+  out.Erase(prefixes[5]);  // gone with its mark
+  std::vector<wire::Prefix> want = prefixes;
+  want.erase(want.begin() + 5);
+  CHECK(d.TakeDeferred(out) == want);
+  CHECK(d.TakeDeferred(out).empty());
+  out.ForEach([&](const wire::Prefix&, const AdjRibOutEntry& e) { CHECK(e.readvertisement == 0); });
 }
 
 }  // namespace

@@ -144,6 +144,13 @@ TEST_CASE("Packed UPDATEs hold the octets they need, not the largest message the
   REQUIRE(withdrawn.ok());
   REQUIRE(withdrawn->size() == 1);
   CHECK((*withdrawn)[0].capacity() == (*withdrawn)[0].size());
+  PathAttributes a6 = Attrs();
+  a6.next_hop.reset();
+  a6.mp_reach = MpReach{Family::kIpv6Unicast, *IpAddress::Parse("2001:db8::1"), std::nullopt, {}};
+  auto announced6 = PackAnnouncements(a6, Family::kIpv6Unicast, V6Slash48(3), ctx);
+  REQUIRE(announced6.ok());
+  REQUIRE(announced6->size() == 1);
+  CHECK((*announced6)[0].capacity() == (*announced6)[0].size());
   auto withdrawn6 = PackWithdrawals(Family::kIpv6Unicast, V6Slash48(3), ctx);
   REQUIRE(withdrawn6.ok());
   REQUIRE(withdrawn6->size() == 1);
