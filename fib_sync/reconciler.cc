@@ -158,13 +158,13 @@ void Reconciler::Update(const rib::FibUpdate& u) {
     dirty_groups_.insert(fg.id);
   }
   for (const auto& [prefix, gid] : u.route_upserts) {
-    routes_[prefix] = gid;
-    dirty_routes_.insert(prefix);
+    *routes_.TryEmplace(prefix).first = gid;
+    dirty_routes_.TryEmplace(prefix);
     stale_routes_.erase(prefix);
   }
   for (const wire::Prefix& prefix : u.route_deletes) {
-    routes_.erase(prefix);
-    dirty_routes_.insert(prefix);
+    routes_.Erase(prefix);
+    dirty_routes_.TryEmplace(prefix);
     stale_routes_.erase(prefix);
   }
   for (const rib::GroupId gid : u.group_deletes) {
@@ -263,9 +263,6 @@ FlushResult Reconciler::Flush() {
     progress = FlushRoutes(r);
     progress += DeleteUnusedGroups(r);
   }
-  // The walk erases what it applied one by one, which keeps the table's slots: a full table's
-  // worth of them (tens of MB) after the first sync. clear() on an empty set gives them back.
-  if (dirty_routes_.empty()) dirty_routes_.clear();
   r.groups_refused = refused_.size();
   for (const rib::GroupId gid : refused_) {
     if (refused_before.contains(gid)) continue;  // said already; still waiting
@@ -425,8 +422,8 @@ std::optional<ObjectId> Reconciler::Rebind(rib::GroupId want, DesiredGroup& g, T
       for (const auto& [prefix, id] : confirmed_.routes) {
         auto o = on.find(id);
         if (o == on.end()) continue;
-        auto w = routes_.find(prefix);
-        const rib::GroupId gid = w == routes_.end() ? 0 : w->second;
+        const rib::GroupId* w = routes_.Find(prefix);
+        const rib::GroupId gid = w == nullptr ? 0 : *w;
         if (o->second.routes++ == 0) {
           o->second.want = gid;
         } else if (o->second.want != gid) {
@@ -469,67 +466,77 @@ size_t Reconciler::FlushRoutes(FlushResult& r) {
   // the flush goes before its first delete (make-before-break), and both go to the backend in
   // chunks of options_.route_chunk operations: a table-wide change (a full table's session
   // loss) holds one chunk of operations and statuses at a time, not one per route.
-  // Erasing from dirty_routes_ while walking it is safe: a flat_hash_set's erase moves no
-  // other element, and a chunk is applied before the walk looks at its next element, so
-  // what it erases lies behind the walk.
+  // The dirty routes are walked in table order, a chunk at a time: each walk stops when its
+  // chunk is full, the chunk is applied (which erases what succeeded), and the next walk goes
+  // on after the last prefix the previous one saw.
   waiting_routes_ = 0;
   const size_t chunk = std::max<size_t>(1, options_.route_chunk);
   std::vector<FibOp> ops;
   ops.reserve(std::min(chunk, dirty_routes_.size()));
+  std::vector<wire::Prefix> settled;  // dirty routes with nothing to do, erased after each walk
   size_t done = 0;
   auto apply = [&] {
+    for (const wire::Prefix& p : settled) dirty_routes_.Erase(p);
+    settled.clear();
     const auto st = Apply(ops, r);
     for (size_t i = 0; i < st.size(); ++i) {
       if (!st[i].ok()) continue;
       const RouteOp& op = std::get<RouteOp>(ops[i]);
       SetConfirmedRoute(op.prefix, op.remove ? std::nullopt : std::optional<ObjectId>(op.group));
-      dirty_routes_.erase(op.prefix);
+      dirty_routes_.Erase(op.prefix);
       ++done;
     }
     ops.clear();
   };
+  // Walks the dirty routes in chunks; `visit(prefix)` adds to ops or settled.
+  auto walk = [&](auto&& visit) {
+    std::optional<wire::Prefix> after;
+    for (bool more = true; more;) {
+      more = false;
+      dirty_routes_.ForEachAfter(after, [&](const wire::Prefix& prefix, bool) {
+        after = prefix;
+        visit(prefix);
+        if (ops.size() + settled.size() < chunk) return true;
+        more = true;
+        return false;
+      });
+      apply();
+    }
+  };
   // Routes to delete (in the second walk), counted here by the group they sit on.
   absl::flat_hash_map<ObjectId, size_t> deletes_of;
-  for (auto it = dirty_routes_.begin(); it != dirty_routes_.end();) {
-    if (ops.size() >= chunk) apply();
-    const wire::Prefix& prefix = *it;
+  walk([&](const wire::Prefix& prefix) {
     auto current = confirmed_.routes.find(prefix);
-    auto want = routes_.find(prefix);
-    if (want == routes_.end()) {
+    const rib::GroupId* want = routes_.Find(prefix);
+    if (want == nullptr) {
       if (current == confirmed_.routes.end() || stale_routes_.contains(prefix)) {
-        dirty_routes_.erase(it++);  // nothing to delete (or the sweep's to decide)
-        continue;
+        settled.push_back(prefix);  // nothing to delete (or the sweep's to decide)
+        return;
       }
       ++deletes_of[current->second];
-      ++it;
-      continue;
+      return;
     }
-    auto g = groups_.find(want->second);
+    auto g = groups_.find(*want);
     if (g == groups_.end() || !confirmed_.groups.contains(g->second.id)) {  // group not installed yet
-      if (refused_.contains(want->second)) ++waiting_routes_;
-      ++it;
-      continue;
+      if (refused_.contains(*want)) ++waiting_routes_;
+      return;
     }
     if (current != confirmed_.routes.end() && current->second == g->second.id) {
-      dirty_routes_.erase(it++);
-      continue;
+      settled.push_back(prefix);
+      return;
     }
     ops.push_back(RouteOp{prefix, g->second.id, false});
-    ++it;
-  }
-  apply();
+  });
   if (deletes_of.empty()) return done;
   // Groups that go with every route on them (a full table's session loss): one group delete
   // removes them all where the backend can.
   const absl::flat_hash_set<ObjectId> with_group = GroupsGoingWithTheirRoutes(deletes_of);
-  for (auto it = dirty_routes_.begin(); it != dirty_routes_.end(); ++it) {
-    if (ops.size() >= chunk) apply();
-    if (routes_.contains(*it) || stale_routes_.contains(*it)) continue;
-    if (auto current = confirmed_.routes.find(*it); current != confirmed_.routes.end()) {
-      if (!with_group.contains(current->second)) ops.push_back(RouteOp{*it, current->second, true});
+  walk([&](const wire::Prefix& prefix) {
+    if (routes_.contains(prefix) || stale_routes_.contains(prefix)) return;
+    if (auto current = confirmed_.routes.find(prefix); current != confirmed_.routes.end()) {
+      if (!with_group.contains(current->second)) ops.push_back(RouteOp{prefix, current->second, true});
     }
-  }
-  apply();
+  });
   if (with_group.empty()) return done;
   std::vector<FibOp> group_ops;
   for (const ObjectId id : with_group) group_ops.push_back(GroupOp{id, {}, true});
@@ -542,18 +549,18 @@ size_t Reconciler::FlushRoutes(FlushResult& r) {
     ConfirmGroupDeleted(id);
   }
   if (gone.empty()) return done;
-  for (auto it = dirty_routes_.begin(); it != dirty_routes_.end();) {
-    auto current = confirmed_.routes.find(*it);
-    if (current == confirmed_.routes.end() || !gone.contains(current->second) || routes_.contains(*it)) {
-      ++it;
-      continue;
+  // (The predicate changes the confirmed routes, never the dirty set it walks.)
+  dirty_routes_.EraseIf([&](const wire::Prefix& prefix, bool) {
+    auto current = confirmed_.routes.find(prefix);
+    if (current == confirmed_.routes.end() || !gone.contains(current->second) || routes_.contains(prefix)) {
+      return false;
     }
-    SetConfirmedRoute(*it, std::nullopt);
+    SetConfirmedRoute(prefix, std::nullopt);
     ++r.routes_removed_with_group;
     ++stats_.routes_removed_with_group;
     ++done;
-    dirty_routes_.erase(it++);
-  }
+    return true;
+  });
   return done;
 }
 
@@ -595,7 +602,7 @@ size_t Reconciler::DeleteUnusedGroups(FlushResult& r) {
 
 void Reconciler::Sweep() {
   for (const wire::Prefix& p : stale_routes_) {
-    if (!routes_.contains(p)) dirty_routes_.insert(p);
+    if (!routes_.contains(p)) dirty_routes_.TryEmplace(p);
   }
   stats_.swept += stale_routes_.size() + stale_groups_.size() + stale_nexthops_.size();
   stale_routes_.clear();
@@ -623,10 +630,10 @@ absl::Status Reconciler::Resync() {
   // Everything desired is looked at again; Flush() acts only where the backend differs.
   for (const auto& [gw, d] : nexthops_) dirty_nexthops_.insert(gw);
   for (const auto& [gid, g] : groups_) dirty_groups_.insert(gid);
-  for (const auto& [prefix, gid] : routes_) dirty_routes_.insert(prefix);
+  routes_.ForEach([&](const wire::Prefix& prefix, rib::GroupId) { dirty_routes_.TryEmplace(prefix); });
   // What we own and no longer want goes (unless it waits for the sweep).
   for (const auto& [prefix, id] : confirmed_.routes) {
-    if (!routes_.contains(prefix) && !stale_routes_.contains(prefix)) dirty_routes_.insert(prefix);
+    if (!routes_.contains(prefix) && !stale_routes_.contains(prefix)) dirty_routes_.TryEmplace(prefix);
   }
   for (const auto& [id, members] : confirmed_.groups) {
     if (!group_object_.contains(id) && !stale_groups_.contains(id)) delete_groups_.insert(id);

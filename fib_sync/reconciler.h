@@ -42,6 +42,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "fib_sync/fib_backend.h"
 #include "rib/fib_update.h"
+#include "rib/prefix_map.h"
 
 namespace bagd::fib {
 
@@ -156,7 +157,10 @@ class Reconciler {
   // Desired.
   std::map<wire::IpAddress, DesiredNexthop> nexthops_;
   absl::flat_hash_map<rib::GroupId, DesiredGroup> groups_;
-  absl::flat_hash_map<wire::Prefix, rib::GroupId> routes_;
+  // The per-route tables are ordered PrefixMaps (~17 bytes a route in table order): a hash
+  // map of a full table holds ~52 MB, and the dirty set grows to the whole table while the
+  // kernel takes the first sync (~60 MB more while it rehashed).
+  rib::PrefixMap<rib::GroupId> routes_;
   // Confirmed (what the backend holds that we own).
   FibState confirmed_;
   absl::flat_hash_map<ObjectId, uint32_t> route_refs_;  // confirmed routes per group
@@ -169,7 +173,7 @@ class Reconciler {
   // Dirty.
   std::set<wire::IpAddress> dirty_nexthops_;
   std::set<rib::GroupId> dirty_groups_;
-  absl::flat_hash_set<wire::Prefix> dirty_routes_;
+  rib::PrefixMap<bool> dirty_routes_;  // the value is unused
   std::set<ObjectId> delete_groups_, delete_nexthops_;
   bool resync_wanted_ = false;
   ObjectId next_id_ = 0;

@@ -1,6 +1,7 @@
 // The FIB reconciler against the recording backend: make-before-break order, one group
 // operation per reweight, retries, adoption after a restart (no churn), sweep, link loss.
 #include <catch2/catch.hpp>
+#include <algorithm>
 
 #include "fib_sync/reconciler.h"
 #include "fib_sync/recording_backend.h"
@@ -150,9 +151,11 @@ TEST_CASE("route operations go to the backend in chunks, every upsert before the
   for (size_t n : b.calls) CHECK(n <= 3);
   bool deleting = false;
   size_t upserts = 0, deletes = 0;
+  std::vector<wire::Prefix> order[2];  // upserts, deletes: each in table order
   for (const FibOp& op : b.log()) {
     const auto* ro = std::get_if<RouteOp>(&op);
     if (ro == nullptr) continue;
+    order[ro->remove].push_back(ro->prefix);
     if (ro->remove) {
       deleting = true;
       ++deletes;
@@ -161,6 +164,7 @@ TEST_CASE("route operations go to the backend in chunks, every upsert before the
       ++upserts;
     }
   }
+  for (const auto& o : order) CHECK(std::is_sorted(o.begin(), o.end(), rib::InTableOrder));
   CHECK(upserts == 10);
   CHECK(deletes == 10);
   CHECK(b.state().routes.size() == 10);
