@@ -110,7 +110,10 @@ class Reconciler {
   bool resync_wanted() const { return resync_wanted_; }
   size_t stale_count() const { return stale_nexthops_.size() + stale_groups_.size() + stale_routes_.size(); }
   std::optional<ObjectId> GroupObject(rib::GroupId group) const;
+  // What the backend holds that we own: its next hops and groups (routes: empty), and its
+  // routes (prefix -> group object).
   const FibState& confirmed() const { return confirmed_; }
+  const rib::PrefixMap<ObjectId>& confirmed_routes() const { return confirmed_routes_; }
   const ReconcilerStats& stats() const { return stats_; }
 
  private:
@@ -131,6 +134,8 @@ class Reconciler {
   // Gives a group its object at its first write: an old one with the same content, or a new id.
   void Bind(rib::GroupId gid, DesiredGroup& g);
   void SetConfirmedRoute(const wire::Prefix& prefix, std::optional<ObjectId> group);
+  // A backend's dump becomes the confirmed state (Start, Resync).
+  void TakeConfirmed(FibState state);
   std::vector<std::pair<ObjectId, uint32_t>> KernelMembers(const DesiredGroup& g, bool confirmed_only) const;
   void Record(FlushResult& r, const FibOp& op, const absl::Status& st);
   std::vector<absl::Status> Apply(const std::vector<FibOp>& ops, FlushResult& r);
@@ -161,15 +166,16 @@ class Reconciler {
   // map of a full table holds ~52 MB, and the dirty set grows to the whole table while the
   // kernel takes the first sync (~60 MB more while it rehashed).
   rib::PrefixMap<rib::GroupId> routes_;
-  // Confirmed (what the backend holds that we own).
+  // Confirmed (what the backend holds that we own); its routes are kept apart, ordered.
   FibState confirmed_;
+  rib::PrefixMap<ObjectId> confirmed_routes_;
   absl::flat_hash_map<ObjectId, uint32_t> route_refs_;  // confirmed routes per group
   std::set<ObjectId> foreign_;
   std::set<ObjectId> allocated_;                         // ids of desired objects (and ones being deleted)
   absl::flat_hash_map<ObjectId, rib::GroupId> group_object_;  // desired group object -> registry id
   // From the last start, not claimed yet.
   std::set<ObjectId> stale_nexthops_, stale_groups_;
-  absl::flat_hash_set<wire::Prefix> stale_routes_;
+  rib::PrefixMap<bool> stale_routes_;  // the value is unused
   // Dirty.
   std::set<wire::IpAddress> dirty_nexthops_;
   std::set<rib::GroupId> dirty_groups_;

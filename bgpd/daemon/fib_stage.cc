@@ -26,10 +26,11 @@ FibStage::~FibStage() {
 absl::Status FibStage::Start() {
   if (auto st = reconciler_.Start(); !st.ok()) return st;
   const fib::FibState& s = reconciler_.confirmed();
+  const auto& routes = reconciler_.confirmed_routes();
   log::Info("fib: %d next hops, %d groups and %d routes of a previous run found; kept while the new state claims them",
-            s.nexthops.size(), s.groups.size(), s.routes.size());
-  found_previous_run_ = !s.nexthops.empty() || !s.groups.empty() || !s.routes.empty();
-  for (const auto& [prefix, id] : s.routes) ++previous_routes_[static_cast<int>(prefix.family())];
+            s.nexthops.size(), s.groups.size(), routes.size());
+  found_previous_run_ = !s.nexthops.empty() || !s.groups.empty() || !routes.empty();
+  routes.ForEach([&](const wire::Prefix& prefix, fib::ObjectId) { ++previous_routes_[static_cast<int>(prefix.family())]; });
   if (reconciler_.stale_count() == 0) {
     released_ = true;  // nothing to wait for, nothing to sweep
     return absl::OkStatus();

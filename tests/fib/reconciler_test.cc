@@ -208,7 +208,7 @@ TEST_CASE("a group that goes with all its routes is one delete where the backend
     CHECK_FALSE(b.state().groups.contains(g1));
     CHECK(b.state().groups.contains(g2));
     CHECK(b.state().nexthops.size() == 1);  // 10.0.0.1 went after its group
-    CHECK(r.confirmed().routes.size() == kSmall);
+    CHECK(r.confirmed_routes().size() == kSmall);
     CHECK_FALSE(r.dirty());
     size_t group_deletes = 0;
     for (const FibOp& op : b.log()) group_deletes += std::holds_alternative<GroupOp>(op) && std::get<GroupOp>(op).remove;
