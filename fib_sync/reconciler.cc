@@ -482,8 +482,6 @@ size_t Reconciler::FlushRoutes(FlushResult& r) {
   std::vector<wire::Prefix> settled;  // dirty routes with nothing to do, erased after each walk
   size_t done = 0;
   auto apply = [&] {
-    for (const wire::Prefix& p : settled) dirty_routes_.Erase(p);
-    settled.clear();
     const auto st = Apply(ops, r);
     for (size_t i = 0; i < st.size(); ++i) {
       if (!st[i].ok()) continue;
@@ -494,7 +492,8 @@ size_t Reconciler::FlushRoutes(FlushResult& r) {
     }
     ops.clear();
   };
-  // Walks the dirty routes in chunks; `visit(prefix)` adds to ops or settled.
+  // Walks the dirty routes; `visit(prefix)` adds to ops or settled. A walk stops when either
+  // is full: the settled ones are erased, and a full chunk of ops (or the last) is applied.
   auto walk = [&](auto&& visit) {
     std::optional<wire::Prefix> after;
     for (bool more = true; more;) {
@@ -502,11 +501,13 @@ size_t Reconciler::FlushRoutes(FlushResult& r) {
       dirty_routes_.ForEachAfter(after, [&](const wire::Prefix& prefix, bool) {
         after = prefix;
         visit(prefix);
-        if (ops.size() + settled.size() < chunk) return true;
+        if (ops.size() < chunk && settled.size() < chunk) return true;
         more = true;
         return false;
       });
-      apply();
+      for (const wire::Prefix& p : settled) dirty_routes_.Erase(p);
+      settled.clear();
+      if (!more || ops.size() >= chunk) apply();
     }
   };
   // Routes to delete (in the second walk), counted here by the group they sit on.

@@ -171,6 +171,21 @@ TEST_CASE("route operations go to the backend in chunks, every upsert before the
   for (const auto& [p, g] : b.state().routes) CHECK(g == *r.GroupObject(2));
   CHECK(b.state().groups.size() == 1);
   CHECK_FALSE(r.dirty());
+
+  // Dirty routes that need nothing (already where they should be) do not cut the chunks:
+  // four moves among ten unchanged routes go in full chunks of 3, not one call each.
+  rib::FibUpdate w = Group(3, {{"10.0.0.3", 1}});
+  for (int i = 0; i < 10; ++i) w.route_upserts.emplace_back(prefix(i), i % 3 == 0 ? 3 : 2);
+  r.Update(w);
+  b.calls.clear();
+  CHECK(r.Flush().failed == 0);
+  std::vector<size_t> route_calls;
+  for (size_t n : b.calls) route_calls.push_back(n);
+  CHECK(std::count(route_calls.begin(), route_calls.end(), size_t{3}) >= 1);  // the four moves: 3 + 1
+  size_t moved = 0;
+  for (const auto& [p, g] : b.state().routes) moved += g == *r.GroupObject(3);
+  CHECK(moved == 4);
+  CHECK_FALSE(r.dirty());
 }
 
 TEST_CASE("a group that goes with all its routes is one delete where the backend removes its routes",
