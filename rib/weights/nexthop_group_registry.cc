@@ -582,19 +582,26 @@ void NextHopGroupRegistry::UpdateImpl(std::span<const MembersView> changes, absl
     NextHopGroup* g = nullptr;
     if (old_id != 0) g = &groups_.at(old_id);
     if (g && moves.size() == g->prefixes) {
-      // Every prefix of the group changed. If they all want the same key, and no other
-      // group has it, the group follows them in place: one FIB operation.
-      const std::string& key = target(moves.front()).key;
-      const uint32_t first = target_of[moves.front()];
+      // Every prefix of the group changed. If those that keep a path all want the same key,
+      // and no other group has it, the group follows them in place: one FIB operation; the
+      // prefixes left with no path leave it (as the session-loss slices decide).
+      const auto kept = std::find_if(moves.begin(), moves.end(), [&](size_t i) { return !target(i).key.empty(); });
+      const std::string& key = kept == moves.end() ? target(moves.front()).key : target(*kept).key;
+      const uint32_t first = kept == moves.end() ? 0 : target_of[*kept];
       const bool same = !key.empty() && std::all_of(moves.begin(), moves.end(), [&](size_t i) {
-        return target_of[i] == first || target(i).key == key;
+        return target_of[i] == first || target(i).key == key || target(i).key.empty();
       });
       const auto existing = by_key_.find(key);
       if (same && (existing == by_key_.end() || existing->second == g->id)) {
+        for (const size_t i : moves) {
+          if (!target(i).key.empty()) continue;
+          if (route_group_.Erase(changes[i].prefix) && track_fib_) *dirty_routes_.TryEmplace(changes[i].prefix).first = 0;
+          Detach(*g);  // never its last prefix: one keeps a path
+        }
         // Back to the key it had before it followed early (the prefixes that showed the new
         // bandwidths went): the state it had then, as if it never followed.
         if (g->follow && key == g->follow->before_key) g->members = g->follow->before;
-        Rekey(*g, target(moves.front()), now, immediate);
+        Rekey(*g, target(*kept), now, immediate);
         g->follow.reset();  // every prefix of it showed its key: nothing left to check
         continue;
       }
