@@ -8,7 +8,8 @@
 // A weight change is one group operation, however many prefixes use the group: when every
 // prefix of a group moves to the same new key in one batch (a peer re-announcing its routes
 // with a new link bandwidth, a next hop leaving with its session), the group is re-keyed in
-// place: same id, new members/weights, no route touched. The weights it installs are
+// place: same id, new members/weights, no route touched (prefixes of it left with no path
+// in the same batch just leave it). The weights it installs are
 // computed from the damped (applied) bandwidths, so they can lag the key while an increase
 // is held down. When only some prefixes move, they move to another group (which inherits
 // the damping state of the members it shares with the group they left).

@@ -80,18 +80,19 @@ const std::vector<MemberInput> k50_100 = {M("10.0.0.1", 5e10), M("10.0.0.2", 1e1
 
 TEST_CASE("a batch that changes a group's prefixes alike and leaves some with no path re-keys it in place",
           "[weights]") {
-  // One batch: six prefixes re-announced at 50G, two withdrawn (no path left). The group
-  // follows the six in place (one group operation, no route moved) and the two leave it: as
-  // the session-loss slices decide, and as when the withdrawals come in a batch of their own.
+  // One batch: six prefixes re-announced at 50G, two withdrawn (no path left; the first of
+  // the batch among them, or not). The group follows the six in place (one group operation,
+  // no route moved) and the two leave it, as the session-loss slices decide.
   WeightsConfig c;
   c.early.enabled = GENERATE(false, true);
+  const std::pair<int, int> withdrawn = GENERATE(std::pair{2, 5}, std::pair{0, 5});
   Lab lab(c);
   lab.Announce(0, 8, k100_100, t0);
   (void)lab.r.TakeFibUpdate();
   const GroupId id = lab.r.GroupOf(P(lab.Pfx(0)))->id;
   std::vector<PrefixMembers> batch;
   for (int i = 0; i < 8; ++i) {
-    if (i == 2 || i == 5) {
+    if (i == withdrawn.first || i == withdrawn.second) {
       lab.rib.erase(lab.Pfx(i));
       batch.push_back(PrefixMembers{P(lab.Pfx(i)), {}});
     } else {
@@ -104,17 +105,19 @@ TEST_CASE("a batch that changes a group's prefixes alike and leaves some with no
   REQUIRE(u.group_upserts.size() == 1);
   CHECK(u.group_upserts[0].id == id);
   CHECK(u.route_upserts.empty());
-  CHECK(u.route_deletes == std::vector<wire::Prefix>{P(lab.Pfx(2)), P(lab.Pfx(5))});
+  CHECK(u.route_deletes == std::vector<wire::Prefix>{P(lab.Pfx(withdrawn.first)), P(lab.Pfx(withdrawn.second))});
   CHECK(u.group_deletes.empty());
   CHECK(lab.r.group_count() == 1);
   CHECK(lab.r.GroupOf(P(lab.Pfx(7)))->id == id);
   CHECK(lab.r.GroupOf(P(lab.Pfx(7)))->prefixes == 6);
-  CHECK(lab.r.GroupOf(P(lab.Pfx(2))) == nullptr);
-  CHECK(Weights(lab.r, lab.Pfx(0)) == "10.0.0.1*1 10.0.0.2*2");
+  CHECK(lab.r.GroupOf(P(lab.Pfx(withdrawn.first))) == nullptr);
+  CHECK(Weights(lab.r, lab.Pfx(1)) == "10.0.0.1*1 10.0.0.2*2");
 
   SECTION("every prefix withdrawn: the group goes") {
     std::vector<PrefixMembers> gone;
-    for (int i : {0, 1, 3, 4, 6, 7}) gone.push_back(PrefixMembers{P(lab.Pfx(i)), {}});
+    for (int i = 0; i < 8; ++i) {
+      if (i != withdrawn.first && i != withdrawn.second) gone.push_back(PrefixMembers{P(lab.Pfx(i)), {}});
+    }
     lab.r.Update(gone, t0 + absl::Seconds(2));
     const FibUpdate v = lab.r.TakeFibUpdate();
     CHECK(v.route_deletes.size() == 6);
