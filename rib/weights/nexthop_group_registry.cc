@@ -318,6 +318,11 @@ void NextHopGroupRegistry::Attach(const wire::Prefix& prefix, NextHopGroup& g) {
   if (track_fib_) *dirty_routes_.TryEmplace(prefix).first = g.id;
 }
 
+void NextHopGroupRegistry::Unroute(const wire::Prefix& prefix) {
+  // A prefix that had no group has no route to delete.
+  if (route_group_.Erase(prefix) && track_fib_) *dirty_routes_.TryEmplace(prefix).first = 0;
+}
+
 void NextHopGroupRegistry::Detach(NextHopGroup& g) {
   if (--g.prefixes > 0) return;
   const GroupId id = g.id;
@@ -586,16 +591,16 @@ void NextHopGroupRegistry::UpdateImpl(std::span<const MembersView> changes, absl
       // and no other group has it, the group follows them in place: one FIB operation; the
       // prefixes left with no path leave it (as the session-loss slices decide).
       const auto kept = std::find_if(moves.begin(), moves.end(), [&](size_t i) { return !target(i).key.empty(); });
-      const std::string& key = kept == moves.end() ? target(moves.front()).key : target(*kept).key;
-      const uint32_t first = kept == moves.end() ? 0 : target_of[*kept];
-      const bool same = !key.empty() && std::all_of(moves.begin(), moves.end(), [&](size_t i) {
-        return target_of[i] == first || target(i).key == key || target(i).key.empty();
+      const bool any_kept = kept != moves.end();
+      const std::string& key = any_kept ? target(*kept).key : g->key;
+      const bool same = any_kept && std::all_of(moves.begin(), moves.end(), [&](size_t i) {
+        return target_of[i] == target_of[*kept] || target(i).key == key || target(i).key.empty();
       });
-      const auto existing = by_key_.find(key);
+      const auto existing = same ? by_key_.find(key) : by_key_.end();
       if (same && (existing == by_key_.end() || existing->second == g->id)) {
         for (const size_t i : moves) {
           if (!target(i).key.empty()) continue;
-          if (route_group_.Erase(changes[i].prefix) && track_fib_) *dirty_routes_.TryEmplace(changes[i].prefix).first = 0;
+          Unroute(changes[i].prefix);
           Detach(*g);  // never its last prefix: one keeps a path
         }
         // Back to the key it had before it followed early (the prefixes that showed the new
@@ -657,8 +662,8 @@ void NextHopGroupRegistry::UpdateImpl(std::span<const MembersView> changes, absl
         // A prefix that joins a group following early shows its new key as well: the
         // re-announcement goes on (no revert for a count that did not see it).
         if (to->follow && !check) to->follow->touched = now_;
-      } else if (route_group_.Erase(prefix) && track_fib_) {
-        *dirty_routes_.TryEmplace(prefix).first = 0;  // a prefix that had no group has no route to delete
+      } else {
+        Unroute(prefix);
       }
       if (g) {
         Detach(*g);

@@ -300,6 +300,8 @@ class NextHopGroupRegistry {
   // Recomputes the installed weights from the applied bandwidths; marks it dirty if changed.
   void Reweigh(NextHopGroup& g);
   void Attach(const wire::Prefix& prefix, NextHopGroup& g);
+  // `prefix` has no group any more: its route goes (from the FIB too, if it had one).
+  void Unroute(const wire::Prefix& prefix);
   void Detach(NextHopGroup& g);
   // What a member's weight is computed from: its applied bandwidth capped by its local link.
   void Effective(NextHopGroup::Member& m) const;
