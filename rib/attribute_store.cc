@@ -66,8 +66,25 @@ AttrRef AttributeStore::Intern(wire::PathAttributes&& attrs) {
   return AttrRef(raw);
 }
 
+AttrRef AttributeStore::Intern(const wire::PathAttributes& attrs, uint64_t token) {
+  if (token != 0) {
+    for (const Recent& r : recent_) {
+      if (r.token == token) return AttrRef(r.entry);
+    }
+  }
+  AttrRef ref = Intern(attrs);
+  if (token != 0) {
+    recent_[recent_next_] = Recent{token, ref.p_};
+    recent_next_ = (recent_next_ + 1) % recent_.size();
+  }
+  return ref;
+}
+
 void AttributeStore::Erase(InternedAttributes* p) {
   if (p == last_) last_ = nullptr;
+  for (Recent& r : recent_) {
+    if (r.entry == p) r = Recent{};
+  }
   bytes_ -= sizeof(InternedAttributes) + p->key.capacity() * 2;
   set_.erase(p);
   delete p;

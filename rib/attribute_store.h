@@ -7,6 +7,7 @@
 // its store on its own thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -79,6 +80,10 @@ class AttributeStore {
   // neighbor usually carry the same attributes (one prefix per UPDATE is common).
   AttrRef Intern(const wire::PathAttributes& attrs);
   AttrRef Intern(wire::PathAttributes&& attrs);
+  // The same for attributes an UpdateDecoder stamped with `token` (wire::AttributesToken; 0:
+  // none): a token among the last few interned gives its set at once, without comparing the
+  // attributes (a neighbor sending one prefix per UPDATE, or a few neighbors at a time).
+  AttrRef Intern(const wire::PathAttributes& attrs, uint64_t token);
 
   size_t size() const { return set_.size(); }
   size_t memory_bytes() const;  // approximate, for bagctl show rib-summary
@@ -106,6 +111,12 @@ class AttributeStore {
   absl::flat_hash_set<InternedAttributes*, Hash, Eq> set_;
   size_t bytes_ = 0;
   const InternedAttributes* last_ = nullptr;  // interned last; cleared when it is freed
+  struct Recent {
+    uint64_t token = 0;  // 0: none
+    InternedAttributes* entry = nullptr;
+  };
+  std::array<Recent, 4> recent_{};  // by decoder token; an entry's slot is cleared when it is freed
+  size_t recent_next_ = 0;          // the slot the next token takes
   wire::Bytes scratch_;                       // the encoding of a set being looked up
 };
 

@@ -151,7 +151,7 @@ void SplitUpdate(const wire::UpdateMessage& u, AttributeStore& store,
     return;
   }
   if (field_nlri && !a.mp_reach) {
-    announce(u.nlri, store.Intern(a));  // the common case: no copy
+    announce(u.nlri, store.Intern(a, u.attrs_token.value));  // the common case: no copy
   } else if (field_nlri) {
     wire::PathAttributes own = a;  // NEXT_HOP's NLRI: MP_REACH_NLRI is not about it
     own.mp_reach.reset();
@@ -163,7 +163,7 @@ void SplitUpdate(const wire::UpdateMessage& u, AttributeStore& store,
       own.next_hop.reset();
       announce(a.mp_reach->nlri, store.Intern(std::move(own)));
     } else {
-      announce(a.mp_reach->nlri, store.Intern(a));
+      announce(a.mp_reach->nlri, store.Intern(a, u.attrs_token.value));
     }
   }
 }

@@ -50,10 +50,22 @@ struct OpenMessage {
   friend bool operator==(const OpenMessage&, const OpenMessage&) = default;
 };
 
+// Which decode produced an UPDATE's path attributes: UpdateDecoder gives the attributes it
+// decodes a number no other decode in the process has, and keeps it while it reuses them for
+// the same octets, so equal tokens mean equal attributes and the RIB interns a run of them
+// once (AttributeStore::Intern). 0: no such promise (DecodeMessage, a message built in code).
+// Not part of a message's value: == ignores it, so a decoder's message equals
+// DecodeMessage's for the same octets.
+struct AttributesToken {
+  uint64_t value = 0;
+  friend bool operator==(const AttributesToken&, const AttributesToken&) { return true; }
+};
+
 struct UpdateMessage {
   std::vector<Nlri> withdrawn;  // IPv4 Withdrawn Routes field
   PathAttributes attrs;
   std::vector<Nlri> nlri;  // IPv4 NLRI field
+  AttributesToken attrs_token;  // set by UpdateDecoder; cleared by whoever changes attrs
 
   // Set by the decoder (RFC 7606). kTreatAsWithdraw means every route in nlri and
   // attrs.mp_reach must be handled as withdrawn.
@@ -154,6 +166,8 @@ class UpdateDecoder {
     bool valid = false;
     uint64_t decodes = 0;
   };
+  // A number no decode has had yet (never 0), for AttributesToken.
+  static uint64_t NewToken();
 
  private:
   UpdateMessage m_;

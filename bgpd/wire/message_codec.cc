@@ -2,6 +2,7 @@
 #include "bgpd/wire/message.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -157,6 +158,7 @@ std::optional<DecodeError> DecodeUpdateInto(ByteSpan body, const CodecContext& c
     memo->valid = false;  // m's attributes change below
     ++memo->decodes;
   }
+  m.attrs_token = {};
   AttributeDecodeResult a = DecodePathAttributes(attrs, ctx, has_nlri);
   if (a.action == ErrorAction::kSessionReset) {
     std::string reason;
@@ -177,6 +179,7 @@ std::optional<DecodeError> DecodeUpdateInto(ByteSpan body, const CodecContext& c
     memo->ctx = ctx;
     memo->has_nlri = has_nlri;
     memo->valid = true;
+    m.attrs_token.value = UpdateDecoder::NewToken();
   }
   return std::nullopt;
 }
@@ -374,6 +377,11 @@ Decoded<Message> DecodeMessage(ByteSpan message, const CodecContext& ctx) {
     case MessageType::kRouteRefresh: return DecodeRouteRefresh(message, body);
   }
   return MakeDecodeError(1, header_error::kBadMessageType, Bytes{message[18]}, "unknown message type");
+}
+
+uint64_t UpdateDecoder::NewToken() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 Decoded<const UpdateMessage*> UpdateDecoder::Decode(ByteSpan message, const CodecContext& ctx) {
