@@ -130,7 +130,7 @@ TEST_CASE("event hub: the marker goes before the next event when the reader catc
   CHECK(got[0].fib().operation() == "op 7");
 }
 
-TEST_CASE("event hub: a subscriber that goes away leaves; a full one never slows the others", "[control][events]") {
+TEST_CASE("event hub: a subscriber that goes away leaves, a full one never slows the others", "[control][events]") {
   EventHub hub(Small(2));
   {
     auto gone = hub.Subscribe(kEventAll);

@@ -213,7 +213,7 @@ TEST_CASE("appldb: make-before-break: routes move before their old group goes", 
   CHECK(rig.Hash("ROUTE_TABLE:10.100.0.99").empty());
 }
 
-TEST_CASE("appldb: a restart with unchanged state writes nothing; the sweep removes leftovers", "[appldb][redis]") {
+TEST_CASE("appldb: a restart with unchanged state writes nothing, the sweep removes leftovers", "[appldb][redis]") {
   SKIP_WITHOUT_REDIS();
   Rig rig;
   REQUIRE(rig.OpenBagd().ok());
@@ -588,7 +588,7 @@ TEST_CASE("appldb: a gateway without an interface is retried, the group goes in 
   CHECK(rig.reconciler->dirty());
 }
 
-TEST_CASE("appldb: confirmation by the response channel; unconfirmed routes are written again",
+TEST_CASE("appldb: confirmation by the response channel, unconfirmed routes are written again",
           "[appldb][redis]") {
   SKIP_WITHOUT_REDIS();
   Rig rig;

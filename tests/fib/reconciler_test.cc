@@ -309,7 +309,7 @@ TEST_CASE("failed operations are retried", "[fib][reconciler]") {
   CHECK_FALSE(r.dirty());
 }
 
-TEST_CASE("a restart with the same state changes nothing; leftovers are swept", "[fib][reconciler]") {
+TEST_CASE("a restart with the same state changes nothing, leftovers are swept", "[fib][reconciler]") {
   RecordingBackend b;
   {
     Reconciler before(b);

@@ -89,7 +89,7 @@ TEST_CASE("next-hop set: addresses exactly, prefixes with everything inside", "[
   CHECK_FALSE(PrefixSet::CompileNextHops(set).ok());
 }
 
-TEST_CASE("community set: standard, well-known, large and extended; any, all, invert", "[policy][community-set]") {
+TEST_CASE("community set: standard, well-known, large and extended, any, all, invert", "[policy][community-set]") {
   const CommunitySet set = Communities({"65000:100", "no-export", "65000:1:2", "rt:65000:7", "lb:65001:10G"});
   wire::PathAttributes a = Attrs();
   CHECK_FALSE(set.Match(a, MatchType::kAny));
@@ -197,7 +197,7 @@ TEST_CASE("AS-path regexes as FRR and GoBGP users write them", "[policy][as-path
   }
 }
 
-TEST_CASE("AS-path sets: any, all, invert; regexes that do not compile", "[policy][as-path][re2]") {
+TEST_CASE("AS-path sets: any, all, invert, regexes that do not compile", "[policy][as-path][re2]") {
   const AsPathSet set = Regexes({"^65001_", "_65002$"});
   CHECK(set.Match("65001 65003", MatchType::kAny));
   CHECK_FALSE(set.Match("65001 65003", MatchType::kAll));

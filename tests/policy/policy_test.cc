@@ -87,7 +87,7 @@ TEST_CASE("condition: AS-path set", "[policy][condition]") {
   CHECK_FALSE(Accepts(set, Route("10.0.0.0/8", no_path)));
 }
 
-TEST_CASE("condition: neighbor set; a local route has no neighbor", "[policy][condition]") {
+TEST_CASE("condition: neighbor set, a local route has no neighbor", "[policy][condition]") {
   const wire::PathAttributes a = Attrs();
   const PolicySet set = OneCondition("neighbor_set { set: \"spines\" }");
   CHECK(Accepts(set, Route("10.0.0.0/8", a, RouteSource::kEbgp, "198.51.100.2")));
@@ -163,7 +163,7 @@ TEST_CASE("condition: route source", "[policy][condition]") {
   CHECK(Accepts(set, Route("10.0.0.0/8", a, RouteSource::kLocal)));
 }
 
-TEST_CASE("conditions are ANDed; no conditions match everything", "[policy][condition]") {
+TEST_CASE("conditions are ANDed, no conditions match everything", "[policy][condition]") {
   wire::PathAttributes a = Attrs({65001, 65009});
   a.communities = {Community(65000, 100)};
   const PolicySet set = OneCondition(
@@ -294,7 +294,7 @@ TEST_CASE("action: cumulative and num-multipaths are left to the export stage", 
 
 // --- whole policies ---------------------------------------------------------------------------
 
-TEST_CASE("statements: first match decides; NEXT carries changes on; the end decides nothing", "[policy][table]") {
+TEST_CASE("statements: first match decides, NEXT carries changes on, the end decides nothing", "[policy][table]") {
   const PolicySet set = CompilePolicies(std::string(kSets) + R"pb(
     policies {
       name: "p"
@@ -377,7 +377,7 @@ TEST_CASE("no allocation-worthy work when nothing changes: the route's own attri
   CHECK(&r.attributes(route) == &a);
 }
 
-TEST_CASE("chains: each policy sees the last one's changes; the default ends it (RFC 8212)", "[policy][chain]") {
+TEST_CASE("chains: each policy sees the last one's changes, the default ends it (RFC 8212)", "[policy][chain]") {
   const PolicySet set = CompilePolicies(std::string(kSets) + R"pb(
     policies { name: "tag" statements { actions { communities { op: OP_ADD communities: "65000:100" } } } }
     policies {

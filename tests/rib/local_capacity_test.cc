@@ -143,7 +143,7 @@ TEST_CASE("members without link bandwidth follow their LAGs", "[weights][local]"
   }
 }
 
-TEST_CASE("a source unknown yet caps nothing; renamed sources keep their value", "[weights][local]") {
+TEST_CASE("a source unknown yet caps nothing, renamed sources keep their value", "[weights][local]") {
   NextHopGroupRegistry r(WeightsConfig{});
   r.SetLocalSources({"lag1"});
   const std::vector<PrefixMembers> routes = {{P("10.3.0.0/24"), {M("10.0.0.1", 4e11, 0), M("10.0.0.2", 1e11)}}};

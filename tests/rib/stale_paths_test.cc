@@ -61,7 +61,7 @@ TEST_CASE("StalePaths: what was not announced again is taken, once, in table ord
   CHECK(stale.TakeStale(2).empty());
 }
 
-TEST_CASE("StalePaths: a refresh that re-sends everything removes nothing; one that re-sends nothing, all",
+TEST_CASE("StalePaths: a refresh that re-sends everything removes nothing, one that re-sends nothing, all",
           "[rib][route_refresh]") {
   std::vector<wire::Nlri> paths;
   for (int i = 0; i < 1000; ++i) {

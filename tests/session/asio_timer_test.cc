@@ -56,7 +56,7 @@ TEST_CASE("AsioTimer: restarted earlier, it fires at the earlier deadline", "[se
   CHECK_FALSE(timer->running());
 }
 
-TEST_CASE("AsioTimer: stopped, it never fires; started again from its own handler, it fires again",
+TEST_CASE("AsioTimer: stopped, it never fires, started again from its own handler, it fires again",
           "[session][timer]") {
   boost::asio::io_context io;
   AsioClock clock(io);

@@ -101,7 +101,7 @@ struct SlowConvergence final : rib::FibSink {
   int count = 0;
 };
 
-TEST_CASE("Session: the messages of one read restart the hold timer once; after long work, afresh", "[session]") {
+TEST_CASE("Session: the messages of one read restart the hold timer once, after long work, afresh", "[session]") {
   // The session takes one time per socket read for its FSM and hold timer (the messages came
   // in together). An End-of-RIB whose work took 6 s, and a message handled after it, restart
   // the hold timer from then, not from the read: the session must survive 8 s more of silence.
@@ -192,7 +192,7 @@ TEST_CASE("Session: a shutdown message that is not UTF-8 is shown cleaned, and t
   CHECK(status.SerializeToString(&wire_form));
 }
 
-TEST_CASE("Convergence: every Established neighbor's End-of-RIB; a down one holds it only for the wait", "[session][convergence]") {
+TEST_CASE("Convergence: every Established neighbor's End-of-RIB, a down one holds it only for the wait", "[session][convergence]") {
   // Issue 12 defect 3: a configured neighbor that is down froze the FIB for the whole
   // startup hold. fib.restart_neighbor_wait defaults to 10 s.
   Quiet q;
@@ -288,7 +288,7 @@ neighbors { address: "127.0.0.3" remote_as: 65003 passive: true default_export: 
   CHECK(h.Read(b).empty());
 }
 
-TEST_CASE("Policy: import rejects a prefix set and drains by community; export prepends; a reload re-evaluates without a reset",
+TEST_CASE("Policy: import rejects a prefix set and drains by community, export prepends, a reload re-evaluates without a reset",
           "[session][policy]") {
   Quiet q;
   constexpr char kPolicies[] = R"(
@@ -360,7 +360,7 @@ neighbors { address: "127.0.0.3" remote_as: 65003 passive: true import_policies:
 namespace bagd::session::testing {
 namespace {
 
-TEST_CASE("Policy: export switched to reject by a reload withdraws what was sent; later changes send nothing; back to accept sends all",
+TEST_CASE("Policy: export switched to reject by a reload withdraws what was sent, later changes send nothing, back to accept sends all",
           "[session][policy]") {
   // The advertiser skips the export work for a family whose export rejects everything; what an
   // earlier configuration sent must still be withdrawn, and nothing sent while it rejects.

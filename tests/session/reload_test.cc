@@ -103,7 +103,7 @@ neighbors { address: "127.0.0.2" remote_as: 65002 passive: true description: "a"
   h.Advance(200000);
 }
 
-TEST_CASE("Reload: an added neighbor starts; a changed AS resets only that session", "[reload]") {
+TEST_CASE("Reload: an added neighbor starts, a changed AS resets only that session", "[reload]") {
   Quiet q;
   SessionHarness h(kTwo);
   const int a = Establish(h, "127.0.0.2", 65002);
