@@ -163,7 +163,9 @@ void SplitUpdate(const wire::UpdateMessage& u, AttributeStore& store,
       own.next_hop.reset();
       announce(a.mp_reach->nlri, store.Intern(std::move(own)));
     } else {
-      announce(a.mp_reach->nlri, store.Intern(a, u.attrs_token.value));
+      // No token: MP_REACH_NLRI's octets hold the prefixes, so the decoder's run of equal
+      // attributes is one UPDATE, and its token would only push a neighbor's out of the memo.
+      announce(a.mp_reach->nlri, store.Intern(a));
     }
   }
 }

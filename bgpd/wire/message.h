@@ -54,10 +54,17 @@ struct OpenMessage {
 // decodes a number no other decode in the process has, and keeps it while it reuses them for
 // the same octets, so equal tokens mean equal attributes and the RIB interns a run of them
 // once (AttributeStore::Intern). 0: no such promise (DecodeMessage, a message built in code).
-// Not part of a message's value: == ignores it, so a decoder's message equals
-// DecodeMessage's for the same octets.
+// Only the decoder's own message carries one: a copy of a message starts at 0 (whoever has a
+// copy may change its attributes). Not part of a message's value: == ignores it, so a
+// decoder's message equals DecodeMessage's for the same octets.
 struct AttributesToken {
   uint64_t value = 0;
+  AttributesToken() = default;
+  AttributesToken(const AttributesToken&) {}
+  AttributesToken& operator=(const AttributesToken&) {
+    value = 0;
+    return *this;
+  }
   friend bool operator==(const AttributesToken&, const AttributesToken&) { return true; }
 };
 
@@ -65,7 +72,7 @@ struct UpdateMessage {
   std::vector<Nlri> withdrawn;  // IPv4 Withdrawn Routes field
   PathAttributes attrs;
   std::vector<Nlri> nlri;  // IPv4 NLRI field
-  AttributesToken attrs_token;  // set by UpdateDecoder; cleared by whoever changes attrs
+  AttributesToken attrs_token;  // set by UpdateDecoder in its own message; 0 in a copy
 
   // Set by the decoder (RFC 7606). kTreatAsWithdraw means every route in nlri and
   // attrs.mp_reach must be handled as withdrawn.

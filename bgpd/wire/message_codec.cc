@@ -348,16 +348,16 @@ DecodeError MakeDecodeError(uint8_t code, uint8_t subcode, Bytes data, std::stri
 
 Frame NextFrame(ByteSpan buffered, const CodecContext& ctx) {
   Frame f;
-  // Detect a broken marker as early as the bytes allow.
-  for (size_t i = 0; i < std::min(buffered.size(), kMarkerSize); ++i) {
-    if (buffered[i] != kMarkerByte) {
-      f.kind = Frame::kError;
-      f.error = MakeDecodeError(1, header_error::kConnectionNotSynchronized, {},
-                                absl::StrFormat("marker octet %d is 0x%02x, not 0xff", i, buffered[i]));
-      return f;
-    }
-  }
   if (buffered.size() < kHeaderSize) {
+    // Detect a broken marker as early as the bytes allow (a whole header: CheckHeader does).
+    for (size_t i = 0; i < std::min(buffered.size(), kMarkerSize); ++i) {
+      if (buffered[i] != kMarkerByte) {
+        f.kind = Frame::kError;
+        f.error = MakeDecodeError(1, header_error::kConnectionNotSynchronized, {},
+                                  absl::StrFormat("marker octet %d is 0x%02x, not 0xff", i, buffered[i]));
+        return f;
+      }
+    }
     f.size = kHeaderSize;
     return f;
   }

@@ -66,7 +66,7 @@ TEST_CASE("Attribute interning: the last set is reused without encoding, and for
   CHECK(store.Intern(five)->med == 5);
 }
 
-TEST_CASE("Attribute interning by decoder token: a recent token gives its set without a compare, a freed set is forgotten",
+TEST_CASE("Attribute interning by decoder token: a recent token gives its set without a compare and a freed set is forgotten",
           "[rib][intern]") {
   AttributeStore store;
   const wire::PathAttributes five = AttrsBuilder().Med(5).a;
@@ -85,16 +85,18 @@ TEST_CASE("Attribute interning by decoder token: a recent token gives its set wi
   AttrRef d = store.Intern(AttrsBuilder().Med(8).a, 14);
   CHECK(store.Intern(five, 11) == a);
   CHECK(store.Intern(six, 12) == b);
-  const AttrRef e = store.Intern(AttrsBuilder().Med(9).a, 15);  // replaces token 11
-  CHECK(store.Intern(AttrsBuilder().Med(10).a, 11)->med == 10);  // 11 is looked up afresh
-  CHECK(store.Intern(six, 12) == b);
-  CHECK(store.Intern(AttrsBuilder().Med(8).a, 14) == d);
-  // A set freed is forgotten with its token: a later set under it is interned afresh (under
-  // ASan, a stale entry would be a use after free).
-  c = AttrRef();
-  const AttrRef c2 = store.Intern(AttrsBuilder().Med(70).a, 13);
-  CHECK(c2->med == 70);
-  CHECK(c2->refs == 1);
+  const AttrRef e = store.Intern(AttrsBuilder().Med(9).a, 15);  // takes token 11's place
+  CHECK(store.Intern(AttrsBuilder().Med(10).a, 11)->med == 10);  // 11 is looked up afresh (not `a`)
+  CHECK(a->med == 5);
+  // A set freed is forgotten with its token: a later set under the same token is interned
+  // afresh. (Without that, the memo would hand out the freed entry: under ASan, a use after free.)
+  {
+    const AttrRef x = store.Intern(AttrsBuilder().Med(20).a, 20);
+    CHECK(x->med == 20);
+  }
+  const AttrRef y = store.Intern(AttrsBuilder().Med(21).a, 20);
+  CHECK(y->med == 21);
+  CHECK(y->refs == 1);
 }
 
 TEST_CASE("RIB: a run of decoded UPDATEs with the same attributes shares one interned set", "[rib][intern]") {
@@ -135,6 +137,64 @@ TEST_CASE("RIB: a run of decoded UPDATEs with the same attributes shares one int
   REQUIRE(plain.ok());
   CHECK(std::get<wire::UpdateMessage>(plain.value()).attrs_token.value == 0);
   CHECK(std::get<wire::UpdateMessage>(plain.value()) == *again.value());  // == ignores the token
+}
+
+TEST_CASE("RIB: a decoded run whose paths are refused frees its set each time and a copied message promises nothing",
+          "[rib][intern]") {
+  AttributeStore store;
+  Rib rib(65000, DecisionConfig{});
+  const PeerIndex p1 = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
+  wire::UpdateDecoder decoder;
+  wire::CodecContext ctx;
+  ctx.four_octet_as = true;
+  auto update = [&](const char* prefix, std::vector<uint32_t> path) {
+    wire::UpdateMessage u;
+    u.attrs = AttrsBuilder().Path(std::move(path)).a;
+    u.nlri.push_back(N(prefix));
+    return *wire::EncodeMessage(u, ctx);
+  };
+  // Our own AS in the path: each announcement is refused, and the set the RIB interned for it
+  // is freed at once, while the decoder keeps the attributes and their token.
+  uint64_t token = 0;
+  for (const char* p : {"192.0.2.0/24", "192.0.3.0/24", "192.0.4.0/24"}) {
+    const auto m = decoder.Decode(update(p, {65001, 65000}), ctx);
+    REQUIRE(m.ok());
+    if (token == 0) token = m.value()->attrs_token.value;
+    CHECK(m.value()->attrs_token.value == token);
+    rib.ApplyUpdate(p1, *m.value(), store);
+    CHECK(store.size() == 0);
+    CHECK(rib.Find(*wire::Prefix::Parse(p)) == nullptr);
+  }
+  CHECK(decoder.attribute_decodes() == 1);
+  // A copy of the decoder's message starts without a token: whoever holds it may change its
+  // attributes, and a changed copy must not be taken for the decoder's set.
+  const auto m = decoder.Decode(update("192.0.5.0/24", {65001}), ctx);
+  REQUIRE(m.ok());
+  REQUIRE(m.value()->attrs_token.value != 0);
+  wire::UpdateMessage copy = *m.value();
+  CHECK(copy.attrs_token.value == 0);
+  rib.ApplyUpdate(p1, *m.value(), store);
+  copy.attrs.med = 9;
+  rib.ApplyUpdate(p1, copy, store);
+  rib.TakeChanges();         // the change set held the replaced path
+  CHECK(store.size() == 1);  // the decoder's set went with its path, replaced by the copy's
+  CHECK(rib.Find(*wire::Prefix::Parse("192.0.5.0/24"))->paths()[0].attrs->med == 9);
+  // An UPDATE with NLRI in both places interns two sets, neither by the token.
+  wire::UpdateMessage both;
+  both.attrs = AttrsBuilder().Path({65001}).a;
+  both.attrs.mp_reach = wire::MpReach{wire::Family::kIpv6Unicast, *wire::IpAddress::Parse("2001:db8::1"), std::nullopt,
+                                      {N("2001:db8:1::/48")}};
+  both.nlri.push_back(N("192.0.6.0/24"));
+  const auto mixed = decoder.Decode(*wire::EncodeMessage(both, ctx), ctx);
+  REQUIRE(mixed.ok());
+  rib.ApplyUpdate(p1, *mixed.value(), store);
+  const Destination* v4 = rib.Find(*wire::Prefix::Parse("192.0.6.0/24"));
+  const Destination* v6 = rib.Find(*wire::Prefix::Parse("2001:db8:1::/48"));
+  REQUIRE(v4 != nullptr);
+  REQUIRE(v6 != nullptr);
+  CHECK_FALSE(v4->paths()[0].attrs == v6->paths()[0].attrs);
+  CHECK_FALSE(v4->paths()[0].attrs->attrs.mp_reach.has_value());
+  CHECK_FALSE(v6->paths()[0].attrs->attrs.next_hop.has_value());
 }
 
 TEST_CASE("RIB: best path, withdraw, and a change set with old and new", "[rib]") {
