@@ -173,8 +173,6 @@ class UpdateDecoder {
     bool valid = false;
     uint64_t decodes = 0;
   };
-  // A number no decode has had yet (never 0), for AttributesToken.
-  static uint64_t NewToken();
 
  private:
   UpdateMessage m_;

@@ -21,6 +21,12 @@ DecodeError BadLength(uint16_t length, std::string reason) {
   return MakeDecodeError(1, header_error::kBadMessageLength, U16Bytes(length), std::move(reason));
 }
 
+// A number no attribute decode in the process has had yet (never 0): AttributesToken.
+uint64_t NewAttributesToken() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 // RFC 4271 §4.1 / §6.1: the header checks, given at least 19 octets.
 std::optional<DecodeError> CheckHeader(ByteSpan h, const CodecContext& ctx) {
   // The marker as two words first (every message passes here twice: framing and decoding).
@@ -186,7 +192,7 @@ std::optional<DecodeError> DecodeUpdateInto(ByteSpan body, const CodecContext& c
     memo->ctx = ctx;
     memo->has_nlri = has_nlri;
     memo->valid = true;
-    m.attrs_token.value = UpdateDecoder::NewToken();
+    m.attrs_token.value = NewAttributesToken();
   }
   return std::nullopt;
 }
@@ -384,11 +390,6 @@ Decoded<Message> DecodeMessage(ByteSpan message, const CodecContext& ctx) {
     case MessageType::kRouteRefresh: return DecodeRouteRefresh(message, body);
   }
   return MakeDecodeError(1, header_error::kBadMessageType, Bytes{message[18]}, "unknown message type");
-}
-
-uint64_t UpdateDecoder::NewToken() {
-  static std::atomic<uint64_t> next{1};
-  return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 Decoded<const UpdateMessage*> UpdateDecoder::Decode(ByteSpan message, const CodecContext& ctx) {

@@ -178,7 +178,7 @@ class Replay {
       info.asn = n.remote_as();
       info.name = address->ToString();
       const rib::PeerIndex index = pipeline_->AddNeighbor(std::move(info), *address, *s, *chains, *lb);
-      neighbors_[address->ToString()] = Neighbor{index, std::move(s), ebgp};
+      neighbors_[address->ToString()] = Neighbor{index, std::move(s), ebgp, {}};
     }
     auto networks = NetworksOf(config_);
     if (!networks.ok()) throw std::runtime_error(networks.status().ToString());
@@ -211,6 +211,7 @@ class Replay {
     rib::PeerIndex index = 0;
     std::unique_ptr<RecordingSession> session;
     bool ebgp = true;
+    wire::UpdateDecoder updates;  // as a session decodes (Peer's slot): attribute runs interned by token
   };
 
   config::v1::Config Load(const std::string& file) {
@@ -231,10 +232,9 @@ class Replay {
   absl::Status Ingest(Neighbor& n, const wire::Bytes& bytes) {
     wire::CodecContext ctx;
     ctx.ebgp = n.ebgp;
-    auto m = wire::DecodeMessage(bytes, ctx);
+    auto m = n.updates.Decode(bytes, ctx);
     if (!m.ok()) return absl::InvalidArgumentError(absl::StrCat("UPDATE does not decode: ", m.error().reason));
-    const auto* u = std::get_if<wire::UpdateMessage>(&m.value());
-    if (u == nullptr) return absl::InvalidArgumentError("not an UPDATE");
+    const wire::UpdateMessage* u = m.value();
     if (!u->EndOfRib()) pipeline_->Ingest(n.index, *u);
     pipeline_->Flush();
     return absl::OkStatus();

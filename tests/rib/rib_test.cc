@@ -16,6 +16,14 @@ std::vector<std::string> Names(const Rib& rib, std::span<const Path> paths) {
   return out;
 }
 
+// One UPDATE for `prefix` with `attrs`, on the wire (for a wire::UpdateDecoder).
+wire::Bytes EncodedUpdate(const char* prefix, const wire::PathAttributes& attrs, const wire::CodecContext& ctx) {
+  wire::UpdateMessage u;
+  u.attrs = attrs;
+  u.nlri.push_back(N(prefix));
+  return *wire::EncodeMessage(u, ctx);
+}
+
 }  // namespace
 
 TEST_CASE("Attribute interning shares one copy and frees it with the last path", "[rib][intern]") {
@@ -106,12 +114,7 @@ TEST_CASE("RIB: a run of decoded UPDATEs with the same attributes shares one int
   wire::UpdateDecoder decoder;
   wire::CodecContext ctx;
   ctx.four_octet_as = true;
-  auto update = [&](const char* prefix, uint32_t med) {
-    wire::UpdateMessage u;
-    u.attrs = AttrsBuilder().Med(med).a;
-    u.nlri.push_back(N(prefix));
-    return *wire::EncodeMessage(u, ctx);
-  };
+  auto update = [&](const char* prefix, uint32_t med) { return EncodedUpdate(prefix, AttrsBuilder().Med(med).a, ctx); };
   uint64_t first_token = 0;
   for (const char* p : {"192.0.2.0/24", "192.0.3.0/24", "192.0.4.0/24"}) {
     const auto m = decoder.Decode(update(p, 5), ctx);
@@ -148,10 +151,7 @@ TEST_CASE("RIB: a decoded run whose paths are refused frees its set each time an
   wire::CodecContext ctx;
   ctx.four_octet_as = true;
   auto update = [&](const char* prefix, std::vector<uint32_t> path) {
-    wire::UpdateMessage u;
-    u.attrs = AttrsBuilder().Path(std::move(path)).a;
-    u.nlri.push_back(N(prefix));
-    return *wire::EncodeMessage(u, ctx);
+    return EncodedUpdate(prefix, AttrsBuilder().Path(std::move(path)).a, ctx);
   };
   // Our own AS in the path: each announcement is refused, and the set the RIB interned for it
   // is freed at once, while the decoder keeps the attributes and their token.
