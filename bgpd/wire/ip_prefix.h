@@ -46,7 +46,11 @@ class IpAddress {
   bool IsIpv6LinkLocal() const { return is_v6() && bytes_[0] == 0xfe && (bytes_[1] & 0xc0) == 0x80; }
   std::string ToString() const;
 
-  friend bool operator==(const IpAddress&, const IpAddress&) = default;
+  // Two words (a defaulted == calls memcmp for the bytes: next hops are compared in every
+  // group's members).
+  friend bool operator==(const IpAddress& a, const IpAddress& b) {
+    return a.word(0) == b.word(0) && a.word(1) == b.word(1) && a.afi_ == b.afi_;
+  }
   friend auto operator<=>(const IpAddress&, const IpAddress&) = default;
   template <typename H>
   friend H AbslHashValue(H h, const IpAddress& a) {
@@ -54,6 +58,12 @@ class IpAddress {
   }
 
  private:
+  uint64_t word(int i) const {
+    uint64_t w;
+    std::memcpy(&w, bytes_.data() + 8 * i, 8);
+    return w;
+  }
+
   Afi afi_ = Afi::kIpv4;
   std::array<uint8_t, 16> bytes_{};
 };

@@ -76,19 +76,22 @@ class PointTree {
   PointTree(size_t n, std::span<const double* const> share_of, std::span<const double> traffic, size_t sample_stride)
       : n_(n), width_((n + 1) & ~size_t{1}) {
     const auto m = static_cast<uint32_t>(share_of.size());
-    // The rows side by side in the caller's order; the tree reorders only point_.
-    std::vector<double> rows(size_t{m} * n);
-    for (uint32_t j = 0; j < m; ++j) std::copy_n(share_of[j], n, rows.begin() + size_t{j} * n);
+    // The rows side by side in the caller's order, and a second buffer: each split moves
+    // its points' rows from one to the other, so a node's rows are always side by side.
+    // A row is padded to whole Lanes with 1 (the padding's box is [1, 1]: never split).
+    Rows a{std::vector<double>(size_t{m} * width_, 1), std::vector<uint32_t>(m)};
+    Rows b{std::vector<double>(size_t{m} * width_), std::vector<uint32_t>(m)};
+    for (uint32_t j = 0; j < m; ++j) std::copy_n(share_of[j], n, a.shares.begin() + size_t{j} * width_);
+    std::iota(a.point.begin(), a.point.end(), 0);
     point_.resize(m);
-    std::iota(point_.begin(), point_.end(), 0);
+    // The points' data in tree order (a leaf's points side by side), written by Build.
+    point_data_.assign(size_t{m} * 2 * width_, 1);  // the padding: share 1, inverse 1
     nodes_.reserve(2 * (m / kLeaf + 1));
     if (m > 0) {
-      Box box(n);
-      for (uint32_t j = 0; j < m; ++j) box.Extend(rows.data() + size_t{j} * n);
-      Build(rows.data(), box, 0, m);
+      Box box(width_);
+      BoxOf(a.shares.data(), 0, m, box);
+      Build(a, b, box, 0, m);
     }
-    // The points' data in tree order: a leaf's points side by side.
-    point_data_.assign(size_t{m} * 2 * width_, 1);  // the padding: share 1, inverse 1
     traffic_.resize(m);
     sampled_.resize(m);
     pos_.resize(m);
@@ -97,12 +100,6 @@ class PointTree {
       pos_[j] = x;
       traffic_[x] = traffic[j];
       sampled_[x] = j % sample_stride == 0;
-      const double* row = rows.data() + size_t{j} * n;
-      double* out = point_data_.data() + size_t{x} * 2 * width_;
-      for (size_t k = 0; k < n; ++k) {
-        out[k] = row[k];
-        out[width_ + k] = 1 / row[k];
-      }
     }
     err_.assign(m, kInf);
     best_.assign(m, 0);
@@ -118,7 +115,14 @@ class PointTree {
     if (nodes_.empty()) return;
     center_.assign(width_, 1);  // the padding: 1
     std::copy_n(shares, n_, center_.begin());
-    Add(0, center_.data(), id);
+    // Up to 8 next hops the loops over them have a fixed length (unrolled).
+    switch (width_ / 2) {
+      case 1: Add<1>(0, center_.data(), id); break;
+      case 2: Add<2>(0, center_.data(), id); break;
+      case 3: Add<3>(0, center_.data(), id); break;
+      case 4: Add<4>(0, center_.data(), id); break;
+      default: Add<0>(0, center_.data(), id); break;
+    }
   }
   // Point j is served by `id` with error `e` (a center the tree cannot search: another next-hop
   // set); if better than what it has. Refresh() afterwards.
@@ -151,25 +155,87 @@ class PointTree {
     uint32_t worst = kNone, worst_sampled = kNone;  // tree positions
   };
 
-  // The bounding box of some points' shares, per next hop.
+  // The bounding box of some points' shares, per next hop (padded to whole Lanes).
   struct Box {
-    explicit Box(size_t n) : lo(n, kInf), hi(n, -kInf) {}
-    void Extend(const double* p) {
-      double* l = lo.data();
-      double* h = hi.data();
-      const size_t n = lo.size();
-      for (size_t k = 0; k < n; ++k) {
-        l[k] = std::min(l[k], p[k]);
-        h[k] = std::max(h[k], p[k]);
-      }
-    }
+    explicit Box(size_t width) : lo(width), hi(width) {}
     absl::InlinedVector<double, 8> lo, hi;
   };
-  // The subtree over tree positions [begin, end), whose points' box is `box`; reorders
-  // point_ there so that each child's points are side by side. One pass per node: the
-  // split partitions the point numbers in place and takes the children's boxes as it goes
-  // (the order within a node does not matter: every tie is broken by point number).
-  int32_t Build(const double* rows, const Box& box, uint32_t begin, uint32_t end) {
+  // The box of rows [begin, end) (width_ doubles each, side by side). Up to 8 next hops the
+  // bounds are L Lanes held in registers across the rows (a bound kept in memory waits on
+  // its own store at every row).
+  template <size_t L>
+  static void BoxOfLanes(const double* rows, size_t width, uint32_t begin, uint32_t end, Box& box) {
+    Lanes lo[L], hi[L];
+    for (size_t k = 0; k < L; ++k) {
+      lo[k] = Lanes{kInf, kInf};
+      hi[k] = Lanes{-kInf, -kInf};
+    }
+    for (uint32_t x = begin; x < end; ++x) {
+      const double* row = rows + size_t{x} * width;
+      for (size_t k = 0; k < L; ++k) {
+        const Lanes v = LoadLanes(row + 2 * k);
+        lo[k] = v < lo[k] ? v : lo[k];
+        hi[k] = v > hi[k] ? v : hi[k];
+      }
+    }
+    for (size_t k = 0; k < L; ++k) {
+      std::memcpy(box.lo.data() + 2 * k, &lo[k], sizeof(Lanes));
+      std::memcpy(box.hi.data() + 2 * k, &hi[k], sizeof(Lanes));
+    }
+  }
+  void BoxOf(const double* rows, uint32_t begin, uint32_t end, Box& box) const {
+    switch (width_ / 2) {
+      case 1: return BoxOfLanes<1>(rows, width_, begin, end, box);
+      case 2: return BoxOfLanes<2>(rows, width_, begin, end, box);
+      case 3: return BoxOfLanes<3>(rows, width_, begin, end, box);
+      case 4: return BoxOfLanes<4>(rows, width_, begin, end, box);
+      default: break;
+    }
+    std::fill(box.lo.begin(), box.lo.end(), kInf);
+    std::fill(box.hi.begin(), box.hi.end(), -kInf);
+    for (uint32_t x = begin; x < end; ++x) {
+      const double* row = rows + size_t{x} * width_;
+      for (size_t k = 0; k < width_; ++k) {
+        box.lo[k] = std::min(box.lo[k], row[k]);
+        box.hi[k] = std::max(box.hi[k], row[k]);
+      }
+    }
+  }
+  // Points' shares (width_ each) and numbers, by position.
+  struct Rows {
+    std::vector<double> shares;
+    std::vector<uint32_t> point;
+  };
+  // Moves rows [begin, end) of `from` into `spare`: those below `split` on next hop `dim`
+  // from the front, the others from the back, without a branch on the side. Returns where
+  // the back ones start. L: the rows' Lanes, if fixed (0: width_ / 2).
+  template <size_t L>
+  uint32_t Partition(const Rows& from, Rows& spare, size_t dim, double split, uint32_t begin, uint32_t end) const {
+    const size_t width = L > 0 ? 2 * L : width_;
+    const double* in = from.shares.data();
+    double* out = spare.shares.data();
+    const uint32_t* in_point = from.point.data();
+    uint32_t* out_point = spare.point.data();
+    uint32_t front = begin, back = end;
+    for (uint32_t x = begin; x < end; ++x) {
+      const double* row = in + size_t{x} * width;
+      const bool left = row[dim] < split;
+      const uint32_t to = left ? front : back - 1;
+      double* dest = out + size_t{to} * width;
+      for (size_t k = 0; k < width; k += 2) std::memcpy(dest + k, row + k, sizeof(Lanes));
+      out_point[to] = in_point[x];
+      front += left;
+      back -= !left;
+    }
+    return front;
+  }
+  // The subtree over tree positions [begin, end), whose points' box is `box` and whose rows
+  // are in `from` there; `spare` is free there. A split moves the rows into `spare`, the
+  // left child's from the front and the right child's from the back, without a branch on
+  // the side (the order within a node does not matter: every tie is broken by point
+  // number), then takes each child's box from its rows, side by side. A leaf writes its
+  // points' data.
+  int32_t Build(Rows& from, Rows& spare, const Box& box, uint32_t begin, uint32_t end) {
     const auto at = static_cast<int32_t>(nodes_.size());
     nodes_.push_back(Node{begin, end});
     const size_t at_box = inv_box_.size();
@@ -178,32 +244,41 @@ class PointTree {
       inv_box_[at_box + k] = 1 / box.lo[k];
       inv_box_[at_box + width_ + k] = 1 / box.hi[k];
     }
-    if (end - begin <= kLeaf) return at;
-    // Split at the median of the next hop whose shares differ most relatively (the error is
-    // relative).
+    auto leaf = [&](const Rows& rows) {
+      for (uint32_t x = begin; x < end; ++x) {
+        point_[x] = rows.point[x];
+        const double* row = rows.shares.data() + size_t{x} * width_;
+        double* out = point_data_.data() + size_t{x} * 2 * width_;
+        for (size_t k = 0; k < n_; ++k) {
+          out[k] = row[k];
+          out[width_ + k] = 1 / row[k];
+        }
+      }
+      return at;
+    };
+    if (end - begin <= kLeaf) return leaf(from);
+    // Split the next hop whose shares differ most relatively (the error is relative).
     size_t dim = 0;
     for (size_t k = 1; k < n_; ++k) {
       if (box.hi[k] * box.lo[dim] > box.hi[dim] * box.lo[k]) dim = k;
     }
-    if (box.hi[dim] == box.lo[dim]) return at;  // all alike: a leaf
+    if (box.hi[dim] == box.lo[dim]) return leaf(from);  // all alike
     // At the geometric middle of that next hop's shares (the error is relative).
     const double split = std::sqrt(box.lo[dim] * box.hi[dim]);
-    Box left_box(n_), right_box(n_);
-    uint32_t i = begin, j = end;
-    while (i < j) {
-      const double* row = rows + size_t{point_[i]} * n_;
-      if (row[dim] < split) {
-        left_box.Extend(row);
-        ++i;
-      } else {
-        --j;
-        std::swap(point_[i], point_[j]);
-        right_box.Extend(row);
-      }
+    uint32_t front = 0;
+    switch (width_ / 2) {
+      case 1: front = Partition<1>(from, spare, dim, split, begin, end); break;
+      case 2: front = Partition<2>(from, spare, dim, split, begin, end); break;
+      case 3: front = Partition<3>(from, spare, dim, split, begin, end); break;
+      case 4: front = Partition<4>(from, spare, dim, split, begin, end); break;
+      default: front = Partition<0>(from, spare, dim, split, begin, end); break;
     }
-    if (i == begin || i == end) return at;  // the shares are too close to split
-    const int32_t left = Build(rows, left_box, begin, i);
-    const int32_t right = Build(rows, right_box, i, end);
+    if (front == begin || front == end) return leaf(spare);  // the shares are too close to split
+    Box left_box(width_), right_box(width_);
+    BoxOf(spare.shares.data(), begin, front, left_box);
+    BoxOf(spare.shares.data(), front, end, right_box);
+    const int32_t left = Build(spare, from, left_box, begin, front);
+    const int32_t right = Build(spare, from, right_box, front, end);
     nodes_[at].left = left;
     nodes_[at].right = right;
     return at;
@@ -228,12 +303,9 @@ class PointTree {
       node.max_err = top;
       node.worst = node.worst_sampled = kNone;
       for (uint32_t x = node.begin; x < node.end; ++x) {
-        if (err_[x] != top || top == 0) continue;  // served exactly: never picked
-        node.worst = Worse(node.worst, x);
-      }
-      for (uint32_t x = node.begin; x < node.end; ++x) {
-        if (err_[x] != top_sampled || top_sampled == 0 || !sampled_[x]) continue;
-        node.worst_sampled = Worse(node.worst_sampled, x);
+        // Served exactly: never picked.
+        if (err_[x] == top && top != 0) node.worst = Worse(node.worst, x);
+        if (err_[x] == top_sampled && top_sampled != 0 && sampled_[x]) node.worst_sampled = Worse(node.worst_sampled, x);
       }
       return;
     }
@@ -254,12 +326,15 @@ class PointTree {
 
   // The least error `c` can have on any point in node x's box: per next hop, a share p in
   // [lo, hi] is off by |c - p| / p >= 1 - c / lo (c below lo) or c / hi - 1 (c above hi).
+  // L: the rows' Lanes, if fixed (0: width_ / 2).
+  template <size_t L>
   double LeastError(int32_t x, const double* c) const {
-    const double* ilo = inv_box_.data() + size_t(x) * 2 * width_;
-    const double* ihi = ilo + width_;
+    const size_t width = L > 0 ? 2 * L : width_;
+    const double* ilo = inv_box_.data() + size_t(x) * 2 * width;
+    const double* ihi = ilo + width;
     const Lanes one = {1, 1};
     Lanes b = {0, 0};
-    for (size_t k = 0; k < width_; k += 2) {
+    for (size_t k = 0; k < width; k += 2) {
       const Lanes ck = LoadLanes(c + k);
       b = MaxLanes(b, MaxLanes(one - ck * LoadLanes(ilo + k), ck * LoadLanes(ihi + k) - one));
     }
@@ -269,20 +344,22 @@ class PointTree {
   // Whether the summary of node x (its largest error, its worst-served points) changed: a
   // point's error only falls, so a leaf's summary changes only if one of its worst points
   // took the center, and a parent's only if a child's did.
+  template <size_t L>
   bool Add(int32_t x, const double* c, GroupId id) {
     Node& node = nodes_[x];
     if (!(node.max_err > 0)) return false;
-    const double least = LeastError(x, c);
+    const double least = LeastError<L>(x, c);
     if (least >= node.max_err) return false;
     bool changed = false;
     if (node.left < 0) {
+      const size_t width = L > 0 ? 2 * L : width_;
       for (uint32_t y = node.begin; y < node.end; ++y) {
         if (err_[y] <= least) continue;
         // The point's error max_k |c_k - w_k| / w_k, branch-free (cheaper than stopping early).
-        const double* want = point_data_.data() + size_t{y} * 2 * width_;
-        const double* inv = want + width_;
+        const double* want = point_data_.data() + size_t{y} * 2 * width;
+        const double* inv = want + width;
         Lanes lanes = {0, 0};
-        for (size_t k = 0; k < width_; k += 2) {
+        for (size_t k = 0; k < width; k += 2) {
           lanes = MaxLanes(lanes, AbsLanes((LoadLanes(c + k) - LoadLanes(want + k)) * LoadLanes(inv + k)));
         }
         const double e = MaxOf(lanes);
@@ -293,8 +370,8 @@ class PointTree {
         }
       }
     } else {
-      changed = Add(node.left, c, id);
-      changed = Add(node.right, c, id) || changed;
+      changed = Add<L>(node.left, c, id);
+      changed = Add<L>(node.right, c, id) || changed;
     }
     if (changed) Summarize(node);
     return changed;
@@ -413,11 +490,15 @@ std::string GroupBudget::ContentKey(uint32_t nh_class, std::span<const uint32_t>
 void GroupBudget::SetWeights(Wanted& w, const std::vector<FibGroupMember>& members) {
   double sum = 0;
   for (const auto& m : members) sum += m.weight;
-  w.weights.clear();
-  w.share.clear();
-  for (const auto& m : members) {
-    w.weights.push_back(m.weight);
-    w.share.push_back(sum > 0 ? m.weight / sum : 0);
+  // Sized once and written through the pointers (a push_back per member checks its storage).
+  const size_t n = members.size();
+  w.weights.resize(n);
+  w.share.resize(n);
+  uint32_t* weights = w.weights.data();
+  double* share = w.share.data();
+  for (size_t k = 0; k < n; ++k) {
+    weights[k] = members[k].weight;
+    share[k] = sum > 0 ? members[k].weight / sum : 0;
   }
 }
 
