@@ -115,14 +115,7 @@ class PointTree {
     if (nodes_.empty()) return;
     center_.assign(width_, 1);  // the padding: 1
     std::copy_n(shares, n_, center_.begin());
-    // Up to 8 next hops the loops over them have a fixed length (unrolled).
-    switch (width_ / 2) {
-      case 1: Add<1>(0, center_.data(), id); break;
-      case 2: Add<2>(0, center_.data(), id); break;
-      case 3: Add<3>(0, center_.data(), id); break;
-      case 4: Add<4>(0, center_.data(), id); break;
-      default: Add<0>(0, center_.data(), id); break;
-    }
+    WithLanes([&]<size_t L>() { Add<L>(0, center_.data(), id); });
   }
   // Point j is served by `id` with error `e` (a center the tree cannot search: another next-hop
   // set); if better than what it has. Refresh() afterwards.
@@ -160,6 +153,18 @@ class PointTree {
     explicit Box(size_t width) : lo(width), hi(width) {}
     absl::InlinedVector<double, 8> lo, hi;
   };
+  // Calls f.template operator()<L>() with the rows' Lanes L when up to 8 next hops (the loops
+  // over them then have a fixed length, unrolled), else with L = 0 (width_ / 2 at run time).
+  template <typename F>
+  void WithLanes(F&& f) const {
+    switch (width_ / 2) {
+      case 1: return f.template operator()<1>();
+      case 2: return f.template operator()<2>();
+      case 3: return f.template operator()<3>();
+      case 4: return f.template operator()<4>();
+      default: return f.template operator()<0>();
+    }
+  }
   // The box of rows [begin, end) (width_ doubles each, side by side). Up to 8 next hops the
   // bounds are L Lanes held in registers across the rows (a bound kept in memory waits on
   // its own store at every row).
@@ -184,13 +189,14 @@ class PointTree {
     }
   }
   void BoxOf(const double* rows, uint32_t begin, uint32_t end, Box& box) const {
-    switch (width_ / 2) {
-      case 1: return BoxOfLanes<1>(rows, width_, begin, end, box);
-      case 2: return BoxOfLanes<2>(rows, width_, begin, end, box);
-      case 3: return BoxOfLanes<3>(rows, width_, begin, end, box);
-      case 4: return BoxOfLanes<4>(rows, width_, begin, end, box);
-      default: break;
-    }
+    bool done = false;
+    WithLanes([&]<size_t L>() {
+      if constexpr (L > 0) {
+        BoxOfLanes<L>(rows, width_, begin, end, box);
+        done = true;
+      }
+    });
+    if (done) return;
     std::fill(box.lo.begin(), box.lo.end(), kInf);
     std::fill(box.hi.begin(), box.hi.end(), -kInf);
     for (uint32_t x = begin; x < end; ++x) {
@@ -266,13 +272,7 @@ class PointTree {
     // At the geometric middle of that next hop's shares (the error is relative).
     const double split = std::sqrt(box.lo[dim] * box.hi[dim]);
     uint32_t front = 0;
-    switch (width_ / 2) {
-      case 1: front = Partition<1>(from, spare, dim, split, begin, end); break;
-      case 2: front = Partition<2>(from, spare, dim, split, begin, end); break;
-      case 3: front = Partition<3>(from, spare, dim, split, begin, end); break;
-      case 4: front = Partition<4>(from, spare, dim, split, begin, end); break;
-      default: front = Partition<0>(from, spare, dim, split, begin, end); break;
-    }
+    WithLanes([&]<size_t L>() { front = Partition<L>(from, spare, dim, split, begin, end); });
     if (front == begin || front == end) return leaf(spare);  // the shares are too close to split
     Box left_box(width_), right_box(width_);
     BoxOf(spare.shares.data(), begin, front, left_box);
