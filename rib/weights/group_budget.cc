@@ -168,44 +168,41 @@ class PointTree {
   // The box of rows [begin, end) (width_ doubles each, side by side). Up to 8 next hops the
   // bounds are L Lanes held in registers across the rows (a bound kept in memory waits on
   // its own store at every row).
+  // L = 0 (over 8 next hops): one next hop at a time.
   template <size_t L>
   static void BoxOfLanes(const double* rows, size_t width, uint32_t begin, uint32_t end, Box& box) {
-    Lanes lo[L], hi[L];
-    for (size_t k = 0; k < L; ++k) {
-      lo[k] = Lanes{kInf, kInf};
-      hi[k] = Lanes{-kInf, -kInf};
-    }
-    for (uint32_t x = begin; x < end; ++x) {
-      const double* row = rows + size_t{x} * width;
-      for (size_t k = 0; k < L; ++k) {
-        const Lanes v = LoadLanes(row + 2 * k);
-        lo[k] = v < lo[k] ? v : lo[k];
-        hi[k] = v > hi[k] ? v : hi[k];
+    if constexpr (L == 0) {
+      std::fill(box.lo.begin(), box.lo.end(), kInf);
+      std::fill(box.hi.begin(), box.hi.end(), -kInf);
+      for (uint32_t x = begin; x < end; ++x) {
+        const double* row = rows + size_t{x} * width;
+        for (size_t k = 0; k < width; ++k) {
+          box.lo[k] = std::min(box.lo[k], row[k]);
+          box.hi[k] = std::max(box.hi[k], row[k]);
+        }
       }
-    }
-    for (size_t k = 0; k < L; ++k) {
-      std::memcpy(box.lo.data() + 2 * k, &lo[k], sizeof(Lanes));
-      std::memcpy(box.hi.data() + 2 * k, &hi[k], sizeof(Lanes));
+    } else {
+      Lanes lo[L], hi[L];
+      for (size_t k = 0; k < L; ++k) {
+        lo[k] = Lanes{kInf, kInf};
+        hi[k] = Lanes{-kInf, -kInf};
+      }
+      for (uint32_t x = begin; x < end; ++x) {
+        const double* row = rows + size_t{x} * width;
+        for (size_t k = 0; k < L; ++k) {
+          const Lanes v = LoadLanes(row + 2 * k);
+          lo[k] = v < lo[k] ? v : lo[k];
+          hi[k] = v > hi[k] ? v : hi[k];
+        }
+      }
+      for (size_t k = 0; k < L; ++k) {
+        std::memcpy(box.lo.data() + 2 * k, &lo[k], sizeof(Lanes));
+        std::memcpy(box.hi.data() + 2 * k, &hi[k], sizeof(Lanes));
+      }
     }
   }
   void BoxOf(const double* rows, uint32_t begin, uint32_t end, Box& box) const {
-    bool done = false;
-    WithLanes([&]<size_t L>() {
-      if constexpr (L > 0) {
-        BoxOfLanes<L>(rows, width_, begin, end, box);
-        done = true;
-      }
-    });
-    if (done) return;
-    std::fill(box.lo.begin(), box.lo.end(), kInf);
-    std::fill(box.hi.begin(), box.hi.end(), -kInf);
-    for (uint32_t x = begin; x < end; ++x) {
-      const double* row = rows + size_t{x} * width_;
-      for (size_t k = 0; k < width_; ++k) {
-        box.lo[k] = std::min(box.lo[k], row[k]);
-        box.hi[k] = std::max(box.hi[k], row[k]);
-      }
-    }
+    WithLanes([&]<size_t L>() { BoxOfLanes<L>(rows, width_, begin, end, box); });
   }
   // Points' shares (width_ each) and numbers, by position.
   struct Rows {
