@@ -4,6 +4,7 @@
 // inputs with fixed seeds, plus a few worked cases.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <map>
 #include <random>
 #include <set>
@@ -330,6 +331,57 @@ TEST_CASE("group budget: a batch big enough to be sampled still serves every gro
     ++checked;
   }
   CHECK(checked == groups.size());
+}
+
+TEST_CASE("group budget: groups wider than 8 next hops are served by their nearest slot", "[weights][budget]") {
+  // Rows of more than 8 next hops take the point tree's run-time-width path (L = 0); odd
+  // widths are padded. Three next-hop sets (9, 11 and 12 next hops) share the budget, in a
+  // batch small enough to search every point and in one big enough to be sampled.
+  for (const int count : {1500, 9000}) {
+    DYNAMIC_SECTION(count << " prefixes") {
+      std::mt19937 rng(static_cast<uint32_t>(count));
+      GroupBudgetConfig c;
+      c.max_groups = 40;
+      Harness h(c);
+      std::map<std::string, Members> groups;
+      std::vector<BaselineGroup> order;
+      std::map<std::string, double> traffic;
+      for (int i = 0; i < count; ++i) {
+        const int width = std::array{9, 11, 12}[rng() % 3];
+        Members m;
+        for (int nh = 1; nh <= width; ++nh) m.push_back(FibGroupMember{Nh(nh), static_cast<uint32_t>(1 + rng() % 8)});
+        uint32_t g = 0;
+        for (const auto& x : m) g = std::gcd(g, x.weight);
+        for (auto& x : m) x.weight /= g;
+        h.wanted.Set(P(i), m);
+        traffic[Key(m)] += 1;
+        if (groups.emplace(Key(m), m).second) order.push_back(BaselineGroup{m, 0});
+      }
+      for (auto& g : order) g.traffic = traffic[Key(g.members)];
+      REQUIRE(groups.size() > c.max_groups);
+      h.Step(absl::FromUnixSeconds(1'800'000'000));  // the harness checks limit, routes, next hops, errors
+      const std::vector<FibGroup> slots = h.budget.Slots();
+      CHECK(slots.size() == c.max_groups - c.reserve);
+      std::set<size_t> widths;
+      for (const FibGroup& s : slots) widths.insert(s.members.size());
+      CHECK(widths == std::set<size_t>{9, 11, 12});  // every next-hop set has its own slots
+      for (const GroupId id : h.wanted.ids()) {
+        const Members& own = h.wanted.members(id);
+        double nearest = 1e300;  // among the slots over its own next hops (the default scope)
+        for (const FibGroup& s : slots) {
+          if (s.members.size() == own.size()) nearest = std::min(nearest, ShareError(own, s.members));
+        }
+        const auto serving = h.budget.Serving(id);
+        REQUIRE(serving.has_value());
+        INFO(Key(own));
+        CHECK(serving->error < 1e300);
+        CHECK(serving->error == Approx(nearest).margin(1e-12));
+      }
+      const BaselineFit ff = FitFirstFit(order, c.max_groups - c.reserve);
+      INFO("least-error " << h.budget.Totals().worst_error << " first-fit " << ff.worst);
+      CHECK(h.budget.Totals().worst_error < ff.worst);
+    }
+  }
 }
 
 TEST_CASE("group budget: a group deleted while a route still wants it withdraws the route", "[weights][budget]") {
