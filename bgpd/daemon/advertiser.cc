@@ -340,13 +340,14 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
     if (ref) {
       auto [cur, added] = out.TryEmplace(c.prefix);
       if (!added) {
-        if (cur->attrs == ref) continue;
+        const rib::AttrRef& sent = out.attrs(*cur);
+        if (sent == ref) continue;
         // Only the bandwidth changed: re-advertisement damping decides (threshold, interval).
-        const auto& old_lb = cur->attrs->link_bandwidth.chosen;  // interned: SelectedLinkBandwidth() of the set
+        const auto& old_lb = sent->link_bandwidth.chosen;  // interned: SelectedLinkBandwidth() of the set
         const auto& new_lb = ref->link_bandwidth.chosen;
-        if (old_lb && new_lb && !(*old_lb == *new_lb) && only_lb_differs(cur->attrs, ref)) {
-          const auto d = rib::BandwidthReadvertisement::Check(cur->readvertisement, old_lb->bits_per_second(),
-                                                              new_lb->bits_per_second(), now, state.config.link_bandwidth);
+        if (old_lb && new_lb && !(*old_lb == *new_lb) && only_lb_differs(sent, ref)) {
+          const auto d = lbx.damping.Check(cur->readvertisement, old_lb->bits_per_second(), new_lb->bits_per_second(),
+                                           now, state.config.link_bandwidth);
           if (d.verdict == rib::BandwidthReadvertisement::Verdict::kSuppress) continue;
           if (d.verdict == rib::BandwidthReadvertisement::Verdict::kDefer) {
             lbx.damping.Defer(cur->readvertisement, c.prefix);
@@ -358,10 +359,10 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
             }
             continue;
           }
-          rib::BandwidthReadvertisement::Sent(cur->readvertisement, now);
+          lbx.damping.Sent(out, *cur, now);
         }
       }
-      cur->attrs = ref;
+      out.SetAttrs(*cur, ref);
       announce.Add(ref, c.prefix);
     } else if (out.Erase(c.prefix)) {
       withdraw[static_cast<int>(family)].push_back(wire::Nlri{c.prefix, 0});
@@ -501,8 +502,9 @@ size_t Advertiser::Resend(rib::PeerIndex index, wire::Family family, bool enhanc
   // Graceful Restart).
   if (enhanced) to.SendRouteRefresh(wire::RouteRefreshMessage::Make(family, wire::route_refresh_subtype::kBorr));
   AnnouncementGroups announce;
-  p->adj_out.ForEachIn(family,
-                       [&](const wire::Prefix& prefix, const rib::AdjRibOutEntry& e) { announce.Add(e.attrs, prefix); });
+  p->adj_out.ForEachIn(family, [&](const wire::Prefix& prefix, const rib::AdjRibOut::Entry& e) {
+    announce.Add(p->adj_out.attrs(e), prefix);
+  });
   std::vector<wire::Bytes> messages;
   announce.PackFor(to, messages);
   if (!messages.empty()) to.SendUpdates(std::move(messages));

@@ -468,12 +468,14 @@ absl::StatusOr<RoutesPage> AdvertisedRoutesPage(const rib::AdjRibOut& advertised
                                                 size_t max_routes) {
   auto q = QueryOf(request);
   if (!q.ok()) return q.status();
-  const auto in_view = [](const wire::Prefix&, const rib::AdjRibOutEntry& e) { return static_cast<bool>(e.attrs); };
-  const auto fill = [&](const wire::Prefix&, const rib::AdjRibOutEntry& e, control::v1::Route& out) {
+  const auto in_view = [&](const wire::Prefix&, const rib::AdjRibOut::Entry& e) {
+    return static_cast<bool>(advertised.attrs(e));
+  };
+  const auto fill = [&](const wire::Prefix&, const rib::AdjRibOut::Entry& e, control::v1::Route& out) {
     control::v1::RoutePath& p = *out.add_paths();
     p.set_peer(to.name);
     p.set_peer_as(to.asn);
-    FillPathAttributes(*e.attrs, true, p);
+    FillPathAttributes(*advertised.attrs(e), true, p);
     return size_t{1};
   };
   return OrderedPage(advertised, *q, max_routes, in_view, fill);

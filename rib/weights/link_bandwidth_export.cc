@@ -65,14 +65,14 @@ std::optional<wire::LinkBandwidth> ExportLinkBandwidth(const LinkBandwidthExport
   return std::nullopt;
 }
 
-BandwidthReadvertisement::Decision BandwidthReadvertisement::Check(uint64_t& state, double old_bps, double new_bps,
+BandwidthReadvertisement::Decision BandwidthReadvertisement::Check(uint32_t& state, double old_bps, double new_bps,
                                                                    absl::Time now,
-                                                                   const LinkBandwidthExport& config) {
+                                                                   const LinkBandwidthExport& config) const {
   if (old_bps > 0 && std::abs(new_bps - old_bps) * 100.0 < config.readvertise_threshold_percent * old_bps) {
     return {Verdict::kSuppress, absl::InfinitePast()};
   }
   if (!Tracked(state)) return {Verdict::kSend, absl::InfinitePast()};
-  const absl::Time allowed = absl::FromUnixMicros(TimeUs(state)) + config.readvertise_interval;
+  const absl::Time allowed = absl::FromUnixMillis(epoch_ms_ + (state >> 2)) + config.readvertise_interval;
   if (now >= allowed) {
     state &= kDeferred;  // quiet for an interval: forget the time (a mark stays)
     return {Verdict::kSend, absl::InfinitePast()};
@@ -80,11 +80,27 @@ BandwidthReadvertisement::Decision BandwidthReadvertisement::Check(uint64_t& sta
   return {Verdict::kDefer, allowed};
 }
 
-void BandwidthReadvertisement::Sent(uint64_t& state, absl::Time now) {
-  state = WithTime(absl::ToUnixMicros(now)) | (state & kDeferred);
+void BandwidthReadvertisement::Sent(AdjRibOut& out, AdjRibOut::Entry& e, absl::Time now) {
+  const int64_t now_ms = absl::ToUnixMillis(now);
+  if (!has_epoch_ || now_ms < epoch_ms_ || now_ms - epoch_ms_ >= kSpanMs) Rebase(out, now_ms);
+  e.readvertisement = static_cast<uint32_t>(now_ms - epoch_ms_) << 2 | kHasTime | (e.readvertisement & kDeferred);
 }
 
-void BandwidthReadvertisement::Defer(uint64_t& state, const wire::Prefix& prefix) {
+void BandwidthReadvertisement::Rebase(AdjRibOut& out, int64_t now_ms) {
+  const int64_t from = epoch_ms_, to = now_ms - kSpanMs / 2;
+  if (has_epoch_) {
+    out.ForEach([&](const wire::Prefix&, AdjRibOut::Entry& e) {
+      if (!Tracked(e.readvertisement)) return;
+      const int64_t at = from + (e.readvertisement >> 2) - to;
+      e.readvertisement &= kDeferred;
+      if (at >= 0 && at < kSpanMs) e.readvertisement |= static_cast<uint32_t>(at) << 2 | kHasTime;
+    });
+  }
+  epoch_ms_ = to;
+  has_epoch_ = true;
+}
+
+void BandwidthReadvertisement::Defer(uint32_t& state, const wire::Prefix& prefix) {
   if (state & kDeferred) return;
   state |= kDeferred;
   ++deferred_;
@@ -101,7 +117,7 @@ std::vector<wire::Prefix> BandwidthReadvertisement::TakeDeferred(AdjRibOut& out)
   std::vector<wire::Prefix> taken;
   if (deferred_ > 0) {
     taken.reserve(std::min(deferred_, out.size()));
-    auto take = [&](const wire::Prefix& prefix, AdjRibOutEntry& e) {
+    auto take = [&](const wire::Prefix& prefix, AdjRibOut::Entry& e) {
       if ((e.readvertisement & kDeferred) == 0) return;  // withdrawn meanwhile, or listed twice
       taken.push_back(prefix);
       e.readvertisement &= ~kDeferred;
@@ -109,7 +125,7 @@ std::vector<wire::Prefix> BandwidthReadvertisement::TakeDeferred(AdjRibOut& out)
     if (listed_all_) {
       std::sort(listed_.begin(), listed_.end(), InTableOrder);
       for (const wire::Prefix& p : listed_) {
-        if (AdjRibOutEntry* e = out.Find(p)) take(p, *e);
+        if (AdjRibOut::Entry* e = out.Find(p)) take(p, *e);
       }
     } else {
       out.ForEach(take);

@@ -61,12 +61,12 @@ class BandwidthReadvertisement {
   };
   // The neighbor has `old_bps` for the prefix whose state is `state`; we would now send
   // `new_bps` (bits per second). A time older than the interval is forgotten.
-  static Decision Check(uint64_t& state, double old_bps, double new_bps, absl::Time now,
-                        const LinkBandwidthExport& config);
-  // A changed bandwidth for the prefix went out at `now`.
-  static void Sent(uint64_t& state, absl::Time now);
+  Decision Check(uint32_t& state, double old_bps, double new_bps, absl::Time now,
+                 const LinkBandwidthExport& config) const;
+  // A changed bandwidth for the prefix of `e` (an entry of `out`) went out at `now`.
+  void Sent(AdjRibOut& out, AdjRibOut::Entry& e, absl::Time now);
   // `prefix`'s change waits for its interval (after Check said kDefer); `state` is its word.
-  void Defer(uint64_t& state, const wire::Prefix& prefix);
+  void Defer(uint32_t& state, const wire::Prefix& prefix);
   bool has_deferred() const { return deferred_ > 0; }
   // The deferred prefixes of `out`, in table order, each once; they are no longer deferred.
   // A few are looked up where they were listed; past kListedMax the table is walked for the
@@ -76,15 +76,21 @@ class BandwidthReadvertisement {
   void Clear();
   static constexpr size_t kListedMax = 4096;
   // Whether `state` remembers a re-sent change (tests, counters).
-  static bool Tracked(uint64_t state) { return (state & kHasTime) != 0; }
+  static bool Tracked(uint32_t state) { return (state & kHasTime) != 0; }
+  // The span of times the words hold at once, around the last rebase (tests).
+  static constexpr int64_t kSpanMs = int64_t{1} << 30;  // 12.4 days
 
  private:
-  // Bit 0: deferred; bit 1: a time follows; bits 2..63: the time of the last re-sent change
-  // in microseconds from the Unix epoch, signed (62 bits: ±73,000 years).
-  static constexpr uint64_t kDeferred = 1, kHasTime = 2;
-  static uint64_t WithTime(int64_t us) { return static_cast<uint64_t>(us) << 2 | kHasTime; }
-  static int64_t TimeUs(uint64_t state) { return static_cast<int64_t>(state) >> 2; }
+  // Bit 0: deferred; bit 1: a time follows; bits 2..31: the time of the last re-sent change
+  // in milliseconds after epoch_ms_ (30 bits: 12.4 days). When a time to write falls outside
+  // that span (every ~6 days of uptime, or the clock was stepped far), the words are moved to
+  // a new epoch centred on it, in one walk of the table; a time then outside the span lies
+  // days from now, far beyond any interval (at most an hour), and is forgotten.
+  static constexpr uint32_t kDeferred = 1, kHasTime = 2;
+  void Rebase(AdjRibOut& out, int64_t now_ms);
 
+  int64_t epoch_ms_ = 0;
+  bool has_epoch_ = false;
   size_t deferred_ = 0;  // marks set since the last TakeDeferred (an erased entry takes its mark)
   std::vector<wire::Prefix> listed_;  // where they were set, while listed_all_
   bool listed_all_ = true;

@@ -99,7 +99,7 @@ class ExplainRibs : public daemon::NeighborRibs {
     for (const char* prefix : {"198.51.100.0/24", "203.0.113.0/24"}) {
       wire::PathAttributes out = AttrsBuilder().Path({65000, 65002}).NextHop("192.0.2.1").a;
       if (std::string(prefix) == "198.51.100.0/24") out.as_path = wire::AsPath{{{wire::AsSegmentType::kSequence, {65000, 65002, 65010}}}};
-      advertised_.TryEmplace(*wire::Prefix::Parse(prefix)).first->attrs = store_.Intern(out);
+      advertised_.SetAttrs(*advertised_.TryEmplace(*wire::Prefix::Parse(prefix)).first, store_.Intern(out));
     }
   }
 

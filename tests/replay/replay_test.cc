@@ -389,11 +389,11 @@ class Replay {
       if (!n.ok()) return n.status();
       const auto* out = pipeline_->advertiser().advertised((*n)->index);
       std::vector<std::pair<wire::Prefix, std::string>> rows;
-      out->ForEachIn(wire::Family::kIpv4Unicast, [&](const wire::Prefix& p, const rib::AdjRibOutEntry& e) {
-        rows.emplace_back(p, DescribeAttributes(e.attrs->attrs));
+      out->ForEachIn(wire::Family::kIpv4Unicast, [&](const wire::Prefix& p, const rib::AdjRibOut::Entry& e) {
+        rows.emplace_back(p, DescribeAttributes(out->attrs(e)->attrs));
       });
-      out->ForEachIn(wire::Family::kIpv6Unicast, [&](const wire::Prefix& p, const rib::AdjRibOutEntry& e) {
-        rows.emplace_back(p, DescribeAttributes(e.attrs->attrs));
+      out->ForEachIn(wire::Family::kIpv6Unicast, [&](const wire::Prefix& p, const rib::AdjRibOut::Entry& e) {
+        rows.emplace_back(p, DescribeAttributes(out->attrs(e)->attrs));
       });
       std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return rib::InTableOrder(a.first, b.first); });
       for (const auto& [p, d] : rows) absl::StrAppend(&text, p.ToString(), " ", d, "\n");

@@ -2,6 +2,7 @@
 // of one member, and which link bandwidth goes out to a neighbor.
 #include <catch2/catch.hpp>
 
+#include "rib/attribute_store.h"
 #include "rib/weights/hold_down.h"
 #include "rib/weights/link_bandwidth_export.h"
 #include "rib/weights/member_bandwidth.h"
@@ -192,30 +193,33 @@ TEST_CASE("re-advertisement damping of bandwidth", "[weights][export]") {
   LinkBandwidthExport e;  // 5 %, 5 s
   using D = BandwidthReadvertisement;
   using V = D::Verdict;
-  uint64_t state = 0;  // the prefix's word in its Adj-RIB-Out entry
+  D d;
+  AdjRibOut out;
+  AdjRibOut::Entry& entry = *out.TryEmplace(*wire::Prefix::Parse("10.0.0.0/24")).first;
+  uint32_t& state = entry.readvertisement;  // the prefix's word in its Adj-RIB-Out entry
   const absl::Time t0 = absl::FromUnixSeconds(1000);
-  CHECK(D::Check(state, 100e9, 97e9, t0, e).verdict == V::kSuppress);
-  CHECK(D::Check(state, 100e9, 50e9, t0, e).verdict == V::kSend);
-  D::Sent(state, t0);
+  CHECK(d.Check(state, 100e9, 97e9, t0, e).verdict == V::kSuppress);
+  CHECK(d.Check(state, 100e9, 50e9, t0, e).verdict == V::kSend);
+  d.Sent(out, entry, t0);
   CHECK(D::Tracked(state));
-  auto second = D::Check(state, 50e9, 100e9, t0 + absl::Seconds(2), e);
+  auto second = d.Check(state, 50e9, 100e9, t0 + absl::Seconds(2), e);
   CHECK(second.verdict == V::kDefer);
   CHECK(second.not_before == t0 + absl::Seconds(5));
-  CHECK(D::Check(state, 50e9, 100e9, t0 + absl::Seconds(5), e).verdict == V::kSend);
+  CHECK(d.Check(state, 50e9, 100e9, t0 + absl::Seconds(5), e).verdict == V::kSend);
   CHECK_FALSE(D::Tracked(state));  // a quiet prefix is forgotten
   CHECK(state == 0);
-  CHECK(D::Check(state, 0, 1e9, t0, e).verdict == V::kSend);  // from nothing is never small
+  CHECK(d.Check(state, 0, 1e9, t0, e).verdict == V::kSend);  // from nothing is never small
   // The word holds times before 1970 (a manual clock) and far ahead.
-  D::Sent(state, absl::FromUnixSeconds(-5));
-  const auto early = D::Check(state, 50e9, 100e9, absl::FromUnixSeconds(-1), e);
+  d.Sent(out, entry, absl::FromUnixSeconds(-5));
+  const auto early = d.Check(state, 50e9, 100e9, absl::FromUnixSeconds(-1), e);
   CHECK(early.verdict == V::kDefer);
   CHECK(early.not_before == absl::FromUnixSeconds(0));
-  CHECK(D::Check(state, 50e9, 100e9, absl::FromUnixSeconds(0), e).verdict == V::kSend);
+  CHECK(d.Check(state, 50e9, 100e9, absl::FromUnixSeconds(0), e).verdict == V::kSend);
   const absl::Time late = absl::FromUnixSeconds(40'000'000'000);  // the year 3237
-  D::Sent(state, late);
-  const auto d = D::Check(state, 50e9, 100e9, late + absl::Seconds(1), e);
-  CHECK(d.verdict == V::kDefer);
-  CHECK(d.not_before == late + absl::Seconds(5));
+  d.Sent(out, entry, late);
+  const auto far = d.Check(state, 50e9, 100e9, late + absl::Seconds(1), e);
+  CHECK(far.verdict == V::kDefer);
+  CHECK(far.not_before == late + absl::Seconds(5));
 }
 
 TEST_CASE("re-advertisement damping: deferred prefixes come back in table order, once", "[weights][export]") {
@@ -224,20 +228,21 @@ TEST_CASE("re-advertisement damping: deferred prefixes come back in table order,
   AdjRibOut out;
   const absl::Time t0 = absl::FromUnixSeconds(1000);
   using V = BandwidthReadvertisement::Verdict;
-  auto state = [&](const char* n) -> uint64_t& { return out.TryEmplace(*wire::Prefix::Parse(n)).first->readvertisement; };
+  auto entry = [&](const char* n) -> AdjRibOut::Entry& { return *out.TryEmplace(*wire::Prefix::Parse(n)).first; };
+  auto state = [&](const char* n) -> uint32_t& { return entry(n).readvertisement; };
   auto tracked = [&] {
     size_t n = 0;
-    out.ForEach([&](const wire::Prefix&, const AdjRibOutEntry& x) { n += BandwidthReadvertisement::Tracked(x.readvertisement); });
+    out.ForEach([&](const wire::Prefix&, const AdjRibOut::Entry& x) { n += BandwidthReadvertisement::Tracked(x.readvertisement); });
     return n;
   };
   const char* names[] = {"10.0.2.0/24", "2001:db8::/32", "10.0.1.0/24", "10.0.0.0/16"};
-  for (const char* n : names) BandwidthReadvertisement::Sent(state(n), t0);
+  for (const char* n : names) d.Sent(out, entry(n), t0);
   state("10.9.0.0/24");  // an entry with no state of its own
   CHECK(tracked() == 4);
   CHECK_FALSE(d.has_deferred());
   CHECK(d.TakeDeferred(out).empty());
   for (const char* n : names) {
-    const auto r = BandwidthReadvertisement::Check(state(n), 100e9, 50e9, t0 + absl::Seconds(1), e);
+    const auto r = d.Check(state(n), 100e9, 50e9, t0 + absl::Seconds(1), e);
     REQUIRE(r.verdict == V::kDefer);
     CHECK(r.not_before == t0 + absl::Seconds(5));
     d.Defer(state(n), *wire::Prefix::Parse(n));
@@ -245,7 +250,7 @@ TEST_CASE("re-advertisement damping: deferred prefixes come back in table order,
   }
   CHECK(d.has_deferred());
   // A deferred prefix whose interval ended is forgotten but stays deferred.
-  CHECK(BandwidthReadvertisement::Check(state("10.0.1.0/24"), 100e9, 50e9, t0 + absl::Seconds(5), e).verdict ==
+  CHECK(d.Check(state("10.0.1.0/24"), 100e9, 50e9, t0 + absl::Seconds(5), e).verdict ==
         V::kSend);
   CHECK(tracked() == 3);
   // A deferred prefix withdrawn meanwhile takes its mark with it.
@@ -256,20 +261,105 @@ TEST_CASE("re-advertisement damping: deferred prefixes come back in table order,
   CHECK_FALSE(d.has_deferred());
   CHECK(d.TakeDeferred(out).empty());
   CHECK(tracked() == 2);  // the marks are gone, the times stay
-  CHECK(BandwidthReadvertisement::Check(state("10.0.2.0/24"), 100e9, 50e9, t0 + absl::Seconds(2), e).verdict ==
+  CHECK(d.Check(state("10.0.2.0/24"), 100e9, 50e9, t0 + absl::Seconds(2), e).verdict ==
         V::kDefer);
   // A prefix deferred without a time of its own (after its interval) is sent the next time.
   d.Defer(state("10.0.1.0/24"), *wire::Prefix::Parse("10.0.1.0/24"));
   CHECK(d.TakeDeferred(out).size() == 1);
-  CHECK(BandwidthReadvertisement::Check(state("10.0.1.0/24"), 100e9, 50e9, t0 + absl::Seconds(6), e).verdict ==
+  CHECK(d.Check(state("10.0.1.0/24"), 100e9, 50e9, t0 + absl::Seconds(6), e).verdict ==
         V::kSend);
-  BandwidthReadvertisement::Sent(state("10.0.1.0/24"), t0 + absl::Seconds(6));
+  d.Sent(out, entry("10.0.1.0/24"), t0 + absl::Seconds(6));
   CHECK(tracked() == 3);
   d.Defer(state("10.0.2.0/24"), *wire::Prefix::Parse("10.0.2.0/24"));
   out.clear();
   d.Clear();
   CHECK_FALSE(d.has_deferred());
   CHECK(d.TakeDeferred(out).empty());
+}
+
+TEST_CASE("re-advertisement damping: times and marks survive the move to a new epoch", "[weights][export]") {
+  // The words hold 12.4 days of milliseconds; a time past that moves every word to an epoch
+  // centred on it. A time still within an interval keeps its exact deadline, a mark stays.
+  LinkBandwidthExport e;  // 5 %, 5 s
+  using V = BandwidthReadvertisement::Verdict;
+  BandwidthReadvertisement d;
+  AdjRibOut out;
+  const wire::Prefix a = *wire::Prefix::Parse("10.0.1.0/24"), b = *wire::Prefix::Parse("10.0.2.0/24"),
+                     c = *wire::Prefix::Parse("2001:db8::/32");
+  const absl::Time t0 = absl::FromUnixSeconds(1'800'000'000) + absl::Milliseconds(7);
+  const absl::Duration half = absl::Milliseconds(BandwidthReadvertisement::kSpanMs / 2);
+  d.Sent(out, *out.TryEmplace(c).first, t0);  // the first time: the epoch is centred on it
+  const absl::Time t1 = t0 + half - absl::Seconds(1);  // the last second of the span
+  d.Sent(out, *out.TryEmplace(a).first, t1);
+  d.Defer(out.Find(c)->readvertisement, c);
+  d.Sent(out, *out.TryEmplace(b).first, t1 + absl::Seconds(2));  // past it: a new epoch
+  auto check = [&](const wire::Prefix& p, absl::Time now) {
+    return d.Check(out.Find(p)->readvertisement, 100e9, 50e9, now, e);
+  };
+  const auto da = check(a, t1 + absl::Seconds(3));
+  CHECK(da.verdict == V::kDefer);
+  CHECK(da.not_before == t1 + absl::Seconds(5));
+  const auto db = check(b, t1 + absl::Seconds(3));
+  CHECK(db.verdict == V::kDefer);
+  CHECK(db.not_before == t1 + absl::Seconds(7));
+  // c's time lay 6.2 days back: forgotten, its mark kept.
+  CHECK_FALSE(BandwidthReadvertisement::Tracked(out.Find(c)->readvertisement));
+  CHECK(check(c, t1 + absl::Seconds(3)).verdict == V::kSend);
+  CHECK(d.TakeDeferred(out) == std::vector<wire::Prefix>{c});
+  CHECK(check(a, t1 + absl::Seconds(5)).verdict == V::kSend);
+  // The clock stepped back by days: a new epoch again, the times far from it forgotten.
+  d.Sent(out, *out.Find(a), t0 - absl::Hours(24 * 30));
+  CHECK_FALSE(BandwidthReadvertisement::Tracked(out.Find(b)->readvertisement));
+  CHECK(check(a, t0 - absl::Hours(24 * 30) + absl::Seconds(1)).verdict == V::kDefer);
+}
+
+TEST_CASE("Adj-RIB-Out: entries share numbered attribute sets, freed with their last entry", "[rib][adj-rib-out]") {
+  AttributeStore store;
+  auto attrs = [&](uint32_t med) {
+    wire::PathAttributes x;
+    x.med = med;
+    return store.Intern(x);
+  };
+  AdjRibOut out;
+  const AttrRef m1 = attrs(1), m2 = attrs(2);
+  std::vector<wire::Prefix> ps;
+  for (int i = 0; i < 6; ++i) {
+    const uint8_t bytes[4] = {10, 0, uint8_t(i), 0};
+    ps.push_back(wire::Prefix::Make(wire::Afi::kIpv4, bytes, 24));
+  }
+  for (int i = 0; i < 6; ++i) {
+    auto [e, added] = out.TryEmplace(ps[i]);
+    CHECK(added);
+    CHECK_FALSE(out.attrs(*e));  // none yet
+    out.SetAttrs(*e, i % 2 ? m2 : m1);
+  }
+  CHECK(out.sets() == 2);
+  CHECK(out.attrs(*out.Find(ps[3])) == m2);
+  CHECK(sizeof(AdjRibOut::Entry) == 8);
+  // The last user of a set goes: its number is reused by the next new set.
+  out.SetAttrs(*out.Find(ps[1]), m1);
+  CHECK(out.Erase(ps[3]));
+  CHECK_FALSE(out.Erase(ps[3]));
+  CHECK(out.sets() == 2);
+  out.SetAttrs(*out.Find(ps[5]), m1);
+  CHECK(out.sets() == 1);
+  const AttrRef m3 = attrs(3);
+  out.SetAttrs(*out.Find(ps[0]), m3);
+  CHECK(out.sets() == 2);
+  CHECK(out.attrs(*out.Find(ps[0])) == m3);
+  CHECK(out.attrs(*out.Find(ps[1])) == m1);
+  out.SetAttrs(*out.Find(ps[2]), AttrRef());  // none
+  CHECK_FALSE(out.attrs(*out.Find(ps[2])));
+  size_t with = 0;
+  out.ForEach([&](const wire::Prefix&, const AdjRibOut::Entry& e) { with += static_cast<bool>(out.attrs(e)); });
+  CHECK(with == 4);
+  // Everything the table held goes with it: the store frees the sets no one else holds.
+  out.SetAttrs(*out.Find(ps[4]), attrs(4));  // held by the table alone
+  const size_t before = store.size();
+  out.clear();
+  CHECK(out.empty());
+  CHECK(out.sets() == 0);
+  CHECK(store.size() == before - 1);  // m1, m2 and m3 are still held here
 }
 
 TEST_CASE("re-advertisement damping: many deferred prefixes, found by their marks", "[weights][export]") {
@@ -292,7 +382,7 @@ TEST_CASE("re-advertisement damping: many deferred prefixes, found by their mark
   want.erase(want.begin() + 5);
   CHECK(d.TakeDeferred(out) == want);
   CHECK(d.TakeDeferred(out).empty());
-  out.ForEach([&](const wire::Prefix&, const AdjRibOutEntry& e) { CHECK(e.readvertisement == 0); });
+  out.ForEach([&](const wire::Prefix&, const AdjRibOut::Entry& e) { CHECK(e.readvertisement == 0); });
 }
 
 }  // namespace

@@ -337,16 +337,16 @@ neighbors { address: "127.0.0.3" remote_as: 65003 passive: true import_policies:
   const rib::AdjRibOut* out = h.speaker().AdvertisedRoutes(h.speaker().FindPeer("127.0.0.3")->rib_index);
   REQUIRE(out != nullptr);
   REQUIRE(out->size() == 2);
-  const rib::AdjRibOutEntry* sent = out->Find(*wire::Prefix::Parse("10.1.1.0/24"));
+  const rib::AdjRibOut::Entry* sent = out->Find(*wire::Prefix::Parse("10.1.1.0/24"));
   REQUIRE(sent != nullptr);
-  CHECK(sent->attrs->attrs.as_path->segments.front().asns == std::vector<uint32_t>{65000, 65000, 65000, 65002});
+  CHECK(out->attrs(*sent)->attrs.as_path->segments.front().asns == std::vector<uint32_t>{65000, 65000, 65000, 65002});
   const auto transitions = h.speaker().ListNeighbors("127.0.0.3").at(0).established_transitions();
   h.Read(b);
   // SIGHUP with one prepend: the same sessions; 127.0.0.3 gets the new paths, nothing else.
   REQUIRE(h.Reload(config(1)).ok());
   sent = out->Find(*wire::Prefix::Parse("10.1.1.0/24"));
   REQUIRE(sent != nullptr);
-  CHECK(sent->attrs->attrs.as_path->segments.front().asns == std::vector<uint32_t>{65000, 65000, 65002});
+  CHECK(out->attrs(*sent)->attrs.as_path->segments.front().asns == std::vector<uint32_t>{65000, 65000, 65002});
   const auto after = h.Read(b);
   REQUIRE(!after.empty());
   for (const auto& m : after) CHECK(m.first == 2);  // UPDATEs only
