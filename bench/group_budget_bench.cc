@@ -27,7 +27,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "bgpd/allocator.h"
 #include "rib/weights/group_budget.h"
 #include "rib/weights/group_budget_baselines.h"
 #include "rib/weights/quantize.h"
@@ -263,8 +262,8 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("%d prefixes over %d next hops (LAGs of 8 x 100G/400G/800G, 0-3 members down per prefix): "
-              "%zu wanted groups, %zu distinct weight vectors; allocator: %s (bagd's)\n\n",
-              kPrefixes, kNextHops, t.members.size(), distinct_weights, bagd::AllocatorName().c_str());
+              "%zu wanted groups, %zu distinct weight vectors\n\n",
+              kPrefixes, kNextHops, t.members.size(), distinct_weights);
   std::vector<BaselineGroup> order;
   for (size_t i = 0; i < t.members.size(); ++i) order.push_back(BaselineGroup{t.members[i], double(t.prefixes[i])});
   const size_t no_budget_loss_ops = loss.group_upserts.size();

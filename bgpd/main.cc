@@ -23,7 +23,6 @@
 #include "bgpd/daemon/service_notify.h"
 #include "bgpd/session/clock.h"
 #include "bgpd/session/log.h"
-#include "bgpd/allocator.h"
 #include "bgpd/version.h"
 #include "bgpd/session/metrics.h"
 #include "bgpd/session/process_metrics.h"
@@ -266,7 +265,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   bagd::log::SetLevel(LevelFrom(opts->log_level, loaded.config.router().log_level()));
-  bagd::log::Info("%s, %s", bagd::VersionLine("bagd"), bagd::AllocatorName());
+  bagd::log::Info("%s", bagd::VersionLine("bagd"));
   // systemd's notify protocol ($NOTIFY_SOCKET), when bagd runs as a Type=notify service.
   bagd::session::AsioClock service_clock(io);
   auto notifier = bagd::daemon::ServiceNotifier::FromEnvironment();
