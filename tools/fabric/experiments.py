@@ -1,7 +1,8 @@
 """The experiments on a running Fabric (docs/fabric.md): capacity proportionality from the
 installed kernel weights, and the ripple scenarios with their per-router churn, convergence
 time and goal checks. Waits poll the state until it is converged (with a timeout); the only
-sleeps are the scenario's own stimulus timing (a flap's down and up phases)."""
+sleeps are the scenario's own stimulus timing (a flap's down and up phases) and the sampling
+interval of the share error over time after the domain or a router comes up."""
 import time
 
 from lab import wait_until
@@ -306,4 +307,66 @@ def goals_table(res):
     lines = ["| goal | result | detail |", "|---|---|---|"]
     for g, ok, detail in res["goals"]:
         lines.append(f"| {g} | {'met' if ok else 'NOT met'} | {detail} |")
+    return "\n".join(lines)
+
+
+# -- coming up (issue 40 part 4) ----------------------------------------------------------------------
+
+def error_series(fab, t0, duration, interval=0.25):
+    """The domain's worst share error (as `proportionality`), sampled every `interval` seconds
+    from now until `duration` seconds after `t0`: [(seconds after t0, worst error, worst path
+    row, members waiting for an increase hold-down)]. The held members are counted from
+    bagctl only at the samples that are a whole second apart (it costs a call per router)."""
+    out = []
+    next_count = 0.0
+    while True:
+        now = time.monotonic()
+        prop = proportionality(fab)
+        worst = max(prop["rows"], key=lambda r: r["error"], default=None)
+        held = None
+        if now - t0 >= next_count:
+            held = sum(1 for b in fab.pending() if "pending-increase" in b)
+            next_count = float(int(now - t0) + 1)
+        out.append((now - t0, prop["worst"], worst, held))
+        if now - t0 >= duration:
+            return out
+        time.sleep(max(0.0, interval - (time.monotonic() - now)))
+
+
+def error_at(series, t):
+    """The first sample at or after `t` seconds (None: the series ends before)."""
+    return next((s for s in series if s[0] >= t), None)
+
+
+def held_at(series, t):
+    """The held-member count of the first sample at or after `t` that has one."""
+    return next((s[3] for s in series if s[0] >= t and s[3] is not None), None)
+
+
+def right_from(series, goal):
+    """The time from which every sample is within `goal` (None: the last one is not): the
+    first sample of the final run of good samples."""
+    t = None
+    for s in series:
+        if s[1] <= goal:
+            t = s[0] if t is None else t
+        else:
+            t = None
+    return t
+
+
+def comeup_table(series, marks=(0, 1, 2, 3, 5, 10, 20, 30, 40, 60)):
+    """The worst share error at a few times after coming up, with the path it is on."""
+    lines = ["| after up (s) | worst share error | worst path | measured | ideal | members held (increase) |",
+             "|---|---|---|---|---|---|"]
+    last = series[-1][0] if series else 0
+    for m in marks:
+        if m > last:
+            break
+        s = error_at(series, m)
+        r = s[2]
+        held = held_at(series, m)
+        path = f"{r['src']} → {r['bag']} → {r['dst']} ({r['prefix']})" if r else "-"
+        lines.append(f"| {s[0]:.1f} | {100 * s[1]:.2f} % | {path} | {100 * r['measured']:.2f} % | {100 * r['ideal']:.2f} % | "
+                     f"{'-' if held is None else held} |" if r else f"| {s[0]:.1f} | {100 * s[1]:.2f} % | - | | | |")
     return "\n".join(lines)

@@ -6,6 +6,8 @@
   fabric.py ripple          the ripple scenarios, damping on and/or off
   fabric.py all             both, with damping on and off: what `make fabric` runs
   fabric.py short           one scenario with its goals asserted (ctest interop.fabric_short)
+  fabric.py comeup          the share error over time after the domain comes up, and after
+                            one router restarts (issue 40 part 4; tools/fabric/comeup.toml)
 
 Common options: --topology FILE (default tools/fabric/default.toml), --out DIR (tables and
 pictures; default build/fabric), --build DIR (bagd and bagctl; default $BAGD_BUILD or
@@ -271,15 +273,77 @@ def cmd_short(args, topo):
     return 0
 
 
+def cmd_comeup(args, topo):
+    """The worst share error N s after the domain is up, then after one router restarts."""
+    say = Report(args.out)
+    header(say, args, topo)
+    mode = args.damping or "on"
+    d = topo.damping if mode == "on" else topo.damping_off
+    watch = args.watch or float(d.get("increase_hold_down", 30)) + 10
+    router = args.restart or topo.bags()[0].name
+    quiet, timeout = settle_args(topo, mode)
+    rows = []
+    with Fabric(topo, damping=mode, build=args.build, log=say) as fab:
+        took = fab.up()
+        t_up = time.monotonic()
+        describe(topo, fab, took, say)
+        series = ex.error_series(fab, t_up, watch)
+        say(f"### The domain comes up (damping {mode})")
+        say()
+        say(ex.comeup_table(series))
+        say()
+        rows.append(("domain up", took, series))
+        ex.wait_converged(fab, time.monotonic(), quiet, timeout)
+        for n in [router] if router != "none" else []:
+            took_r = fab.restart(n)
+            t_back = time.monotonic()
+            series = ex.error_series(fab, t_back, watch)
+            say(f"### `{n}` restarts (bagd killed and started again; damping {mode})")
+            say()
+            say(f"Back (its sessions Established, every prefix in every kernel) {took_r:.1f} s after the kill.")
+            say()
+            say(ex.comeup_table(series))
+            say()
+            rows.append((f"{n} restarts", took_r, series))
+            ex.wait_converged(fab, time.monotonic(), quiet, timeout)
+    left = fab.leftovers()
+    if left:
+        raise AssertionError(f"namespaces left behind: {left}")
+    say("## Summary")
+    say()
+    say(f"| event | up in (s) | worst share error {args.after:g} s after up | members held then | right (≤ 2 %) from (s after up) |")
+    say("|---|---|---|---|---|")
+    failed = []
+    for what, took, series in rows:
+        s = ex.error_at(series, args.after)
+        rf = ex.right_from(series, 0.02)
+        held = ex.held_at(series, args.after)
+        say(f"| {what} | {took:.1f} | {100 * s[1]:.2f} % | {'-' if held is None else held} | "
+            f"{'not within the watch' if rf is None else f'{rf:.1f}'} |")
+        if s[1] > 0.02:
+            failed.append(f"{what}: worst share error {100 * s[1]:.2f} % {args.after:g} s after up (goal ≤ 2 %)")
+    say()
+    path = say.save("comeup.md")
+    print(f"\nreport: {path}")
+    if failed:
+        print("goals not met:\n  " + "\n  ".join(failed))
+    return 1 if (failed and args.strict) else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["up", "proportionality", "ripple", "all", "short"])
+    ap.add_argument("command", choices=["up", "proportionality", "ripple", "all", "short", "comeup"])
     ap.add_argument("--topology", default=os.path.join(HERE, "default.toml"))
     ap.add_argument("--out", default=None)
     ap.add_argument("--build", default=None)
     ap.add_argument("--damping", default=None, help="on, off (ripple: also both; default both)")
     ap.add_argument("--scenario", action="append", help="a scenario name (repeatable; default all)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a goal is not met")
+    ap.add_argument("--after", type=float, default=2.0, help="comeup: when the share error is judged, s after up")
+    ap.add_argument("--watch", type=float, default=None,
+                    help="comeup: how long the share error is sampled after up (default increase_hold_down + 10 s)")
+    ap.add_argument("--restart", default=None, help="comeup: the router that restarts (default the first BAG "
+                    "router; none: no restart)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("fabric needs root (network namespaces); skipped")
@@ -296,6 +360,8 @@ def main():
         return cmd_proportionality(args, topo)
     if args.command == "short":
         return cmd_short(args, topo)
+    if args.command == "comeup":
+        return cmd_comeup(args, topo)
     args.damping = args.damping or "both"
     return cmd_ripple(args, topo, ["on", "off"] if args.command == "all" else None)
 

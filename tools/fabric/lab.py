@@ -121,6 +121,7 @@ class Fabric:
         for name, cmds in per_ns.items():
             run(["ip", "-n", self.ns[name], "-batch", "-"], input="\n".join(cmds) + "\n")
         damping = topo.damping if self.damping_mode == "on" else topo.damping_off
+        self.damping = damping
         for name in topo.routers:
             self.start_bagd(name, damping)
         wait_until(lambda: all(os.path.exists(self.sock(n)) or self.procs[n].poll() is not None for n in topo.routers),
@@ -252,6 +253,28 @@ class Fabric:
             peer = ln.bag if side == "spine" else ln.spine
             cmds += [f"link set {x} down" for x in ln.lanes(side) + [peer]]
         run(["ip", "-n", self.ns[name], "-batch", "-"], input="\n".join(cmds) + "\n")
+
+    def restart(self, name, timeout=60):
+        """bagd of `name` restarts: SIGKILL (its sessions close: graceful restart is off, so
+        its neighbors drop its paths), then started again with the same config; its links stay
+        up and its kernel keeps its routes (docs/fib.md). Returns when it has every session
+        Established again and every router every session and every prefix."""
+        p = self.procs[name]
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        t0 = time.monotonic()
+        if os.path.exists(self.sock(name)):
+            os.unlink(self.sock(name))
+        self.start_bagd(name, self.damping)
+        wait_until(lambda: os.path.exists(self.sock(name)) or self.procs[name].poll() is not None, 20,
+                   f"{name}'s control socket")
+        if self.procs[name].poll() is not None:
+            raise AssertionError(f"bagd {name} exited: {self.read_log(name)[-2000:]}")
+        wait_until(lambda: all(nb["state"] == "Established" for nb in self.neighbors(name)) and self.neighbors(name),
+                   timeout, f"{name}'s sessions Established", interval=0.1)
+        self.wait_sessions(timeout - (time.monotonic() - t0))
+        self.wait_routes(timeout - (time.monotonic() - t0))
+        return time.monotonic() - t0
 
     # -- links -------------------------------------------------------------------------------
     def set_lane(self, spine, bag, member, lane, up):

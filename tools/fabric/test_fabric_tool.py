@@ -174,5 +174,41 @@ class SharesTest(unittest.TestCase):
         self.assertEqual(ex.changed_routers(before, after, 0.0), {"b1s1", "p1r1"})
 
 
+class ComeupTest(unittest.TestCase):
+    """The share error over time after coming up (issue 40 part 4): its pure helpers."""
+
+    ROW = {"src": "b1s1", "bag": "p1r1", "dst": "b2s1", "prefix": "10.102.0.0/24", "measured": 0.25, "ideal": 0.5263}
+
+    def series(self):
+        return [(0.1, 0.27, self.ROW, 18), (0.6, 0.27, self.ROW, None), (1.1, 0.01, self.ROW, 0),
+                (2.05, 0.03, self.ROW, 1), (3.0, 0.0, self.ROW, 0), (4.0, 0.015, self.ROW, 0)]
+
+    def test_error_at_and_held_at(self):
+        s = self.series()
+        self.assertEqual(ex.error_at(s, 2)[1], 0.03)
+        self.assertEqual(ex.error_at(s, 0)[0], 0.1)
+        self.assertIsNone(ex.error_at(s, 5))
+        self.assertEqual(ex.held_at(s, 0.5), 0)  # the first sample at or after with a count
+        self.assertEqual(ex.held_at(s, 0), 18)
+
+    def test_right_from_is_the_last_good_run(self):
+        s = self.series()
+        self.assertEqual(ex.right_from(s, 0.02), 3.0)  # good at 1.1, bad again at 2.05
+        self.assertIsNone(ex.right_from(s + [(5.0, 0.1, self.ROW, 2)], 0.02))
+        self.assertEqual(ex.right_from([(0.0, 0.0, None, 0)], 0.02), 0.0)
+
+    def test_comeup_table(self):
+        t = ex.comeup_table(self.series(), marks=(0, 2, 10))
+        self.assertIn("| 0.1 | 27.00 % | b1s1 → p1r1 → b2s1 (10.102.0.0/24) | 25.00 % | 52.63 % | 18 |", t)
+        self.assertIn("| 2.0 | 3.00 % |", t)
+        self.assertNotIn("| 10", t)  # past the end of the series
+
+    def test_comeup_topology(self):
+        t = Topology.load(os.path.join(HERE, "comeup.toml"))
+        self.assertEqual(len(t.routers), 10)
+        self.assertEqual({len(ln.members) for ln in t.links}, {3, 5, 8})
+        self.assertEqual(t.damping["increase_hold_down"], 30)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
