@@ -565,6 +565,13 @@ void GroupBudget::SetContent(Slot& s, uint32_t nh_class, std::span<const uint32_
   if (!s.content.empty()) {
     if (auto it = by_content_.find(s.content); it != by_content_.end() && it->second == s.id) by_content_.erase(it);
   }
+  // A slot's weights change in place: the neighbours known for the swaps are dropped (a new
+  // slot, members still empty, is added to them by NewSlot).
+  if (!s.members.empty() && (s.nh_class != nh_class || s.share.size() != share.size() ||
+                             !std::equal(share.begin(), share.end(), s.share.begin()))) {
+    near_valid_ = false;
+    near_.clear();
+  }
   if (s.nh_class != nh_class || s.members.empty()) {
     if (!s.members.empty()) std::erase(classes_[s.nh_class].slots, s.id);
     classes_[nh_class].slots.push_back(s.id);
@@ -576,6 +583,7 @@ void GroupBudget::SetContent(Slot& s, uint32_t nh_class, std::span<const uint32_
   s.content = ContentKey(nh_class, weights);
   by_content_.try_emplace(s.content, s.id);
   if (changed || !s.announced) dirty_slots_.insert(s.id);
+  if (changed) swap_dirty_ = true;
 }
 
 GroupId GroupBudget::NewSlot(GroupId tmpl) {
@@ -588,6 +596,7 @@ GroupId GroupBudget::NewSlot(GroupId tmpl) {
   s.announced = keep;
   const Wanted& w = wanted_.at(tmpl);
   SetContent(s, w.nh_class, w.weights, w.share);
+  if (near_valid_) NearInsert(id);
   if (keep) {
     dirty_slots_.erase(id);
   } else {
@@ -641,6 +650,7 @@ void GroupBudget::PlaceAdopted(absl::FunctionRef<double(GroupId)> bandwidth, abs
 void GroupBudget::Assign(GroupId wid, Wanted& w, GroupId slot, double error, absl::Time now) {
   w.error = error;
   if (w.slot == slot) return;
+  swap_dirty_ = true;
   if (w.slot != 0) {
     Slot& old = slots_.at(w.slot);
     old.users.erase(wid);
@@ -661,6 +671,7 @@ void GroupBudget::Assign(GroupId wid, Wanted& w, GroupId slot, double error, abs
 
 void GroupBudget::Unassign(GroupId wid, Wanted& w) {
   if (w.slot == 0) return;
+  swap_dirty_ = true;
   Slot& old = slots_.at(w.slot);
   old.users.erase(wid);
   if (old.tmpl == wid) {
@@ -700,11 +711,13 @@ void GroupBudget::FreeEmpty() {
   std::sort(empty.begin(), empty.end());
   for (const GroupId id : empty) {
     Slot& s = slots_.at(id);
+    if (near_valid_) NearErase(id);
     if (auto it = by_content_.find(s.content); it != by_content_.end() && it->second == id) by_content_.erase(it);
     std::erase(classes_[s.nh_class].slots, id);
     if (s.announced) freed_.push_back(id);
     dirty_slots_.erase(id);
     slots_.erase(id);
+    swap_dirty_ = true;
   }
 }
 
@@ -1008,46 +1021,256 @@ void GroupBudget::Retemplate(Slot& s) {
   }
 }
 
+void GroupBudget::Follow(GroupId sid, GroupId promoted, std::span<const GroupId> cands, absl::Time now) {
+  // Others that the new slot serves much better follow, if their merge is old enough.
+  const Slot& s = slots_.at(sid);
+  for (const GroupId id : cands) {
+    if (id == promoted) continue;
+    Wanted& u = wanted_.at(id);
+    if (u.slot == sid || u.slot == 0 || now < u.since + config_.improve_after) continue;
+    if (u.nh_class != s.nh_class && config_.scope == MergeScope::kSameNextHops && !u.fallback) continue;
+    if (auto e = ErrorOf(u, s, u.error); e && *e <= u.error - config_.min_gain) {
+      Assign(id, u, sid, *e, now);
+      u.fallback = false;
+    }
+  }
+}
+
+double GroupBudget::NextBest(const Wanted& w, GroupId except, const Slot* extra, double enough, GroupId* at) const {
+  double best = kInf;
+  GroupId where = 0;
+  if (extra != nullptr) {
+    if (auto e = ErrorOf(w, *extra, kInf)) best = *e;
+  }
+  // Of two with the same error the lower id (each error exact up to the best so far: a
+  // bound just above it).
+  auto consider = [&](GroupId sid, const Slot& s) {
+    if (sid == except) return false;
+    auto e = ErrorOf(w, s, std::nextafter(best, kInf));
+    if (e && (*e < best || (*e == best && where != 0 && sid < where))) {
+      best = *e;
+      where = sid;
+    }
+    return best <= enough;
+  };
+  if (best > enough) {
+    const Slot* from = nullptr;  // the slot it leaves, if its neighbours are known
+    if (near_valid_ && config_.scope == MergeScope::kSameNextHops && !w.fallback) {
+      if (auto it = slots_.find(except); it != slots_.end() && it->second.nh_class == w.nh_class) from = &it->second;
+    }
+    if (from != nullptr) {
+      // Nearest to the slot it leaves first. With e its error there, a slot at share error d
+      // from that one serves it with at least (1 - e) d - e (per next hop, |s - w| >= |s - v| -
+      // |v - w| and v >= (1 - e) w): none further on can do better than the best so far.
+      const double e = AlignedError(w.share, from->share, kInf);
+      for (const auto& [d, sid] : near_.at(except)) {
+        if (((1 - e) * d - e) * (1 - 1e-12) - 1e-12 > best) break;
+        auto it = slots_.find(sid);
+        if (it == slots_.end()) continue;  // deleted since
+        if (consider(sid, it->second)) break;
+      }
+    } else if (config_.scope == MergeScope::kSameNextHops && !w.fallback) {
+      for (const GroupId sid : classes_[w.nh_class].slots) {
+        if (consider(sid, slots_.at(sid))) break;
+      }
+    } else {
+      for (const auto& [sid, s] : slots_) {
+        if (consider(sid, s)) break;
+      }
+    }
+  }
+  if (at != nullptr) *at = where;
+  return best;
+}
+
+void GroupBudget::BuildNear() {
+  near_.clear();
+  near_gone_ = 0;
+  near_.reserve(slots_.size());
+  for (const auto& [id, s] : slots_) {
+    auto& row = near_[id];
+    for (const GroupId o : classes_[s.nh_class].slots) {
+      if (o != id) row.emplace_back(AlignedError(s.share, slots_.at(o).share, kInf), o);
+    }
+    std::sort(row.begin(), row.end());
+  }
+  near_valid_ = true;
+}
+
+void GroupBudget::NearInsert(GroupId id) {
+  const Slot& x = slots_.at(id);
+  auto& row = near_[id];
+  row.clear();
+  for (const GroupId o : classes_[x.nh_class].slots) {
+    if (o == id) continue;
+    row.emplace_back(AlignedError(x.share, slots_.at(o).share, kInf), o);
+    auto& theirs = near_.at(o);
+    const std::pair<double, GroupId> entry(AlignedError(slots_.at(o).share, x.share, kInf), id);
+    theirs.insert(std::lower_bound(theirs.begin(), theirs.end(), entry), entry);
+  }
+  std::sort(row.begin(), row.end());
+}
+
+void GroupBudget::NearErase(GroupId id) {
+  // Left in the other rows (slot ids are not used again), skipped there; the rows are built
+  // anew once they hold many such.
+  near_.erase(id);
+  if (++near_gone_ > slots_.size() / 4 + 8) {
+    near_valid_ = false;
+    near_.clear();
+  }
+}
+
+bool GroupBudget::Swap(GroupId cid, Wanted& c, double bound, std::span<const GroupId> cands, absl::Time now,
+                       std::optional<absl::Time>& unblock) {
+  // The victim's users must each end with an error of at most `bound` (the promoted group's
+  // less min_gain), below the promoted group's own: the largest error among the groups the
+  // swap touches falls, so a sequence of swaps cannot go round in circles.
+  const double limit = std::min(bound, std::nextafter(c.error, -kInf));
+  if (!(limit >= 0)) return false;
+  if (!near_valid_ && config_.scope == MergeScope::kSameNextHops) BuildNear();
+  Slot own;  // the slot it would get: its own weights
+  own.share.assign(c.share.begin(), c.share.end());
+  own.nh_class = c.nh_class;
+  std::vector<GroupId> order;
+  order.reserve(slots_.size());
+  for (const auto& [sid, s] : slots_) order.push_back(sid);
+  std::sort(order.begin(), order.end());  // of two victims with the same cost, the lower id
+  // The least cost over every slot, and over those not held down (a user moved, or the slot
+  // was made, less than improve_after ago). A held one that costs less by min_gain or more is
+  // waited for (rather than take a dearer one now, and move more groups for a worse result).
+  GroupId victim = 0, any = 0;
+  double best = kInf, best_any = kInf;
+  absl::Time any_held = absl::InfinitePast();
+  for (const GroupId sid : order) {
+    const Slot& v = slots_.at(sid);
+    // Only a cost below the best free victim's is of use (a held one below it, too).
+    const double cap = best == kInf ? limit : std::min(limit, std::nextafter(best, -kInf));
+    double cost = 0;
+    for (const GroupId u : v.users) {
+      if (u == cid) continue;  // it gets its own slot
+      cost = std::max(cost, NextBest(wanted_.at(u), sid, &own, cost));
+      if (cost > cap) break;
+    }
+    if (cost > cap) continue;
+    absl::Time held = absl::InfinitePast();
+    for (const GroupId u : v.users) {
+      if (u != cid) held = std::max(held, wanted_.at(u).since + config_.improve_after);
+    }
+    if (now >= held) {
+      best = cost;
+      victim = sid;
+    }
+    if (cost < best_any) {
+      best_any = cost;
+      any = sid;
+      any_held = held;
+    }
+  }
+  if (any == 0) return false;
+  if (any != victim && (victim == 0 || best > best_any + config_.min_gain)) {
+    if (any != 0 && (!unblock || any_held < *unblock)) unblock = any_held;
+    return false;
+  }
+  // Make-before-break: the new slot is created in the reserve, the victim's routes move,
+  // then it is deleted (after the routes, at the end of the update).
+  const GroupId sid = NewSlot(cid);
+  Assign(cid, c, sid, 0, now);
+  c.fallback = false;
+  ++promotions_;
+  ++swaps_;
+  std::vector<GroupId> users(slots_.at(victim).users.begin(), slots_.at(victim).users.end());
+  std::sort(users.begin(), users.end());
+  for (const GroupId u : users) {
+    Wanted& w = wanted_.at(u);
+    GroupId to = 0;
+    const double e = NextBest(w, victim, nullptr, -1, &to);
+    assert(to != 0 && e <= best);
+    Assign(u, w, to, e, now);
+  }
+  Follow(sid, cid, cands, now);
+  FreeEmpty();
+  return true;
+}
+
 void GroupBudget::Revisit(absl::Time now) {
-  if (VoluntaryRoom() == 0) return;
+  const uint32_t max_swaps = HardRoom() > 0 ? config_.swaps_per_revisit : 0;
+  const bool full = VoluntaryRoom() == 0;
+  if (full && max_swaps == 0) return;
+  // A full table where nothing changed since a revisit found no swap: only merges that
+  // became old enough since are tried, unless a slot held down then may go now.
+  const bool only_new = full && !swap_dirty_ && !(swap_retry_ && now >= *swap_retry_);
   struct Candidate {
     double error;
     double traffic;
     GroupId id;
   };
-  std::vector<Candidate> cands;
+  std::vector<Candidate> heap;
+  std::vector<GroupId> eligible;  // every merge old enough: they may follow a new slot
   for (const auto& [wid, w] : wanted_) {
     if (w.prefixes == 0 || w.slot == 0) continue;
     const Slot& s = slots_.at(w.slot);
-    if (s.tmpl == wid || w.error < config_.min_gain || now < w.since + config_.improve_after) continue;
-    cands.push_back({w.error, Traffic(w), wid});
+    const absl::Time due = w.since + config_.improve_after;
+    if (s.tmpl == wid || w.error < config_.min_gain || now < due) continue;
+    eligible.push_back(wid);
+    if (!only_new || due > swap_tried_at_) heap.push_back({w.error, Traffic(w), wid});
   }
-  std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.error != b.error) return a.error > b.error;
-    if (a.traffic != b.traffic) return a.traffic > b.traffic;
-    return a.id < b.id;
-  });
-  for (const Candidate& c : cands) {
-    if (VoluntaryRoom() == 0) break;
+  // (Their order does not matter: whether one follows a new slot depends on it alone.)
+  // Worst first: the largest error, then more traffic, then the lower id. Re-ranked after
+  // each move (a promotion's followers and a swap's moved groups change their errors).
+  auto lower = [](const Candidate& a, const Candidate& b) {
+    if (a.error != b.error) return a.error < b.error;
+    if (a.traffic != b.traffic) return a.traffic < b.traffic;
+    return a.id > b.id;
+  };
+  std::make_heap(heap.begin(), heap.end(), lower);
+  uint32_t swaps = 0;
+  bool exhausted = true;
+  std::optional<absl::Time> unblock;
+  absl::flat_hash_set<uint32_t> no_victim;  // next-hop sets whose worst merge found no swap
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), lower);
+    Candidate c = heap.back();
+    heap.pop_back();
     Wanted& w = wanted_.at(c.id);
-    if (w.error < config_.min_gain) continue;  // moved to a promoted slot meanwhile
-    const GroupId sid = NewSlot(c.id);
-    Assign(c.id, w, sid, 0, now);
-    w.fallback = false;
-    ++promotions_;
-    // Others that the new slot serves much better follow, if their merge is old enough.
-    const Slot& s = slots_.at(sid);
-    for (const Candidate& o : cands) {
-      if (o.id == c.id) continue;
-      Wanted& u = wanted_.at(o.id);
-      if (u.slot == sid || now < u.since + config_.improve_after) continue;
-      if (auto e = ErrorOf(u, s, u.error); e && *e <= u.error - config_.min_gain) {
-        Assign(o.id, u, sid, *e, now);
-        u.fallback = false;
-      }
+    if (w.slot == 0 || slots_.at(w.slot).tmpl == c.id || w.error < config_.min_gain) continue;
+    if (now < w.since + config_.improve_after) continue;  // moved meanwhile
+    if (w.error != c.error) {
+      c.error = w.error;
+      heap.push_back(c);
+      std::push_heap(heap.begin(), heap.end(), lower);
+      continue;
+    }
+    if (VoluntaryRoom() > 0) {
+      const GroupId sid = NewSlot(c.id);
+      Assign(c.id, w, sid, 0, now);
+      w.fallback = false;
+      ++promotions_;
+      Follow(sid, c.id, eligible, now);
+      continue;
+    }
+    if (swaps >= max_swaps || HardRoom() == 0) {
+      exhausted = false;
+      break;
+    }
+    // A worse merge of the same next hops found no victim: a better one will not either
+    // (a smaller gain allows less loss), bar rare cases a later revisit takes up.
+    if (no_victim.contains(w.nh_class)) continue;
+    if (Swap(c.id, w, w.error - config_.min_gain, eligible, now, unblock)) {
+      ++swaps;
+    } else {
+      no_victim.insert(w.nh_class);
     }
   }
   FreeEmpty();
+  if (VoluntaryRoom() == 0 && swaps == 0 && exhausted) {
+    // Nothing more to do until something changes, a merge grows old enough or a slot held
+    // down may go.
+    if (only_new && swap_retry_ && (!unblock || *swap_retry_ < *unblock)) unblock = swap_retry_;
+    swap_dirty_ = false;
+    swap_tried_at_ = now;
+    swap_retry_ = unblock;
+  }
 }
 
 std::optional<absl::Time> GroupBudget::NextDue(absl::Time now) const {
@@ -1055,12 +1278,20 @@ std::optional<absl::Time> GroupBudget::NextDue(absl::Time now) const {
   // A route nothing serves may use the reserve: as soon as there is any room.
   if (!unrouted_.empty() && slots_.size() < config_.max_groups) return now;
   const uint32_t reserve = std::min(config_.reserve, config_.max_groups - 1);
-  if (slots_.size() + reserve >= config_.max_groups) return std::nullopt;  // no room to improve
+  const bool full = slots_.size() + reserve >= config_.max_groups;
+  // A full table improves only by swaps, which need a free slot to be made in.
+  if (full && (config_.swaps_per_revisit == 0 || slots_.size() >= config_.max_groups)) return std::nullopt;
+  // Full and nothing changed since a revisit found no swap: merges that grow old enough
+  // after it, or when a slot held down then may go.
+  const bool only_new = full && !swap_dirty_;
   std::optional<absl::Time> due;
+  if (only_new && swap_retry_) due = std::max(now, *swap_retry_);
   for (const auto& [wid, w] : wanted_) {
     if (w.prefixes == 0 || w.slot == 0 || w.error < config_.min_gain) continue;
     if (slots_.at(w.slot).tmpl == wid) continue;
-    const absl::Time t = std::max(now, w.since + config_.improve_after);
+    const absl::Time ready = w.since + config_.improve_after;
+    if (only_new && ready <= swap_tried_at_) continue;
+    const absl::Time t = std::max(now, ready);
     if (!due || t < *due) due = t;
   }
   return due;
@@ -1071,6 +1302,12 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
   // update's deletes.
   before_ = adopted_.empty() ? slots_.size() : adopted_.size();
   created_ = 0;
+  if (!wanted.empty()) {
+    swap_dirty_ = true;
+    // Kept for revisits only (a big update would keep them up to date slot by slot).
+    near_valid_ = false;
+    near_.clear();
+  }
   moved_.clear();
   dirty_slots_.clear();
   freed_.clear();
@@ -1292,6 +1529,7 @@ GroupBudgetTotals GroupBudget::Totals() const {
   t.installed = slots_.size();
   t.route_moves = moves_;
   t.promotions = promotions_;
+  t.swaps = swaps_;
   t.peak = peak_;
   double traffic = 0, weighted = 0;
   for (const auto& [wid, w] : wanted_) {

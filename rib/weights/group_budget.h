@@ -29,10 +29,14 @@
 // affected traffic (farthest-first, Gonzalez's k-center heuristic): the group worst served
 // gets the next slot; ties go to the one carrying more traffic (prefixes or bandwidth).
 //
-// Merges are revisited when slots are free (a group went away), damped like a bandwidth
-// increase: a merged group is promoted to its own slot, or moves to a better one, only
-// after `improve_after` without a move and only when its error improves by at least
-// `min_gain`. Moves that correctness needs (the group it used changed its next hops) are
+// Merges are revisited, damped like a bandwidth increase: a merged group is promoted to its
+// own slot, or moves to a better one, only after `improve_after` without a move and only
+// when its error improves by at least `min_gain`. With slots free (a group went away) the
+// worst merge takes one; with the table full, a *swap* takes the slot whose users lose least
+// (they move to their next best slot, none ending worse than the promoted group's error less
+// `min_gain`) and gives it to the worst merge, make-before-break in the reserve, at most
+// `swaps_per_revisit` per update, so the result does not depend on the order the groups
+// arrived in. Moves that correctness needs (the group it used changed its next hops) are
 // at once.
 //
 // Pure: no I/O; time is an argument.
@@ -73,6 +77,10 @@ struct GroupBudgetConfig {
   MergeWeight weight_by = MergeWeight::kPrefixes;
   absl::Duration improve_after = absl::Seconds(30);  // a merge is revisited after this long
   double min_gain = 0.05;                            // ... and only for this much less error
+  // A full table moves at most this many slots between wanted groups per revisit (a swap:
+  // the new slot made in the reserve before the old one is deleted; also bounded by the
+  // reserve's free slots). 0: no swaps, a full table keeps its slots where they are.
+  uint32_t swaps_per_revisit = 2;
   friend bool operator==(const GroupBudgetConfig&, const GroupBudgetConfig&) = default;
 };
 
@@ -93,7 +101,8 @@ struct GroupBudgetTotals {
   double worst_error = 0;     // largest share error of a merged group
   double weighted_error = 0;  // share error averaged over the traffic (MergeWeight)
   uint64_t route_moves = 0;   // installed routes repointed to another installed group
-  uint64_t promotions = 0;    // merged groups that got their own slot on a revisit
+  uint64_t promotions = 0;    // merged groups that got their own slot on a revisit (swaps too)
+  uint64_t swaps = 0;         // ... of those, by taking a slot from other groups (full table)
   size_t peak = 0;            // most groups in the FIB during the last update
 };
 
@@ -112,7 +121,10 @@ class GroupBudget {
   // When a merge may be revisited next (free slots and a merge old enough); nullopt: none.
   std::optional<absl::Time> NextDue(absl::Time now) const;
   // New knobs; a lower limit merges down at the next Apply (deletes only: no peak).
-  void Reconfigure(const GroupBudgetConfig& config) { config_ = config; }
+  void Reconfigure(const GroupBudgetConfig& config) {
+    config_ = config;
+    swap_dirty_ = true;  // what a swap may gain or cost changed
+  }
   // The limit turned on while the FIB holds every exact group (a reload; before the first
   // Apply): `groups` as the FIB has them (ids are wanted-group ids) and the routes on them.
   // The next Apply keeps the best of them as slots, under their own ids and in place (no
@@ -199,6 +211,24 @@ class GroupBudget {
   }
   void Shrink(absl::Time now);
   void Revisit(absl::Time now);
+  // For the swaps' victim search (same-next-hops scope): per slot, the other slots of its
+  // next-hop set by their share error against it, nearest first. Built when a swap needs it,
+  // kept up to date as swaps make and delete slots, dropped when anything else changes slots.
+  void BuildNear();
+  void NearInsert(GroupId id);
+  void NearErase(GroupId id);
+  // Others that slot `sid` serves at least min_gain better follow it, if their merge is old
+  // enough (`cands`: the merged groups a revisit looks at).
+  void Follow(GroupId sid, GroupId promoted, std::span<const GroupId> cands, absl::Time now);
+  // The least error of serving `w` by an installed group other than `except` or by `extra`
+  // (if not null; a slot about to be made): stops at once when it finds one of at most
+  // `enough`. kInf if nothing may serve it. `at`: that group (0: `extra`).
+  double NextBest(const Wanted& w, GroupId except, const Slot* extra, double enough, GroupId* at = nullptr) const;
+  // A swap for merged group `cid` (error `c.error`): the slot whose users lose least by
+  // moving to their next best (a slot of `cid`'s own weights included), if that is at most
+  // `bound`; made and returns true. `unblock`: the earliest time a slot held down now may go.
+  bool Swap(GroupId cid, Wanted& c, double bound, std::span<const GroupId> cands, absl::Time now,
+            std::optional<absl::Time>& unblock);
   size_t VoluntaryRoom() const;  // new slots the steady state may take now
   size_t HardRoom() const;       // new slots this update may create at all (or revive, adopting)
   void PlaceAdopted(absl::FunctionRef<double(GroupId)> bandwidth, absl::Time now);
@@ -225,7 +255,16 @@ class GroupBudget {
   absl::flat_hash_set<GroupId> adopted_;      // exact groups in the FIB, not yet kept or retired (Adopt)
   bool adopting_ = false;                     // Place keeps adopted groups instead of creating
   std::vector<std::string> notices_;
-  uint64_t moves_ = 0, promotions_ = 0;
+  uint64_t moves_ = 0, promotions_ = 0, swaps_ = 0;
+  // A full table: whether anything changed since a revisit last found no swap worth making
+  // (at `swap_tried_at_`); if not, it is tried again only for merges that became old enough
+  // since, or at `swap_retry_` (a slot held down then may go).
+  bool swap_dirty_ = true;
+  bool near_valid_ = false;
+  size_t near_gone_ = 0;  // slots deleted since the rows were built (left in them)
+  absl::flat_hash_map<GroupId, std::vector<std::pair<double, GroupId>>> near_;
+  absl::Time swap_tried_at_ = absl::InfinitePast();
+  std::optional<absl::Time> swap_retry_;
   size_t peak_ = 0;
 
  public:
