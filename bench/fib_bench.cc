@@ -9,7 +9,12 @@
 //      without the daemon's 2 ms batching delay (the pipeline's clock is a ManualClock).
 // Each figure: median of --runs (default 3).
 //
-//   bench/fib_bench [--runs N] [--routes N]
+//   3. the audit (issue 40): CPU and wall time of one audit of the whole table (the event
+//      thread is busy for all of it: its longest pause), and repairs of 1, 100 and 10k routes
+//      someone deleted at once (`ip -batch`), from the end of the deletion to every route back.
+//
+//   bench/fib_bench [--runs N] [--routes N] [--only audit]
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -203,21 +208,96 @@ std::pair<double, size_t> Reweight(const Netns& ns, uint32_t n) {
   return {Seconds(t0, t1) * 1e3, messages};
 }
 
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+struct AuditFigures {
+  double wall = 0, cpu = 0;              // one audit of the table
+  std::vector<double> repair_seconds;    // per deletion size
+};
+
+// `n` routes installed by the FIB stage (the kernel's notifications watched, as bagd does);
+// one audit timed; then 1, 100, 10k routes deleted by `ip -batch`, each repaired.
+AuditFigures Audit(const Netns& ns, uint32_t n, const std::vector<uint32_t>& deletions) {
+  AuditFigures out;
+  boost::asio::io_context io;
+  auto backend = OpenBackend(ns);
+  fib::NetlinkBackend* kernel = backend.get();
+  auto stage = StartFibStage(io, std::move(backend));
+  stage->WatchEvents(kernel->event_fd(), [kernel] { kernel->ReadEvents(); });
+  rib::FibUpdate u;
+  u.group_upserts.push_back({1, {{*wire::IpAddress::Parse("192.0.2.2"), 1}, {*wire::IpAddress::Parse("192.0.2.3"), 3}}});
+  for (uint32_t i = 0; i < n; ++i) u.route_upserts.emplace_back(V4(i), 1);
+  stage->Apply(u);
+  io.run_for(std::chrono::milliseconds(100));
+  const double c0 = CpuSeconds();
+  const auto t0 = Clock::now();
+  auto found = stage->AuditNow();
+  out.wall = Seconds(t0, Clock::now());
+  out.cpu = CpuSeconds() - c0;
+  if (!found.ok() || *found != 0) std::fprintf(stderr, "audit: found differences in an untouched table\n");
+  uint32_t offset = 0;
+  for (uint32_t k : deletions) {
+    const std::string file = "/tmp/" + ns.name + ".del";
+    FILE* f = std::fopen(file.c_str(), "w");
+    for (uint32_t i = 0; i < k; ++i) std::fprintf(f, "route del %s proto 186\n", V4((offset + i * 7) % n).ToString().c_str());
+    std::fclose(f);
+    offset += 1;
+    Sh("ip -n " + ns.name + " -batch " + file);
+    const auto td = Clock::now();
+    std::remove(file.c_str());
+    // Until every route is back (the notifications read, one flush).
+    while (stage->reconciler().confirmed_routes().size() != n || stage->reconciler().dirty()) {
+      io.run_for(std::chrono::milliseconds(1));
+      if (Seconds(td, Clock::now()) > 60) break;
+    }
+    out.repair_seconds.push_back(Seconds(td, Clock::now()));
+  }
+  FlushNamespace(ns);
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int runs = 3;
   uint32_t routes = 1000000;
+  std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::string(argv[i]) == "--runs") runs = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--routes") routes = static_cast<uint32_t>(std::atol(argv[i + 1]));
+    if (std::string(argv[i]) == "--only") only = argv[i + 1];
   }
   if (geteuid() != 0) {
     std::fprintf(stderr, "fib_bench needs root (it creates a network namespace)\n");
     return 1;
   }
-  log::SetLevel(log::Level::kWarning);
+  log::SetLevel(log::Level::kError);
   Netns ns;
+  if (only.empty() || only == "audit") {
+    const std::vector<uint32_t> deletions = {1, 100, 10000};
+    std::vector<double> wall, cpu;
+    std::vector<std::vector<double>> repair(deletions.size());
+    for (int i = 0; i < runs; ++i) {
+      AuditFigures a = Audit(ns, routes, deletions);
+      wall.push_back(a.wall);
+      cpu.push_back(a.cpu);
+      for (size_t d = 0; d < deletions.size(); ++d) repair[d].push_back(a.repair_seconds[d]);
+    }
+    std::printf("| audit of %u routes (median of %d) | seconds |\n|---|---|\n", routes, runs);
+    std::printf("| CPU of one audit (dump + compare) | %.3f |\n", Median(cpu));
+    std::printf("| wall time of one audit = longest pause of the event thread | %.3f |\n", Median(wall));
+    for (size_t d = 0; d < deletions.size(); ++d) {
+      std::printf("| %u routes deleted at once (ip -batch): all back after the deletion | %.3f |\n", deletions[d],
+                  Median(repair[d]));
+    }
+    std::printf("\n");
+    if (only == "audit") return 0;
+  }
   std::vector<double> bagd, ip;
   for (int i = 0; i < runs; ++i) {
     bagd.push_back(BagdInstall(ns, routes));

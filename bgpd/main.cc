@@ -334,6 +334,7 @@ int main(int argc, char** argv) {
       auto* appldb_backend = dynamic_cast<bagd::fib::sonic::AppldbBackend*>(backend->get());
       bagd::daemon::FibStageOptions fib_options;
       fib_options.startup_hold = std::chrono::seconds(loaded.config.fib().restart_hold_time());
+      fib_options.audit_interval = std::chrono::seconds(loaded.config.fib().audit_interval());
       fib_options.metrics = &metrics;
       fib_options.events = &events;
       fib = std::make_unique<bagd::daemon::FibStage>(io, std::move(*backend), fib_options);
@@ -378,6 +379,10 @@ int main(int argc, char** argv) {
   adapter_options.config_path = opts->config;
   std::unique_ptr<bagd::control::ControlServer> control;
   // control.group as the running configuration has it now (after a reload that applied).
+  // fib.audit_interval as the running configuration has it now.
+  auto apply_fib_settings = [&] {
+    if (fib) fib->SetAuditInterval(std::chrono::seconds(speaker.config().fib().audit_interval()));
+  };
   auto apply_control_group = [&]() -> std::vector<std::string> {
     auto group = ControlGroup(speaker.config());
     absl::Status st = group.ok() ? control->SetGroup(*group) : group.status();
@@ -390,6 +395,7 @@ int main(int argc, char** argv) {
   adapter_options.on_reloaded = [&](const bagd::control::v1::ReloadConfigResponse& r) {
     std::vector<std::string> errors(r.errors().begin(), r.errors().end());
     if (r.applied()) {
+      apply_fib_settings();
       for (auto& e : apply_control_group()) errors.push_back(std::move(e));
     }
     events.Publish(ConfigEvent("control API", r.path(), r.applied(), errors,
@@ -454,6 +460,7 @@ int main(int argc, char** argv) {
           (*notifier)->Ready("the last reload was rejected (see the log); running the previous configuration");
         } else {
           bagd::log::Info("SIGHUP: %s reloaded", opts->config);
+          apply_fib_settings();
           events.Publish(ConfigEvent("SIGHUP", opts->config, true, apply_control_group(), restart));
           (*notifier)->Ready(absl::StrCat("reloaded; ", speaker.neighbor_count(), " neighbors"));
         }

@@ -35,26 +35,44 @@ struct FibCapabilities {
   bool group_delete_removes_routes = false;
 };
 
+// Every operation carries a generation: the reconciler numbers what it sends, one number
+// higher each time, and an answer counts only for the operation it answers. A backend that
+// answers later (IsInProgress below) says which operation through FibEvent::kCompleted with
+// its generation; an answer for an object that was written again since is not taken as the
+// newer state installed (FRR PR 23022 is that bug).
 struct NexthopOp {
   ObjectId id = 0;
   wire::IpAddress gateway;
   bool remove = false;
+  uint64_t generation = 0;
 };
 
 struct GroupOp {
   ObjectId id = 0;
   std::vector<std::pair<ObjectId, uint32_t>> members;  // (next hop id, weight >= 1), by id
   bool remove = false;
+  uint64_t generation = 0;
 };
 
 struct RouteOp {
   wire::Prefix prefix;
   ObjectId group = 0;
   bool remove = false;
+  // Create only, never replace: the prefix holds no route bagd knows as its own, and a route
+  // someone else put there must not be overwritten (the kernel: NLM_F_EXCL). A refusal is
+  // absl::StatusCode::kAlreadyExists.
+  bool exclusive = false;
+  uint64_t generation = 0;
 };
 
 using FibOp = std::variant<NexthopOp, GroupOp, RouteOp>;
 std::string Describe(const FibOp& op);  // "group 7 = 3*1 4*2", "route 10.0.0.0/24 -> 7", ...
+uint64_t GenerationOf(const FibOp& op);
+
+// The status a backend returns from Apply() for an operation it has sent but whose answer
+// comes later, as a FibEvent::kCompleted with the operation's generation.
+absl::Status InProgress();
+bool IsInProgress(const absl::Status& st);
 
 // What a backend holds that bagd owns (protocol / owner tag), and the ids others use.
 struct FibState {
@@ -64,16 +82,42 @@ struct FibState {
   std::vector<ObjectId> foreign_ids;  // object ids in use by others: never allocated by bagd
 };
 
-// Something happened behind the reconciler's back.
+// Something happened behind the reconciler's back, or an answer that came later.
+// A backend reports changes that others made (another process, an operator's `ip`), never
+// the echo of its own operations.
 struct FibEvent {
   enum class Kind {
     kNexthopDeleted,  // e.g. the kernel removed it on link loss (and from every group)
     kLinkUp,          // a link came up: next hops that failed may now be created
     kLinkDown,        // a link went down: the kernel deleted its next hops without a word
     kResyncNeeded,    // notifications were lost (ENOBUFS): dump and compare everything
+    // Someone else deleted (present = false) or rewrote a route of bagd's protocol at
+    // `prefix`; `id` is the object it points at now (kNotAnObject: a gateway, not an object).
+    kRouteChanged,
+    // Someone else replaced bagd's group `id`: its members are now `members`.
+    kGroupChanged,
+    // Someone else replaced bagd's next hop `id` (its gateway or interface).
+    kNexthopChanged,
+    // A route of another protocol appeared at `prefix` (present) where it takes the place of
+    // bagd's (same table and metric), or went away (not present).
+    kForeignRoute,
+    // The answer to the operation numbered `generation` (a backend that answers later).
+    kCompleted,
   };
+  static constexpr ObjectId kNotAnObject = 0xFFFFFFFF;
+  static FibEvent Of(Kind kind, ObjectId id = 0) {
+    FibEvent e;
+    e.kind = kind;
+    e.id = id;
+    return e;
+  }
   Kind kind = Kind::kResyncNeeded;
   ObjectId id = 0;
+  wire::Prefix prefix{};
+  bool present = false;
+  std::vector<std::pair<ObjectId, uint32_t>> members;
+  uint64_t generation = 0;
+  absl::Status status;
 };
 
 class FibBackend {

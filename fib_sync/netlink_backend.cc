@@ -1,6 +1,8 @@
 #include "fib_sync/netlink_backend.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -31,6 +33,27 @@ nl::WeightWidth DetectWeightWidth() {
   return (major > 6 || (major == 6 && minor >= 12)) ? nl::WeightWidth::k16Bit : nl::WeightWidth::k8Bit;
 }
 
+// The notification socket hears every change to routes and next hops, bagd's own too: a
+// full table's install would echo a million messages into it (and overflow it). A socket
+// filter drops, in the kernel, every message whose nlmsg_pid is the port of bagd's request
+// socket (the kernel sends the requester's port in the notifications a request causes), so
+// what is read is what someone else did. FRR's zebra filters its own echoes the same way.
+absl::Status DropOwnEchoes(int event_fd, uint32_t own_port) {
+  // Classic BPF loads words big-endian; nlmsg_pid is in host order.
+  const uint32_t want = htonl(own_port);
+  sock_filter code[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 12),  // offsetof(struct nlmsghdr, nlmsg_pid)
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, want, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, 0),           // ours: drop
+      BPF_STMT(BPF_RET | BPF_K, 0xffffffff),  // anyone else's: keep
+  };
+  sock_fprog prog{static_cast<unsigned short>(sizeof code / sizeof code[0]), code};
+  if (setsockopt(event_fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) != 0) {
+    return Errno("attaching the notification filter", errno);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NetlinkBackend>> NetlinkBackend::Open(const NetlinkOptions& options) {
@@ -42,11 +65,17 @@ absl::StatusOr<std::unique_ptr<NetlinkBackend>> NetlinkBackend::Open(const Netli
       err = errno;
       return;
     }
-    b->event_fd_ = OpenRouteSocket(options.event_buffer, {RTNLGRP_NEXTHOP, RTNLGRP_LINK});
+    b->event_fd_ = OpenRouteSocket(options.event_buffer,
+                                   {RTNLGRP_NEXTHOP, RTNLGRP_LINK, RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE});
     if (b->event_fd_ < 0) err = errno;
   });
   if (!st.ok()) return st;
   if (err != 0) return Errno("netlink socket", err);
+  sockaddr_nl self{};
+  socklen_t len = sizeof self;
+  if (getsockname(b->fd_, reinterpret_cast<sockaddr*>(&self), &len) != 0) return Errno("netlink getsockname", errno);
+  b->own_port_ = self.nl_pid;
+  if (auto f = DropOwnEchoes(b->event_fd_, b->own_port_); !f.ok()) return f;
   b->width_ = options.weight_bits == 8    ? nl::WeightWidth::k8Bit
               : options.weight_bits == 16 ? nl::WeightWidth::k16Bit
                                           : DetectWeightWidth();
@@ -130,7 +159,10 @@ absl::Status NetlinkBackend::Encode(const FibOp& op, nl::Bytes& batch, uint32_t 
             route.table = options_.table;
             route.protocol = options_.protocol;
             route.nexthop_id = r.group;
-            return nl::AppendNewRoute(batch, seq, kUpsert, route).status();
+            // A route bagd does not hold as its own is only created, never put in place of
+            // another protocol's (EEXIST then: a conflict the reconciler reports).
+            const uint16_t flags = r.exclusive ? (nl::kFlagCreate | nl::kFlagExcl) : kUpsert;
+            return nl::AppendNewRoute(batch, seq, flags, route).status();
           },
       },
       op);
@@ -226,27 +258,55 @@ void NetlinkBackend::ReadEvents() {
       if (errno == EINTR) continue;
       if (errno == ENOBUFS) {
         // The kernel dropped notifications: nothing we know is certain any more.
-        Emit(FibEvent{FibEvent::Kind::kResyncNeeded, 0});
+        Emit(FibEvent::Of(FibEvent::Kind::kResyncNeeded, 0));
         continue;
       }
       return;  // EAGAIN: all read
     }
     auto messages = nl::Parse(nl::ByteSpan(buf.data(), static_cast<size_t>(n)));
     if (!messages.ok()) {
-      Emit(FibEvent{FibEvent::Kind::kResyncNeeded, 0});
+      Emit(FibEvent::Of(FibEvent::Kind::kResyncNeeded, 0));
       continue;
     }
     for (const nl::Message& m : *messages) {
+      if (m.header.pid == own_port_ && own_port_ != 0) continue;  // ours (the filter missed it)
       if (const auto* nh = std::get_if<nl::NexthopMsg>(&m.body)) {
+        const uint32_t id = std::visit([](const auto& o) { return o.id; }, nh->object);
         if (nh->deleted) {
-          const uint32_t id = std::visit([](const auto& o) { return o.id; }, nh->object);
-          Emit(FibEvent{FibEvent::Kind::kNexthopDeleted, id});
+          Emit(FibEvent::Of(FibEvent::Kind::kNexthopDeleted, id));
+        } else if (const auto* g = std::get_if<nl::NexthopGroup>(&nh->object)) {
+          if (g->protocol != options_.protocol) continue;
+          FibEvent e = FibEvent::Of(FibEvent::Kind::kGroupChanged, id);
+          for (const auto& member : g->members) e.members.emplace_back(member.nexthop_id, member.weight);
+          Emit(e);
+        } else if (std::get<nl::Nexthop>(nh->object).protocol == options_.protocol) {
+          Emit(FibEvent::Of(FibEvent::Kind::kNexthopChanged, id));
+        }
+      } else if (const auto* r = std::get_if<nl::RouteMsg>(&m.body)) {
+        if (r->route.table != options_.table) continue;
+        FibEvent e;
+        e.prefix = r->route.prefix;
+        e.present = !r->deleted;
+        if (r->route.protocol == options_.protocol) {
+          e.kind = FibEvent::Kind::kRouteChanged;
+          e.id = r->route.nexthop_id != 0 ? r->route.nexthop_id : FibEvent::kNotAnObject;
+          Emit(e);
+        } else if (r->route.type == nl::kRouteTypeUnicast || r->route.type == nl::kRouteTypeBlackhole) {
+          // Another protocol's route where bagd's would be (same table, same metric: bagd
+          // installs without RTA_PRIORITY, which IPv6 stores as 1024): it replaced bagd's
+          // route or keeps bagd's from being added. Routes at another metric live beside it.
+          const uint32_t ours = r->route.prefix.afi() == wire::Afi::kIpv6 ? 1024 : 0;
+          const uint32_t theirs = r->route.priority == 0 && r->route.prefix.afi() == wire::Afi::kIpv6 ? 1024
+                                                                                                     : r->route.priority;
+          if (theirs != ours) continue;
+          e.kind = FibEvent::Kind::kForeignRoute;
+          Emit(e);
         }
       } else if (const auto* l = std::get_if<nl::LinkMsg>(&m.body)) {
         // Linux deletes the nexthops of a link that goes down (admin or carrier) without a
         // RTM_DELNEXTHOP notification, so a link going down means: look again.
         const bool up = !l->deleted && (l->link.flags & IFF_UP) && (l->link.flags & kIffLowerUp);
-        Emit(FibEvent{up ? FibEvent::Kind::kLinkUp : FibEvent::Kind::kLinkDown, l->link.ifindex});
+        Emit(FibEvent::Of(up ? FibEvent::Kind::kLinkUp : FibEvent::Kind::kLinkDown, l->link.ifindex));
       }
     }
   }

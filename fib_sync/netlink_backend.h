@@ -45,8 +45,10 @@ class NetlinkBackend : public FibBackend {
 
   // Notifications: readable when the kernel has something to say.
   int event_fd() const { return event_fd_; }
-  // Reads every pending notification and emits FibEvents (kNexthopDeleted, kLinkUp,
-  // kResyncNeeded on ENOBUFS).
+  // Reads every pending notification and emits FibEvents: kNexthopDeleted, kLinkUp/Down,
+  // kResyncNeeded on ENOBUFS, and what someone else did to bagd's objects (kRouteChanged,
+  // kGroupChanged, kNexthopChanged) or where bagd's routes go (kForeignRoute). The echoes of
+  // bagd's own requests are dropped in the kernel by a socket filter.
   void ReadEvents();
 
   struct Counters {
@@ -68,6 +70,7 @@ class NetlinkBackend : public FibBackend {
   NetlinkOptions options_;
   int fd_ = -1;
   int event_fd_ = -1;
+  uint32_t own_port_ = 0;  // the request socket's netlink port: notifications it causes are ours
   uint32_t seq_ = 1;
   netlink::WeightWidth width_ = netlink::WeightWidth::k16Bit;
   Counters counters_;

@@ -39,6 +39,40 @@ std::string Describe(const FibOp& op) {
                     op);
 }
 
+uint64_t GenerationOf(const FibOp& op) {
+  return std::visit([](const auto& o) { return o.generation; }, op);
+}
+
+namespace {
+constexpr absl::string_view kInProgressUrl = "bagd.fib/in-progress";
+}  // namespace
+
+absl::Status InProgress() {
+  absl::Status st(absl::StatusCode::kUnavailable, "sent; the answer comes later");
+  st.SetPayload(kInProgressUrl, absl::Cord("1"));
+  return st;
+}
+
+bool IsInProgress(const absl::Status& st) { return !st.ok() && st.GetPayload(kInProgressUrl).has_value(); }
+
+const char* RepairObjectName(RepairObject o) {
+  switch (o) {
+    case RepairObject::kRoute: return "route";
+    case RepairObject::kGroup: return "group";
+    case RepairObject::kNexthop: return "nexthop";
+  }
+  return "?";
+}
+
+const char* RepairCauseName(RepairCause c) {
+  switch (c) {
+    case RepairCause::kDeleted: return "deleted";
+    case RepairCause::kChanged: return "changed";
+    case RepairCause::kAudit: return "audit";
+  }
+  return "?";
+}
+
 absl::Status Reconciler::Start() {
   auto state = backend_.Dump();
   if (!state.ok()) return state.status();
@@ -219,12 +253,124 @@ void Reconciler::Record(FlushResult& r, const FibOp& op, const absl::Status& st)
              op);
 }
 
-std::vector<absl::Status> Reconciler::Apply(const std::vector<FibOp>& ops, FlushResult& r) {
+std::vector<absl::Status> Reconciler::Apply(std::vector<FibOp>& ops, FlushResult& r) {
   if (ops.empty()) return {};
+  for (FibOp& op : ops) {
+    std::visit([&](auto& o) { o.generation = next_generation_++; }, op);
+  }
   std::vector<absl::Status> st = backend_.Apply(ops);
   st.resize(ops.size(), absl::InternalError("the backend gave no status"));
-  for (size_t i = 0; i < ops.size(); ++i) Record(r, ops[i], st[i]);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (IsInProgress(st[i])) {
+      // The answer comes as a FibEvent::kCompleted: until then the object gets no other
+      // operation, and only that answer settles it.
+      const uint64_t gen = GenerationOf(ops[i]);
+      std::visit(wire::Overloaded{[&](const NexthopOp& o) { object_gen_[o.id] = gen; },
+                                  [&](const GroupOp& o) { object_gen_[o.id] = gen; },
+                                  [&](const RouteOp& o) { route_gen_[o.prefix] = gen; }},
+                 ops[i]);
+      in_flight_.emplace(gen, ops[i]);
+      ++stats_.in_flight;
+      continue;
+    }
+    Record(r, ops[i], st[i]);
+  }
   return st;
+}
+
+void Reconciler::Settle(const FibOp& op) {
+  std::visit(
+      wire::Overloaded{
+          [&](const NexthopOp& n) {
+            if (n.remove) {
+              confirmed_.nexthops.erase(n.id);
+              delete_nexthops_.erase(n.id);
+              bool wanted = false;
+              for (const auto& [gw, d] : nexthops_) wanted |= d.id == n.id;
+              if (!wanted) allocated_.erase(n.id);
+              return;
+            }
+            confirmed_.nexthops[n.id] = n.gateway;
+            auto d = nexthops_.find(n.gateway);
+            if (d != nexthops_.end() && d->second.id == n.id) {
+              dirty_nexthops_.erase(n.gateway);
+              rewrite_nexthops_.erase(n.gateway);
+            }
+            // Groups that wanted this next hop can now have it.
+            for (const auto& [gid, g] : groups_) {
+              for (const auto& m : g.members) {
+                if (m.next_hop == n.gateway) dirty_groups_.insert(gid);
+              }
+            }
+          },
+          [&](const GroupOp& g) {
+            if (g.remove) {
+              ConfirmGroupDeleted(g.id);
+              return;
+            }
+            confirmed_.groups[g.id] = g.members;
+            auto want = WantedMembers(g.id);
+            auto have = g.members;
+            std::sort(have.begin(), have.end());
+            if (want && *want == have) dirty_groups_.erase(group_object_.at(g.id));
+          },
+          [&](const RouteOp& rt) {
+            SetConfirmedRoute(rt.prefix, rt.remove ? std::nullopt : std::optional<ObjectId>(rt.group));
+            const auto want = WantedRouteObject(rt.prefix);
+            if (rt.remove ? !routes_.contains(rt.prefix) : (want && *want == rt.group)) dirty_routes_.Erase(rt.prefix);
+          },
+      },
+      op);
+}
+
+void Reconciler::OnCompleted(const FibEvent& e) {
+  auto it = in_flight_.find(e.generation);
+  if (it == in_flight_.end()) {
+    ++stats_.stale_answers;  // an answer to nothing we wait for (a resync came between)
+    return;
+  }
+  const FibOp op = std::move(it->second);
+  in_flight_.erase(it);
+  // Only the object's latest operation settles it.
+  bool latest = false;
+  std::visit(wire::Overloaded{[&](const RouteOp& o) {
+                                auto g = route_gen_.find(o.prefix);
+                                latest = g != route_gen_.end() && g->second == e.generation;
+                                if (latest) route_gen_.erase(g);
+                              },
+                              [&](const auto& o) {
+                                auto g = object_gen_.find(o.id);
+                                latest = g != object_gen_.end() && g->second == e.generation;
+                                if (latest) object_gen_.erase(g);
+                              }},
+             op);
+  if (!latest) {
+    ++stats_.stale_answers;
+    return;
+  }
+  FlushResult ignored;
+  Record(ignored, op, e.status);
+  if (e.status.ok()) {
+    Settle(op);
+  } else if (ignored.errors.size() > 0) {
+    Report(ignored.errors.front());
+  }
+}
+
+std::optional<std::vector<std::pair<ObjectId, uint32_t>>> Reconciler::WantedMembers(ObjectId object) const {
+  auto o = group_object_.find(object);
+  if (o == group_object_.end()) return std::nullopt;
+  auto g = groups_.find(o->second);
+  if (g == groups_.end()) return std::nullopt;
+  return KernelMembers(g->second, false);
+}
+
+std::optional<ObjectId> Reconciler::WantedRouteObject(const wire::Prefix& prefix) const {
+  const rib::GroupId* want = routes_.Find(prefix);
+  if (want == nullptr) return std::nullopt;
+  auto g = groups_.find(*want);
+  if (g == groups_.end() || g->second.id == 0) return std::nullopt;
+  return g->second.id;
 }
 
 FlushResult Reconciler::Flush() {
@@ -237,8 +383,13 @@ FlushResult Reconciler::Flush() {
     for (auto it = dirty_nexthops_.begin(); it != dirty_nexthops_.end();) {
       auto d = nexthops_.find(*it);
       auto c = d == nexthops_.end() ? confirmed_.nexthops.end() : confirmed_.nexthops.find(d->second.id);
-      if (d == nexthops_.end() || (c != confirmed_.nexthops.end() && c->second == *it)) {
+      if (d == nexthops_.end() ||
+          (c != confirmed_.nexthops.end() && c->second == *it && !rewrite_nexthops_.contains(*it))) {
         it = dirty_nexthops_.erase(it);
+        continue;
+      }
+      if (Busy(d->second.id)) {  // its answer is still to come
+        ++it;
         continue;
       }
       ops.push_back(NexthopOp{d->second.id, *it, false});
@@ -247,15 +398,7 @@ FlushResult Reconciler::Flush() {
     }
     const auto st = Apply(ops, r);
     for (size_t i = 0; i < st.size(); ++i) {
-      if (!st[i].ok()) continue;
-      confirmed_.nexthops[std::get<NexthopOp>(ops[i]).id] = gws[i];
-      dirty_nexthops_.erase(gws[i]);
-      // Groups that wanted this next hop can now have it.
-      for (const auto& [gid, g] : groups_) {
-        for (const auto& m : g.members) {
-          if (m.next_hop == gws[i]) dirty_groups_.insert(gid);
-        }
-      }
+      if (st[i].ok()) Settle(ops[i]);
     }
   }
   // 2-5. Groups, routes, unused groups. Under the cap, a flush whose deletes freed slots
@@ -293,16 +436,12 @@ FlushResult Reconciler::Flush() {
         it = delete_nexthops_.erase(it);
         continue;
       }
-      if (!used.contains(*it)) ops.push_back(NexthopOp{*it, {}, true});
+      if (!used.contains(*it) && !Busy(*it)) ops.push_back(NexthopOp{*it, {}, true});
       ++it;
     }
     const auto st = Apply(ops, r);
     for (size_t i = 0; i < st.size(); ++i) {
-      if (!st[i].ok()) continue;
-      const ObjectId id = std::get<NexthopOp>(ops[i]).id;
-      confirmed_.nexthops.erase(id);
-      delete_nexthops_.erase(id);
-      allocated_.erase(id);
+      if (st[i].ok()) Settle(ops[i]);
     }
   }
   return r;
@@ -323,6 +462,10 @@ void Reconciler::FlushGroups(FlushResult& r) {
       continue;
     }
     Bind(*it, d->second);
+    if (Busy(d->second.id)) {  // its answer is still to come
+      ++it;
+      continue;
+    }
     auto members = KernelMembers(d->second, true);
     const bool complete = members.size() == d->second.members.size();
     auto c = confirmed_.groups.find(d->second.id);
@@ -393,7 +536,7 @@ size_t Reconciler::FreeUnused(size_t need, FlushResult& r) {
   for (const std::set<ObjectId>* from : {&delete_groups_, &stale_groups_}) {
     for (const ObjectId id : *from) {
       if (ops.size() == need) break;
-      if (confirmed_.groups.contains(id) && !route_refs_.contains(id)) ops.push_back(GroupOp{id, {}, true});
+      if (confirmed_.groups.contains(id) && !route_refs_.contains(id) && !Busy(id)) ops.push_back(GroupOp{id, {}, true});
     }
   }
   const auto st = Apply(ops, r);
@@ -484,8 +627,21 @@ size_t Reconciler::FlushRoutes(FlushResult& r) {
   auto apply = [&] {
     const auto st = Apply(ops, r);
     for (size_t i = 0; i < st.size(); ++i) {
-      if (!st[i].ok()) continue;
       const RouteOp& op = std::get<RouteOp>(ops[i]);
+      if (op.exclusive && absl::IsAlreadyExists(st[i])) {
+        dirty_routes_.Erase(op.prefix);
+        if (conflict_retry_.erase(op.prefix) > 0) continue;  // the other protocol's route is still there
+        // A route bagd does not know as its own is there: ours from a missed notification,
+        // or another protocol's. The next dump says which; until then it is not tried again.
+        suspects_.insert(op.prefix);
+        resync_wanted_ = true;
+        continue;
+      }
+      if (!st[i].ok()) continue;
+      if (!op.remove && conflicts_.erase(op.prefix) > 0) {
+        conflict_retry_.erase(op.prefix);
+        Report(absl::StrCat("route ", op.prefix.ToString(), ": no other protocol's route holds it any more; installed"));
+      }
       SetConfirmedRoute(op.prefix, op.remove ? std::nullopt : std::optional<ObjectId>(op.group));
       dirty_routes_.Erase(op.prefix);
       ++done;
@@ -513,6 +669,7 @@ size_t Reconciler::FlushRoutes(FlushResult& r) {
   // Routes to delete (in the second walk), counted here by the group they sit on.
   absl::flat_hash_map<ObjectId, size_t> deletes_of;
   walk([&](const wire::Prefix& prefix) {
+    if (Busy(prefix)) return;  // its answer is still to come
     const ObjectId* current = confirmed_routes_.Find(prefix);
     const rib::GroupId* want = routes_.Find(prefix);
     if (want == nullptr) {
@@ -532,14 +689,20 @@ size_t Reconciler::FlushRoutes(FlushResult& r) {
       settled.push_back(prefix);
       return;
     }
-    ops.push_back(RouteOp{prefix, g->second.id, false});
+    if (current == nullptr &&
+        (suspects_.contains(prefix) || (conflicts_.contains(prefix) && !conflict_retry_.contains(prefix)))) {
+      settled.push_back(prefix);  // another protocol's route holds it: left alone (Audit tries again)
+      return;
+    }
+    // Replace only what is ours; anything else is created exclusively.
+    ops.push_back(RouteOp{prefix, g->second.id, false, current == nullptr});
   });
   if (deletes_of.empty()) return done;
   // Groups that go with every route on them (a full table's session loss): one group delete
   // removes them all where the backend can.
   const absl::flat_hash_set<ObjectId> with_group = GroupsGoingWithTheirRoutes(deletes_of);
   walk([&](const wire::Prefix& prefix) {
-    if (routes_.contains(prefix) || stale_routes_.contains(prefix)) return;
+    if (routes_.contains(prefix) || stale_routes_.contains(prefix) || Busy(prefix)) return;
     if (const ObjectId* current = confirmed_routes_.Find(prefix)) {
       if (!with_group.contains(*current)) ops.push_back(RouteOp{prefix, *current, true});
     }
@@ -594,7 +757,7 @@ size_t Reconciler::DeleteUnusedGroups(FlushResult& r) {
       it = delete_groups_.erase(it);
       continue;
     }
-    if (!route_refs_.contains(*it)) ops.push_back(GroupOp{*it, {}, true});
+    if (!route_refs_.contains(*it) && !Busy(*it)) ops.push_back(GroupOp{*it, {}, true});
     ++it;
   }
   const auto st = Apply(ops, r);
@@ -625,16 +788,44 @@ void Reconciler::Sweep() {
   stale_nexthops_.clear();
 }
 
+void Reconciler::ForgetInFlight() {
+  // A dump is the truth now: answers still to come are for operations of before it.
+  in_flight_.clear();
+  object_gen_.clear();
+  route_gen_.clear();
+}
+
+void Reconciler::SettleSuspects() {
+  // An exclusive create found a route: bagd's own (the dump has it) or another protocol's.
+  for (const wire::Prefix& p : suspects_) {
+    if (confirmed_routes_.contains(p)) continue;
+    if (conflicts_.insert(p).second) {
+      ++stats_.conflicts_total;
+      Report(absl::StrCat("route ", p.ToString(),
+                          ": a route of another protocol is there; bagd leaves it alone (a conflict) and tries again at "
+                          "each audit and when that route goes"));
+    }
+  }
+  suspects_.clear();
+}
+
 absl::Status Reconciler::Resync() {
   auto state = backend_.Dump();
   if (!state.ok()) return state.status();
   ++stats_.resyncs;
   resync_wanted_ = false;
+  ForgetInFlight();
   TakeConfirmed(*std::move(state));
+  SettleSuspects();
   // Everything desired is looked at again; Flush() acts only where the backend differs.
   for (const auto& [gw, d] : nexthops_) dirty_nexthops_.insert(gw);
   for (const auto& [gid, g] : groups_) dirty_groups_.insert(gid);
   routes_.ForEach([&](const wire::Prefix& prefix, rib::GroupId) { dirty_routes_.TryEmplace(prefix); });
+  MarkUnwanted();
+  return absl::OkStatus();
+}
+
+void Reconciler::MarkUnwanted() {
   // What we own and no longer want goes (unless it waits for the sweep).
   confirmed_routes_.ForEach([&](const wire::Prefix& prefix, ObjectId) {
     if (!routes_.contains(prefix) && !stale_routes_.contains(prefix)) dirty_routes_.TryEmplace(prefix);
@@ -647,12 +838,264 @@ absl::Status Reconciler::Resync() {
   for (const auto& [id, gw] : confirmed_.nexthops) {
     if (!wanted_nexthops.contains(id) && !stale_nexthops_.contains(id)) delete_nexthops_.insert(id);
   }
-  return absl::OkStatus();
 }
 
-bool Reconciler::OnEvent(const FibEvent& e) {
+absl::StatusOr<size_t> Reconciler::Audit(TimePoint now) {
+  auto dumped = backend_.Dump();
+  if (!dumped.ok()) return dumped.status();
+  ++stats_.audits;
+  FibState& d = *dumped;
+  size_t found = 0;
+  // Only what bagd believes installed, wants, and has no answer pending for is compared:
+  // the rest is dirty already, or settles by its answer.
+  for (const auto& [gw, n] : nexthops_) {
+    auto c = confirmed_.nexthops.find(n.id);
+    if (c == confirmed_.nexthops.end() || Busy(n.id)) continue;
+    auto k = d.nexthops.find(n.id);
+    if (k != d.nexthops.end() && k->second == gw) continue;
+    ++found;
+    const bool gone = k == d.nexthops.end();
+    RequestRepair(RepairKey{RepairObject::kNexthop, n.id, {}}, RepairCause::kAudit, now,
+                  absl::StrCat("next hop ", n.id, " via ", gw.ToString(),
+                               gone ? " is missing" : absl::StrCat(" is via ", k->second.ToString())));
+  }
+  for (const auto& [gid, g] : groups_) {
+    if (g.id == 0 || !confirmed_.groups.contains(g.id) || Busy(g.id)) continue;
+    auto believed = confirmed_.groups.at(g.id);
+    std::sort(believed.begin(), believed.end());
+    auto k = d.groups.find(g.id);
+    std::vector<std::pair<ObjectId, uint32_t>> have;
+    if (k != d.groups.end()) {
+      have = k->second;
+      std::sort(have.begin(), have.end());
+    }
+    if (k != d.groups.end() && have == believed) continue;
+    ++found;
+    std::string what = absl::StrCat("group ", g.id);
+    if (k == d.groups.end()) {
+      absl::StrAppend(&what, " is missing");
+    } else {
+      absl::StrAppend(&what, " is");
+      for (const auto& [nh, w] : have) absl::StrAppend(&what, " ", nh, "*", w);
+      absl::StrAppend(&what, " (bagd wrote");
+      for (const auto& [nh, w] : believed) absl::StrAppend(&what, " ", nh, "*", w);
+      absl::StrAppend(&what, ")");
+    }
+    RequestRepair(RepairKey{RepairObject::kGroup, g.id, {}}, RepairCause::kAudit, now, what);
+  }
+  std::vector<std::pair<wire::Prefix, std::string>> routes_found;
+  confirmed_routes_.ForEach([&](const wire::Prefix& prefix, ObjectId believed) {
+    if (Busy(prefix) || !routes_.contains(prefix)) return;
+    auto k = d.routes.find(prefix);
+    if (k != d.routes.end() && k->second == believed) return;
+    routes_found.emplace_back(prefix, k == d.routes.end()
+                                          ? std::string(" is missing")
+                                          : absl::StrCat(" points at ", k->second, " (bagd wrote ", believed, ")"));
+  });
+  for (const auto& [prefix, what] : routes_found) {
+    ++found;
+    RequestRepair(RepairKey{RepairObject::kRoute, 0, prefix}, RepairCause::kAudit, now,
+                  absl::StrCat("route ", prefix.ToString(), what));
+  }
+  // The dump is what is installed now; what was repaired above is dirty, the rest is compared
+  // by the flush only where it is dirty anyway.
+  ForgetInFlight();
+  TakeConfirmed(*std::move(dumped));
+  SettleSuspects();
+  // Conflicts are tried again, once each (exclusively): the other protocol's route may have
+  // gone without a word. Those the dump shows as bagd's are no conflicts.
+  for (auto it = conflicts_.begin(); it != conflicts_.end();) {
+    if (confirmed_routes_.contains(*it)) {
+      it = conflicts_.erase(it);
+      continue;
+    }
+    if (routes_.contains(*it)) {
+      dirty_routes_.TryEmplace(*it);
+      conflict_retry_.insert(*it);
+    }
+    ++it;
+  }
+  MarkUnwanted();
+  return found;
+}
+
+std::string Reconciler::Charge(const RepairKey& key, RepairCause cause, TimePoint now) {
+  RepairHistory& h = repair_history_[key];
+  ++h.count;
+  h.last = now;
+  ++stats_.repairs[static_cast<int>(key.object)][static_cast<int>(cause)];
+  if (h.count < options_.free_repairs) return "";
+  // Someone keeps changing it: the next repair waits, longer each time.
+  const uint32_t shift = std::min<uint32_t>(h.count - options_.free_repairs, 20);
+  const auto wait =
+      std::min<std::chrono::milliseconds>(options_.repair_backoff_first * (1u << shift), options_.repair_backoff_max);
+  h.hold_until = now + wait;
+  return absl::StrCat("; repaired ", h.count, " times in a row: the next repair of it waits ", wait.count(), " ms");
+}
+
+bool Reconciler::RequestRepair(const RepairKey& key, RepairCause cause, TimePoint now, const std::string& what) {
+  RepairHistory& h = repair_history_[key];
+  if (h.count > 0 && now - h.last > options_.repair_window && now >= h.hold_until) h = RepairHistory{};
+  if (now < h.hold_until) {
+    if (held_.emplace(key, cause).second) ++stats_.repairs_held;
+    return false;
+  }
+  Report(absl::StrCat(what, " (", RepairCauseName(cause), "): put back", Charge(key, cause, now)));
+  MakeDirty(key);
+  return true;
+}
+
+void Reconciler::MakeDirty(const RepairKey& key) {
+  switch (key.object) {
+    case RepairObject::kRoute:
+      if (routes_.contains(key.prefix) || confirmed_routes_.contains(key.prefix)) dirty_routes_.TryEmplace(key.prefix);
+      break;
+    case RepairObject::kGroup:
+      if (auto o = group_object_.find(key.id); o != group_object_.end()) dirty_groups_.insert(o->second);
+      break;
+    case RepairObject::kNexthop:
+      for (const auto& [gw, d] : nexthops_) {
+        if (d.id == key.id) {
+          dirty_nexthops_.insert(gw);
+          rewrite_nexthops_.insert(gw);
+        }
+      }
+      break;
+  }
+}
+
+std::optional<TimePoint> Reconciler::ReleaseHeld(TimePoint now) {
+  std::optional<TimePoint> next;
+  std::vector<std::pair<RepairKey, RepairCause>> due;
+  for (const auto& [key, cause] : held_) {
+    const TimePoint at = repair_history_[key].hold_until;
+    if (at <= now) {
+      due.emplace_back(key, cause);
+    } else if (!next || at < *next) {
+      next = at;
+    }
+  }
+  for (const auto& [key, cause] : due) {
+    held_.erase(key);
+    Charge(key, cause, now);
+    MakeDirty(key);
+  }
+  // Histories quiet for a window with nothing held are forgotten.
+  absl::erase_if(repair_history_, [&](const auto& kv) {
+    return now - kv.second.last > options_.repair_window && now >= kv.second.hold_until && !held_.contains(kv.first);
+  });
+  return next;
+}
+
+void Reconciler::Report(std::string line) {
+  if (reports_.size() < kMaxErrorsReported) {
+    reports_.push_back(std::move(line));
+  } else {
+    ++reports_dropped_;
+  }
+}
+
+std::vector<std::string> Reconciler::TakeReports() {
+  std::vector<std::string> out = std::move(reports_);
+  reports_.clear();
+  if (reports_dropped_ > 0) out.push_back(absl::StrCat("and ", reports_dropped_, " more"));
+  reports_dropped_ = 0;
+  return out;
+}
+
+bool Reconciler::OnEvent(const FibEvent& e, TimePoint now) {
   switch (e.kind) {
+    case FibEvent::Kind::kCompleted:
+      OnCompleted(e);
+      return true;
+    case FibEvent::Kind::kRouteChanged: {
+      // Someone else deleted or rewrote a route of bagd's protocol.
+      const std::optional<ObjectId> now_on = e.present ? std::optional<ObjectId>(e.id) : std::nullopt;
+      const ObjectId* before = confirmed_routes_.Find(e.prefix);
+      if (before == nullptr && !now_on) return false;  // nothing of ours was there
+      SetConfirmedRoute(e.prefix, now_on);
+      if (Busy(e.prefix)) return true;  // our own operation's answer decides
+      const auto want = WantedRouteObject(e.prefix);
+      if (!routes_.contains(e.prefix)) {
+        if (now_on && !stale_routes_.contains(e.prefix)) dirty_routes_.TryEmplace(e.prefix);  // not ours to keep
+        return true;
+      }
+      if (want && now_on && *now_on == *want) return true;
+      RequestRepair(RepairKey{RepairObject::kRoute, 0, e.prefix},
+                    e.present ? RepairCause::kChanged : RepairCause::kDeleted, now,
+                    absl::StrCat("route ", e.prefix.ToString(),
+                                 e.present ? (e.id == FibEvent::kNotAnObject ? " was rewritten by someone else (not to a "
+                                                                               "next-hop object)"
+                                                                             : absl::StrCat(" was repointed to ", e.id,
+                                                                                            " by someone else"))
+                                           : std::string(" was deleted by someone else")));
+      return true;
+    }
+    case FibEvent::Kind::kGroupChanged: {
+      if (!confirmed_.groups.contains(e.id) && !group_object_.contains(e.id)) return false;
+      confirmed_.groups[e.id] = e.members;
+      if (Busy(e.id)) return true;
+      auto want = WantedMembers(e.id);
+      if (!want) return true;  // being deleted, or a previous run's
+      auto have = e.members;
+      std::sort(have.begin(), have.end());
+      if (have == *want) return true;
+      std::string what = absl::StrCat("group ", e.id, " was replaced by someone else with");
+      for (const auto& [nh, w] : have) absl::StrAppend(&what, " ", nh, "*", w);
+      RequestRepair(RepairKey{RepairObject::kGroup, e.id, {}}, RepairCause::kChanged, now, what);
+      return true;
+    }
+    case FibEvent::Kind::kNexthopChanged: {
+      bool ours = false;
+      for (const auto& [gw, d] : nexthops_) ours |= d.id == e.id;
+      if (!ours || Busy(e.id)) return ours;
+      RequestRepair(RepairKey{RepairObject::kNexthop, e.id, {}}, RepairCause::kChanged, now,
+                    absl::StrCat("next hop ", e.id, " was replaced by someone else"));
+      return true;
+    }
+    case FibEvent::Kind::kForeignRoute: {
+      if (e.present) {
+        // Another protocol's route took the place of bagd's (or sits where bagd wants one).
+        const bool had = confirmed_routes_.contains(e.prefix);
+        if (!had && !routes_.contains(e.prefix)) return false;
+        if (had) SetConfirmedRoute(e.prefix, std::nullopt);
+        dirty_routes_.Erase(e.prefix);
+        if (conflicts_.insert(e.prefix).second) {
+          ++stats_.conflicts_total;
+          Report(absl::StrCat("route ", e.prefix.ToString(), had ? ": replaced by" : ": held by",
+                              " a route of another protocol; bagd leaves it alone (a conflict) until it goes"));
+        }
+        return true;
+      }
+      if (conflicts_.erase(e.prefix) == 0) return false;
+      conflict_retry_.erase(e.prefix);
+      if (routes_.contains(e.prefix)) dirty_routes_.TryEmplace(e.prefix);
+      Report(absl::StrCat("route ", e.prefix.ToString(), ": the other protocol's route went; bagd installs its own"));
+      return true;
+    }
     case FibEvent::Kind::kNexthopDeleted: {
+      if (confirmed_.groups.contains(e.id)) {
+        // A group of ours deleted by someone else: the kernel took its routes with it (IPv4
+        // without a word). Both are put back (FRR PRs 18722, 20747: silently lost routes).
+        std::vector<wire::Prefix> gone;
+        confirmed_routes_.ForEach([&](const wire::Prefix& p, ObjectId id) {
+          if (id == e.id) gone.push_back(p);
+        });
+        for (const wire::Prefix& p : gone) SetConfirmedRoute(p, std::nullopt);
+        ConfirmGroupDeleted(e.id);
+        auto o = group_object_.find(e.id);
+        if (o == group_object_.end() || Busy(e.id)) {
+          stale_groups_.erase(e.id);  // a previous run's, or being deleted: nothing to put back
+          return true;
+        }
+        allocated_.insert(e.id);  // still ours: written again under the same id
+        RequestRepair(RepairKey{RepairObject::kGroup, e.id, {}}, RepairCause::kDeleted, now,
+                      absl::StrCat("group ", e.id, " was deleted by someone else, with its ", gone.size(), " routes"));
+        for (const wire::Prefix& p : gone) {
+          if (routes_.contains(p)) dirty_routes_.TryEmplace(p);
+        }
+        return true;
+      }
       if (confirmed_.nexthops.erase(e.id) == 0) return false;
       // The kernel took it out of every group too.
       for (auto& [id, members] : confirmed_.groups) {

@@ -29,9 +29,26 @@
 // object keeps its id and costs no operation. Sweep() (after the routes have converged)
 // deletes what nobody claimed.
 //
+// Repair (docs/fib.md, "Repair and audit"): bagd owns its objects. A change someone else
+// made (the backend's FibEvents: a route of bagd's deleted or repointed, a group replaced
+// with other members or weights, a next hop replaced) makes the object dirty again, so the
+// next flush puts back what bagd wants; Audit() dumps the backend and does the same for every
+// difference, so a missed notification is found too. Routes of other protocols are never
+// touched: a route bagd does not know as its own is created exclusively (RouteOp::exclusive),
+// and a prefix held by another protocol's route is a conflict, shown and counted, tried again
+// at each audit and when that route goes. One object that keeps being changed is repaired at
+// once `free_repairs` times, then only after a backoff that doubles each time, until it has
+// been left alone for `repair_window`.
+//
+// Answers (fib_backend.h): every operation is numbered. A backend may answer later
+// (IsInProgress, then FibEvent::kCompleted); an object with an operation in flight gets no
+// other until the answer comes, and an answer whose number is not the object's latest (a
+// resync came between) changes nothing.
+//
 // Not thread-safe: runs on the owner's thread; the backend's events come back through OnEvent.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -55,7 +72,27 @@ struct ReconcilerOptions {
   // Route operations handed to the backend at a time (memory: a chunk of operations and
   // their statuses, whatever the number of routes a flush changes).
   size_t route_chunk = 8192;
+  // Repairs of one object (a route, a group, a next hop) done at once within repair_window;
+  // past that, each waits repair_backoff_first, doubling up to repair_backoff_max.
+  uint32_t free_repairs = 3;
+  std::chrono::seconds repair_window{60};
+  std::chrono::milliseconds repair_backoff_first{1000};
+  std::chrono::milliseconds repair_backoff_max{300000};
 };
+
+using TimePoint = std::chrono::steady_clock::time_point;
+
+// What was repaired (bagd_fib_repairs_total{object,cause}).
+enum class RepairObject : uint8_t { kRoute, kGroup, kNexthop };
+inline constexpr int kRepairObjects = 3;
+enum class RepairCause : uint8_t {
+  kDeleted,  // a notification: someone deleted it
+  kChanged,  // a notification: someone replaced it with something else
+  kAudit,    // found by the periodic audit (a notification missed, or none exists)
+};
+inline constexpr int kRepairCauses = 3;
+const char* RepairObjectName(RepairObject o);  // "route", "group", "nexthop"
+const char* RepairCauseName(RepairCause c);    // "deleted", "changed", "audit"
 
 struct FlushResult {
   size_t applied = 0;  // operations the backend confirmed
@@ -76,6 +113,12 @@ struct ReconcilerStats {
   uint64_t groups_refused = 0;  // times a group create was refused for want of room (max_groups)
   uint64_t groups_rebound = 0;  // groups written into the object of a group being deleted
   uint64_t routes_removed_with_group = 0;  // routes that went with their group's delete
+  uint64_t repairs[kRepairObjects][kRepairCauses] = {};  // [RepairObject][RepairCause]
+  uint64_t repairs_held = 0;     // repairs put off by the backoff of an object changed again and again
+  uint64_t conflicts_total = 0;  // times a prefix was found held by another protocol's route
+  uint64_t audits = 0;
+  uint64_t stale_answers = 0;    // answers for an operation that was not the object's latest
+  uint64_t in_flight = 0;        // operations sent whose answer comes later
 };
 
 class Reconciler {
@@ -94,7 +137,22 @@ class Reconciler {
   // a backend restart).
   absl::Status Resync();
   // Returns false when the event changes nothing bagd has (e.g. the notification of its own delete).
-  bool OnEvent(const FibEvent& e);
+  // `now` paces repairs of an object changed again and again.
+  bool OnEvent(const FibEvent& e, TimePoint now = {});
+  // Dumps the backend and compares it with what bagd believes installed: each difference
+  // from what bagd wants is repaired (cause kAudit) and reported; prefixes in conflict are
+  // tried again. Returns the differences found.
+  absl::StatusOr<size_t> Audit(TimePoint now);
+  // Repairs put off by an object's backoff whose time has come become dirty; returns when
+  // the next one is due.
+  std::optional<TimePoint> ReleaseHeld(TimePoint now);
+  // What repairs and conflicts found since the last call, one line each (at most 20, then a
+  // count), for the log.
+  std::vector<std::string> TakeReports();
+  // Prefixes held by another protocol's route (bagd's route is not installed there).
+  const std::set<wire::Prefix>& conflicts() const { return conflicts_; }
+  size_t held_repairs() const { return held_.size(); }
+  size_t in_flight() const { return in_flight_.size(); }
 
   // The group cap (ReconcilerOptions::max_groups); a reload may change it. 0: none.
   void SetMaxGroups(uint32_t max_groups) { options_.max_groups = max_groups; }
@@ -138,7 +196,41 @@ class Reconciler {
   void TakeConfirmed(FibState state);
   std::vector<std::pair<ObjectId, uint32_t>> KernelMembers(const DesiredGroup& g, bool confirmed_only) const;
   void Record(FlushResult& r, const FibOp& op, const absl::Status& st);
-  std::vector<absl::Status> Apply(const std::vector<FibOp>& ops, FlushResult& r);
+  // Numbers the operations and sends them; an operation the backend answers later is
+  // recorded in flight and its status is IsInProgress (callers treat it as not done).
+  std::vector<absl::Status> Apply(std::vector<FibOp>& ops, FlushResult& r);
+  // An operation whose success came (now or later, as the latest for its object) makes
+  // the confirmed state what it wrote, and its object clean when that is what is wanted.
+  void Settle(const FibOp& op);
+  void OnCompleted(const FibEvent& e);
+  void ForgetInFlight();
+  void SettleSuspects();
+  // Marks for deletion what bagd owns and no longer wants (unless the sweep decides).
+  void MarkUnwanted();
+  bool Busy(ObjectId id) const { return object_gen_.contains(id); }
+  bool Busy(const wire::Prefix& p) const { return route_gen_.contains(p); }
+  // A repair of an object someone else changed: true to do it now, false when its backoff
+  // holds it (it is done by ReleaseHeld).
+  struct RepairKey {
+    RepairObject object = RepairObject::kRoute;
+    ObjectId id = 0;
+    wire::Prefix prefix{};
+    friend bool operator==(const RepairKey&, const RepairKey&) = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const RepairKey& k) {
+      return H::combine(std::move(h), k.object, k.id, k.prefix);
+    }
+  };
+  bool RequestRepair(const RepairKey& key, RepairCause cause, TimePoint now, const std::string& what);
+  // Counts a repair done now and sets the object's backoff; returns what to add to the report.
+  std::string Charge(const RepairKey& key, RepairCause cause, TimePoint now);
+  void MakeDirty(const RepairKey& key);
+  void Report(std::string line);
+  // The desired kernel members of group `gid`'s object, or nullopt when the group is not ours.
+  std::optional<std::vector<std::pair<ObjectId, uint32_t>>> WantedMembers(ObjectId object) const;
+  // What route `prefix` should point at (the object of its group), when it is wanted and its
+  // group is installed.
+  std::optional<ObjectId> WantedRouteObject(const wire::Prefix& prefix) const;
   void FlushGroups(FlushResult& r);
   size_t FlushRoutes(FlushResult& r);  // returns the route operations applied
   size_t DeleteUnusedGroups(FlushResult& r);  // returns how many went
@@ -185,6 +277,25 @@ class Reconciler {
   ObjectId next_id_ = 0;
   std::set<rib::GroupId> refused_;  // groups refused at the last flush (no room)
   size_t waiting_routes_ = 0;       // dirty routes whose group was refused
+  // Repair.
+  struct RepairHistory {
+    uint32_t count = 0;   // repairs since the object was last quiet for repair_window
+    TimePoint last{};     // the last repair
+    TimePoint hold_until{};
+  };
+  absl::flat_hash_map<RepairKey, RepairHistory> repair_history_;
+  absl::flat_hash_map<RepairKey, RepairCause> held_;
+  std::set<wire::IpAddress> rewrite_nexthops_;  // replaced by someone else: written again as they are
+  std::set<wire::Prefix> conflicts_;            // held by another protocol's route
+  std::set<wire::Prefix> conflict_retry_;       // conflicts the audit tries again once
+  std::set<wire::Prefix> suspects_;             // an exclusive create found a route there: whose?
+  std::vector<std::string> reports_;
+  size_t reports_dropped_ = 0;
+  // Answers.
+  uint64_t next_generation_ = 1;
+  absl::flat_hash_map<uint64_t, FibOp> in_flight_;        // generation -> the operation
+  absl::flat_hash_map<ObjectId, uint64_t> object_gen_;    // next hop or group -> latest in flight
+  absl::flat_hash_map<wire::Prefix, uint64_t> route_gen_; // route -> latest in flight
   ReconcilerStats stats_;
 };
 

@@ -65,8 +65,17 @@ absl::Status RecordingBackend::ApplyOne(const FibOp& op) {
     return absl::OkStatus();
   }
   if (!state_.groups.contains(r.group)) return absl::FailedPreconditionError(absl::StrCat("no group ", r.group));
+  if (r.exclusive && (foreign_routes_.contains(r.prefix) || state_.routes.contains(r.prefix))) {
+    return absl::AlreadyExistsError(absl::StrCat("a route to ", r.prefix.ToString(), " exists"));
+  }
+  if (foreign_routes_.erase(r.prefix) > 0) ++foreign_overwritten_;
   state_.routes[r.prefix] = r.group;
   return absl::OkStatus();
+}
+
+void RecordingBackend::HoldByOtherProtocol(const wire::Prefix& prefix) {
+  state_.routes.erase(prefix);
+  foreign_routes_.insert(prefix);
 }
 
 void RecordingBackend::DeleteNexthopBehindOurBack(ObjectId id) {
@@ -86,7 +95,7 @@ void RecordingBackend::DeleteNexthopBehindOurBack(ObjectId id) {
       ++it;
     }
   }
-  Emit(FibEvent{FibEvent::Kind::kNexthopDeleted, id});
+  Emit(FibEvent::Of(FibEvent::Kind::kNexthopDeleted, id));
 }
 
 }  // namespace bagd::fib

@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "fib_sync/fib_backend.h"
 
 namespace bagd::fib {
@@ -28,6 +29,12 @@ class RecordingBackend : public FibBackend {
   void DeleteNexthopBehindOurBack(ObjectId id);
   const FibState& state() const { return state_; }
   FibState& mutable_state() { return state_; }
+  // As another protocol's route (an operator's `ip route replace`): it takes `prefix` from
+  // bagd's route. An exclusive create there fails (ALREADY_EXISTS); a replace overwrites it,
+  // which bagd must never do (counted in foreign_overwritten()).
+  void HoldByOtherProtocol(const wire::Prefix& prefix);
+  void ReleaseOtherProtocol(const wire::Prefix& prefix) { foreign_routes_.erase(prefix); }
+  size_t foreign_overwritten() const { return foreign_overwritten_; }
   const std::vector<FibOp>& log() const { return log_; }
   void ClearLog() { log_.clear(); }
 
@@ -39,6 +46,8 @@ class RecordingBackend : public FibBackend {
   std::function<absl::Status(const FibOp&)> fault_;
   std::function<void(const FibOp&, const FibState&)> after_each_;
   size_t peak_groups_ = 0;
+  absl::flat_hash_set<wire::Prefix> foreign_routes_;
+  size_t foreign_overwritten_ = 0;
 };
 
 }  // namespace bagd::fib

@@ -49,6 +49,20 @@ struct FibGroupCap {
   uint64_t rebound_total = 0;    // groups written in place into the object their routes left
 };
 
+// What the FIB sync repaired that others changed, and the conflicts it leaves alone
+// (fib_sync/reconciler.h, docs/fib.md "Repair and audit"), for bagctl.
+struct FibRepairStatus {
+  uint64_t repairs[3][3] = {};  // [route, group, nexthop][deleted, changed, audit]
+  uint64_t held_now = 0;        // repairs waiting for the backoff of an object changed again and again
+  uint64_t held_total = 0;
+  uint64_t audits = 0;
+  uint64_t stale_answers = 0;   // answers to an operation that was not its object's latest
+  uint64_t conflicts_total = 0;
+  std::vector<wire::Prefix> conflicts;  // held by another protocol's route now (at most 100)
+  uint64_t conflicts_now = 0;
+  uint32_t audit_interval_s = 0;  // 0: no periodic audit
+};
+
 // The contract between the next-hop-group registry (through the daemon's weights stage) and
 // fib_sync/: each FibUpdate in order, applied make-before-break (above). The daemon's FIB
 // stage implements it; tests record it.
@@ -66,6 +80,8 @@ class FibSink {
   virtual void SetGroupLimit(uint32_t /*max_groups*/) {}
   // What that cap did; none when the sink does not count.
   virtual std::optional<FibGroupCap> GroupCap() const { return std::nullopt; }
+  // What the FIB sync repaired and the conflicts it leaves alone; none without a backend.
+  virtual std::optional<FibRepairStatus> RepairStatus() const { return std::nullopt; }
 };
 
 }  // namespace bagd::rib

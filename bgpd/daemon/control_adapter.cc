@@ -69,6 +69,7 @@ absl::StatusOr<control::v1::ListNextHopGroupsResponse> ControlAdapter::ListNextH
                                                  [this](rib::GroupId g) { return speaker_.FibObjectOf(g); });
            if (resp.ok()) {
              if (auto cap = speaker_.FibGroupCap()) daemon::FillFibGroupCap(*cap, *resp);
+             if (auto rep = speaker_.FibRepairStatus()) daemon::FillFibRepair(*rep, *resp);
            }
            if (resp.ok() && annotate_) {
              for (auto& g : *resp->mutable_groups()) annotate_(g);

@@ -1,5 +1,7 @@
 #include "bgpd/daemon/fib_stage.h"
 
+#include <boost/asio/post.hpp>
+
 #include "absl/strings/str_cat.h"
 #include "bgpd/session/log.h"
 
@@ -15,11 +17,14 @@ FibStage::FibStage(boost::asio::io_context& io, std::unique_ptr<fib::FibBackend>
       sweep_timer_(io),
       resync_timer_(io),
       hold_timer_(io),
+      audit_timer_(io),
+      held_timer_(io),
       retry_delay_(options.retry_first) {
   backend_->SetEventHandler([this](const fib::FibEvent& e) { OnEvent(e); });
 }
 
 FibStage::~FibStage() {
+  *alive_ = false;
   if (events_) events_->release();  // the backend closes its own socket
 }
 
@@ -31,6 +36,7 @@ absl::Status FibStage::Start() {
             s.nexthops.size(), s.groups.size(), routes.size());
   found_previous_run_ = !s.nexthops.empty() || !s.groups.empty() || !routes.empty();
   routes.ForEach([&](const wire::Prefix& prefix, fib::ObjectId) { ++previous_routes_[static_cast<int>(prefix.family())]; });
+  ArmAudit();
   if (reconciler_.stale_count() == 0) {
     released_ = true;  // nothing to wait for, nothing to sweep
     return absl::OkStatus();
@@ -67,6 +73,10 @@ void FibStage::WaitEvents() {
     if (ec) return;
     read_events_();
     WaitEvents();
+    if (flush_posted_) {  // the burst is read: one flush for all of it
+      flush_posted_ = false;
+      Flush();
+    }
   });
 }
 
@@ -187,6 +197,7 @@ void FibStage::Flush() {
       Flush();
     });
   }
+  LogReports();
   if (reconciler_.dirty()) ScheduleRetry();
 }
 
@@ -204,11 +215,117 @@ void FibStage::ScheduleRetry() {
 }
 
 void FibStage::OnEvent(const fib::FibEvent& e) {
-  if (!reconciler_.OnEvent(e)) return;  // e.g. the kernel telling us about our own delete
+  // e.g. the kernel telling us about a change to nothing of ours
+  if (!reconciler_.OnEvent(e, std::chrono::steady_clock::now())) return;
   if (e.kind == fib::FibEvent::Kind::kResyncNeeded) log::Warning("fib: notifications were lost; resyncing");
   if (e.kind == fib::FibEvent::Kind::kNexthopDeleted) log::Info("fib: next hop %d was deleted under us", e.id);
   if (e.kind == fib::FibEvent::Kind::kLinkDown) log::Debug("fib: link %d is down", e.id);
+  FlushSoon();
+}
+
+void FibStage::FlushSoon() {
+  if (flush_posted_) return;
+  flush_posted_ = true;
+  // Read-loop events are flushed when the burst is read (WaitEvents); others (a backend's
+  // own service loop) get a posted flush.
+  boost::asio::post(io_, [this, alive = alive_] {
+    if (!*alive || !flush_posted_) return;
+    flush_posted_ = false;
+    Flush();
+  });
+}
+
+void FibStage::LogReports() {
+  for (const std::string& line : reconciler_.TakeReports()) log::Warning("fib: %s", line);
+  if (session::SessionMetrics* m = options_.metrics) {
+    const fib::ReconcilerStats& st = reconciler_.stats();
+    for (int o = 0; o < fib::kRepairObjects; ++o) {
+      for (int c = 0; c < fib::kRepairCauses; ++c) {
+        const uint64_t now = st.repairs[o][c];
+        if (now == exported_repairs_[o][c]) continue;
+        m->FibRepairs(fib::RepairObjectName(static_cast<fib::RepairObject>(o)),
+                      fib::RepairCauseName(static_cast<fib::RepairCause>(c)))
+            .Increment(static_cast<double>(now - exported_repairs_[o][c]));
+        exported_repairs_[o][c] = now;
+      }
+    }
+    m->FibConflicts().Set(static_cast<double>(reconciler_.conflicts().size()));
+    m->FibRepairsHeld().Set(static_cast<double>(reconciler_.held_repairs()));
+  }
+  ArmHeld();
+}
+
+void FibStage::ArmHeld() {
+  const auto next = reconciler_.ReleaseHeld(std::chrono::steady_clock::now());
+  if (!next || (held_armed_at_ && held_at_ <= *next)) return;
+  held_armed_at_ = true;
+  held_at_ = *next;
+  held_timer_.expires_at(*next);
+  held_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    held_armed_at_ = false;
+    reconciler_.ReleaseHeld(std::chrono::steady_clock::now());
+    Flush();
+  });
+}
+
+void FibStage::SetAuditInterval(std::chrono::seconds interval) {
+  if (interval == options_.audit_interval) return;
+  options_.audit_interval = interval;
+  audit_timer_.cancel();
+  ArmAudit();
+}
+
+void FibStage::ArmAudit() {
+  if (options_.audit_interval.count() <= 0) return;
+  audit_timer_.expires_after(options_.audit_interval);
+  audit_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    // After a restart the previous run's objects are not compared until the stage writes.
+    if (!holding_) {
+      if (auto st = AuditNow(); !st.ok()) log::Warning("fib: audit failed: %s", st.status().ToString());
+    }
+    ArmAudit();
+  });
+}
+
+absl::StatusOr<size_t> FibStage::AuditNow() {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto found = reconciler_.Audit(t0);
+  if (!found.ok()) return found;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (options_.metrics) {
+    options_.metrics->FibAudits().Increment();
+    options_.metrics->FibAuditSeconds().Set(seconds);
+  }
+  if (*found > 0) {
+    log::Warning("fib: audit found %d objects that differ from what bagd installed (%.3f s); repairing", *found,
+                 seconds);
+  } else {
+    log::Debug("fib: audit: the backend holds what bagd installed (%.3f s)", seconds);
+  }
   Flush();
+  return found;
+}
+
+std::optional<rib::FibRepairStatus> FibStage::RepairStatus() const {
+  rib::FibRepairStatus s;
+  const fib::ReconcilerStats& st = reconciler_.stats();
+  for (int o = 0; o < 3; ++o) {
+    for (int c = 0; c < 3; ++c) s.repairs[o][c] = st.repairs[o][c];
+  }
+  s.held_now = reconciler_.held_repairs();
+  s.held_total = st.repairs_held;
+  s.audits = st.audits;
+  s.stale_answers = st.stale_answers;
+  s.conflicts_total = st.conflicts_total;
+  s.conflicts_now = reconciler_.conflicts().size();
+  for (const wire::Prefix& p : reconciler_.conflicts()) {
+    if (s.conflicts.size() >= 100) break;
+    s.conflicts.push_back(p);
+  }
+  s.audit_interval_s = static_cast<uint32_t>(options_.audit_interval.count());
+  return s;
 }
 
 }  // namespace bagd::daemon

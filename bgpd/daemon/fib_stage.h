@@ -26,6 +26,9 @@ struct FibStageOptions {
   // after start when nothing released the stage before (startup_hold 0 and no
   // convergence); 0: only at Release().
   std::chrono::seconds sweep_after{120};
+  // The periodic audit (config fib.audit_interval): what bagd owns in the backend is dumped
+  // and compared, and what others changed is put back; 0: none (notifications only).
+  std::chrono::seconds audit_interval{30};
   std::chrono::milliseconds retry_first{200};
   std::chrono::milliseconds retry_max{10000};
   fib::ReconcilerOptions reconciler;
@@ -52,6 +55,11 @@ class FibStage final : public rib::FibSink {
   // higher one lets refused groups in at once.
   void SetGroupLimit(uint32_t max_groups) override;
   std::optional<rib::FibGroupCap> GroupCap() const override;
+  std::optional<rib::FibRepairStatus> RepairStatus() const override;
+  // A reload may change the audit interval (0 stops it).
+  void SetAuditInterval(std::chrono::seconds interval);
+  // One audit now (bagctl and tests; the timer calls it too). Returns the differences found.
+  absl::StatusOr<size_t> AuditNow();
   // After a restart (the backend holds objects of a previous run), nothing is sent until
   // Release() — every neighbor's initial table is in — or `startup_hold` has passed, so the
   // new run claims the old objects whole instead of rebuilding them peer by peer. Release
@@ -73,6 +81,12 @@ class FibStage final : public rib::FibSink {
   void ScheduleRetry();
   void OnEvent(const fib::FibEvent& e);
   void WaitEvents();
+  // Events come in bursts (a flush of 10k routes by someone else is 10k notifications): one
+  // flush after the burst.
+  void FlushSoon();
+  void ArmAudit();
+  void ArmHeld();
+  void LogReports();
 
   boost::asio::io_context& io_;
   std::unique_ptr<fib::FibBackend> backend_;
@@ -82,6 +96,13 @@ class FibStage final : public rib::FibSink {
   boost::asio::steady_timer sweep_timer_;
   boost::asio::steady_timer resync_timer_;
   boost::asio::steady_timer hold_timer_;
+  boost::asio::steady_timer audit_timer_;
+  boost::asio::steady_timer held_timer_;
+  bool flush_posted_ = false;
+  bool held_armed_at_ = false;
+  std::chrono::steady_clock::time_point held_at_{};
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  uint64_t exported_repairs_[3][3] = {};
   std::chrono::milliseconds retry_delay_;
   std::unique_ptr<boost::asio::posix::stream_descriptor> events_;
   std::function<void()> read_events_;

@@ -304,6 +304,27 @@ void FillFibGroupCap(const rib::FibGroupCap& cap, control::v1::ListNextHopGroups
   b.set_fib_rebound(cap.rebound_total);
 }
 
+void FillFibRepair(const rib::FibRepairStatus& st, control::v1::ListNextHopGroupsResponse& out) {
+  control::v1::FibRepair& r = *out.mutable_fib_repair();
+  r.set_routes_deleted(st.repairs[0][0]);
+  r.set_routes_changed(st.repairs[0][1]);
+  r.set_routes_audit(st.repairs[0][2]);
+  r.set_groups_deleted(st.repairs[1][0]);
+  r.set_groups_changed(st.repairs[1][1]);
+  r.set_groups_audit(st.repairs[1][2]);
+  r.set_nexthops_deleted(st.repairs[2][0]);
+  r.set_nexthops_changed(st.repairs[2][1]);
+  r.set_nexthops_audit(st.repairs[2][2]);
+  r.set_held_now(st.held_now);
+  r.set_held_total(st.held_total);
+  r.set_audits(st.audits);
+  r.set_audit_interval(st.audit_interval_s);
+  r.set_stale_answers(st.stale_answers);
+  r.set_conflicts_now(st.conflicts_now);
+  r.set_conflicts_total(st.conflicts_total);
+  for (const wire::Prefix& p : st.conflicts) r.add_conflicts(p.ToString());
+}
+
 absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
     const rib::Rib& rib, const rib::NextHopGroupRegistry& groups, const control::v1::ListNextHopGroupsRequest& request,
     absl::Time now, const std::function<std::optional<uint32_t>(rib::GroupId)>& fib_object) {

@@ -39,6 +39,8 @@ absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
 // The FIB sync's group cap into the budget totals (bagctl show nexthop-groups); nothing when
 // the FIB has no cap.
 void FillFibGroupCap(const rib::FibGroupCap& cap, control::v1::ListNextHopGroupsResponse& out);
+// The FIB sync's repairs and conflicts (docs/fib.md, "Repair and audit").
+void FillFibRepair(const rib::FibRepairStatus& st, control::v1::ListNextHopGroupsResponse& out);
 control::v1::RibSummary RibSummary(const rib::Rib& rib, const rib::AttributeStore& store);
 
 }  // namespace bagd::daemon

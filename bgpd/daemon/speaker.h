@@ -125,6 +125,10 @@ class Speaker : public RouteSink, public NeighborRibs {
   std::optional<rib::FibGroupCap> FibGroupCap() const {
     return options_.fib != nullptr ? options_.fib->GroupCap() : std::nullopt;
   }
+  // What the FIB stage repaired and the conflicts it leaves alone (bagctl).
+  std::optional<rib::FibRepairStatus> FibRepairStatus() const {
+    return options_.fib != nullptr ? options_.fib->RepairStatus() : std::nullopt;
+  }
   // The explain views (bagctl show routes --neighbor, policy test).
   const policy::PolicySet* policies() const override { return policies_.get(); }
   std::optional<rib::PeerIndex> RibIndexOf(const std::string& canonical_address) const override;

@@ -140,6 +140,13 @@ SessionMetrics::SessionMetrics(std::shared_ptr<prometheus::Registry> registry)
   FibFailures();
   FibRetries();
   FibResyncs();
+  for (const char* o : {"route", "group", "nexthop"}) {
+    for (const char* c : {"deleted", "changed", "audit"}) FibRepairs(o, c);
+  }
+  FibRepairsHeld();
+  FibConflicts();
+  FibAudits();
+  FibAuditSeconds();
   FibPending();
   FibApplySeconds();
   UpdateSeconds();
@@ -371,6 +378,47 @@ prometheus::Gauge& SessionMetrics::FibGroupGauge(const std::string& what) {
     f = &prometheus::BuildGauge().Name(name).Help(help).Register(*registry_);
   }
   return f->Add({});
+}
+
+prometheus::Counter& SessionMetrics::FibRepairs(const std::string& object, const std::string& cause) {
+  if (fib_repairs_ == nullptr) {
+    fib_repairs_ = &prometheus::BuildCounter()
+                        .Name("bagd_fib_repairs_total")
+                        .Help("bagd's FIB objects someone else deleted or changed, put back (cause deleted or "
+                              "changed: a notification; audit: found by the periodic audit)")
+                        .Register(*registry_);
+  }
+  return fib_repairs_->Add({{"object", object}, {"cause", cause}});
+}
+
+prometheus::Gauge& SessionMetrics::RepairGauge(const std::string& name, const std::string& help) {
+  auto& f = fib_repair_gauges_[name];
+  if (f == nullptr) f = &prometheus::BuildGauge().Name(name).Help(help).Register(*registry_);
+  return f->Add({});
+}
+
+prometheus::Gauge& SessionMetrics::FibRepairsHeld() {
+  return RepairGauge("bagd_fib_repairs_held",
+                     "Repairs waiting for the backoff of an object someone else changes again and again");
+}
+
+prometheus::Gauge& SessionMetrics::FibConflicts() {
+  return RepairGauge("bagd_fib_conflicts",
+                     "Prefixes where another protocol's route holds the place of bagd's (left alone)");
+}
+
+prometheus::Gauge& SessionMetrics::FibAuditSeconds() {
+  return RepairGauge("bagd_fib_audit_seconds", "How long the last FIB audit took (dump and compare)");
+}
+
+prometheus::Counter& SessionMetrics::FibAudits() {
+  if (fib_audits_ == nullptr) {
+    fib_audits_ = &prometheus::BuildCounter()
+                       .Name("bagd_fib_audits_total")
+                       .Help("FIB audits: what bagd owns in the backend dumped and compared (fib.audit_interval)")
+                       .Register(*registry_);
+  }
+  return fib_audits_->Add({});
 }
 
 }  // namespace bagd::session

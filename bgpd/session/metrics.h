@@ -56,6 +56,13 @@
 //                                                      under it, and the routes waiting for them
 //   bagd_fib_groups_refused_total                      counter: group creates refused for want of room
 //   bagd_fib_routes_removed_with_group_total           counter: routes the kernel removed with their group
+//   bagd_fib_repairs_total{object,cause}               counter: bagd's objects someone else changed, put
+//                                                      back (object route|group|nexthop, cause
+//                                                      deleted|changed|audit)
+//   bagd_fib_repairs_held                              gauge: repairs waiting for the backoff of an
+//                                                      object changed again and again
+//   bagd_fib_conflicts                                 gauge: prefixes held by another protocol's route
+//   bagd_fib_audits_total, bagd_fib_audit_seconds      counter, gauge: audits and the last one's time
 //   bagd_neighbor_prefix_limit{neighbor,family}        gauge: the configured maximum prefixes
 //   bagd_neighbor_prefix_limit_state{neighbor,family}  gauge: 0 below the warning threshold,
 //                                                      1 at or above it, 2 above the limit
@@ -188,8 +195,18 @@ class SessionMetrics {
   // bagd_fib_group_limit, bagd_fib_groups, bagd_fib_groups_waiting, bagd_fib_routes_waiting:
   // `what` is "limit", "groups", "waiting" or "waiting_routes".
   prometheus::Gauge& FibGroupGauge(const std::string& what);
+  // Repair and audit (docs/fib.md, "Repair and audit"), present from start.
+  prometheus::Counter& FibRepairs(const std::string& object, const std::string& cause);
+  prometheus::Gauge& FibRepairsHeld();
+  prometheus::Gauge& FibConflicts();
+  prometheus::Counter& FibAudits();
+  prometheus::Gauge& FibAuditSeconds();
 
  private:
+  prometheus::Family<prometheus::Counter>* fib_repairs_ = nullptr;
+  prometheus::Family<prometheus::Counter>* fib_audits_ = nullptr;
+  std::map<std::string, prometheus::Family<prometheus::Gauge>*> fib_repair_gauges_;
+  prometheus::Gauge& RepairGauge(const std::string& name, const std::string& help);
   prometheus::Family<prometheus::Counter>* fib_groups_refused_ = nullptr;
   prometheus::Family<prometheus::Counter>* fib_routes_with_group_ = nullptr;
   std::map<std::string, prometheus::Family<prometheus::Gauge>*> fib_group_gauges_;

@@ -479,6 +479,13 @@ void AppldbBackend::OnResponse(const std::string& payload) {
   if (!p.ok()) return;  // not a route bagd writes
   auto it = routes_.find(*p);
   if (it == routes_.end() || it->second.state != Confirmation::kPending) return;  // not ours, or a delete's
+  // The answer belongs to the write it answers: a response naming another group is for an
+  // earlier write of this route (bagd wrote it again since), and confirms nothing of the
+  // newer one (FRR PR 23022 is that bug).
+  if (auto g = r->fields.find("nexthop_group"); g != r->fields.end() && g->second != GroupName(it->second.group)) {
+    ++counters_.stale_responses;
+    return;
+  }
   if (!r->ok()) {
     // Not published by current orchagents, but if it comes: the route stays pending and is
     // written again at its deadline.
@@ -555,7 +562,7 @@ std::chrono::steady_clock::time_point AppldbBackend::Service() {
   if (main_ == nullptr) next = std::min(next, next_connect_);
   if (!confirm_queue_.empty()) next = std::min(next, confirm_queue_.top().at);
   // Last: the handler may flush right away, writing through this backend.
-  if (reconnected) Emit(FibEvent{FibEvent::Kind::kResyncNeeded, 0});
+  if (reconnected) Emit(FibEvent::Of(FibEvent::Kind::kResyncNeeded, 0));
   return next;
 }
 

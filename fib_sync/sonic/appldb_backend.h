@@ -100,6 +100,7 @@ class AppldbBackend : public FibBackend {
     uint64_t confirmed = 0;          // routes confirmed by orchagent
     uint64_t failed_responses = 0;   // responses with a code other than SWSS_RC_SUCCESS
     uint64_t bad_responses = 0;      // messages bagd cannot read
+    uint64_t stale_responses = 0;    // responses for an earlier write of a route (another group)
     uint64_t disconnects = 0, reconnects = 0;
     uint64_t bad_entries = 0;        // bagd-owned APPL_DB entries bagd cannot read
   };

@@ -687,3 +687,71 @@ TEST_CASE("appldb: IPv6 routes and next hops, written and adopted", "[appldb][re
 
 }  // namespace
 }  // namespace bagd::fib::sonic
+
+namespace bagd::fib::sonic {
+namespace {
+
+TEST_CASE("appldb: the audit writes back a group someone rewrote and a route someone deleted",
+          "[appldb][redis][repair]") {
+  SKIP_WITHOUT_REDIS();
+  Rig rig;
+  REQUIRE(rig.OpenBagd().ok());
+  rib::FibUpdate u;
+  u.group_upserts = {Group(1, {{"10.0.1.2", 1}, {"10.0.2.2", 3}})};
+  for (int i = 0; i < 5; ++i) u.route_upserts.emplace_back(Route(i), 1);
+  rig.reconciler->Update(u);
+  REQUIRE(rig.Flush().failed == 0);
+  const std::string name = GroupName(*rig.reconciler->GroupObject(1));
+  const std::string group_key = "NEXTHOP_GROUP_TABLE:" + name;
+  REQUIRE(rig.Hash(group_key).at("weight") == "1,3");
+  // Someone else: equal weights on bagd's group, one route gone (plain Redis writes, as a
+  // script or an operator's redis-cli would do them; APPL_DB sends bagd no notification).
+  rig.Cli({"HSET", group_key, "weight", "9,9"});
+  rig.Cli({"DEL", "ROUTE_TABLE:10.100.0.2"});
+  auto found = rig.reconciler->Audit(rig.now);
+  REQUIRE(found.ok());
+  CHECK(*found == 2);
+  CHECK(rig.Flush().failed == 0);
+  rig.orch->Drain();
+  CHECK(rig.Hash(group_key).at("weight") == "1,3");
+  CHECK(rig.Hash("ROUTE_TABLE:10.100.0.2").at("nexthop_group") == name);
+  CHECK(rig.orch->violations().empty());
+  const auto& st = rig.reconciler->stats();
+  CHECK(st.repairs[static_cast<int>(RepairObject::kGroup)][static_cast<int>(RepairCause::kAudit)] == 1);
+  CHECK(st.repairs[static_cast<int>(RepairObject::kRoute)][static_cast<int>(RepairCause::kAudit)] == 1);
+  // All as bagd wrote it: the next audit finds nothing.
+  found = rig.reconciler->Audit(rig.now);
+  REQUIRE(found.ok());
+  CHECK(*found == 0);
+}
+
+TEST_CASE("appldb: a response naming another group confirms nothing", "[appldb][redis][answers]") {
+  SKIP_WITHOUT_REDIS();
+  Rig rig;
+  rig.options.confirm = true;
+  REQUIRE(rig.OpenBagd().ok());
+  rig.orch->set_respond([](const std::string&) { return false; });
+  rib::FibUpdate u;
+  u.group_upserts = {Group(1, {{"10.0.1.2", 1}, {"10.0.2.2", 3}})};
+  u.route_upserts.emplace_back(Route(0), 1);
+  rig.reconciler->Update(u);
+  rig.Flush();
+  REQUIRE(rig.backend->RouteConfirmation(Route(0)) == AppldbBackend::Confirmation::kPending);
+  const std::string name = GroupName(*rig.reconciler->GroupObject(1));
+  // A late answer for an earlier write of the route, on another group.
+  rig.Cli({"PUBLISH", "APPL_DB_ROUTE_TABLE_RESPONSE_CHANNEL",
+           "[\"SWSS_RC_SUCCESS\",\"10.100.0.0\",\"err_str\",\"SWSS_RC_SUCCESS\",\"protocol\",\"bagd\","
+           "\"nexthop_group\",\"bagd-1\"]"});
+  rig.ServiceUntil([&] { return rig.backend->counters().stale_responses == 1; });
+  CHECK(rig.backend->counters().stale_responses == 1);
+  CHECK(rig.backend->RouteConfirmation(Route(0)) == AppldbBackend::Confirmation::kPending);
+  // Its own answer confirms it.
+  rig.Cli({"PUBLISH", "APPL_DB_ROUTE_TABLE_RESPONSE_CHANNEL",
+           "[\"SWSS_RC_SUCCESS\",\"10.100.0.0\",\"err_str\",\"SWSS_RC_SUCCESS\",\"protocol\",\"bagd\","
+           "\"nexthop_group\",\"" + name + "\"]"});
+  rig.ServiceUntil([&] { return rig.backend->counters().confirmed == 1; });
+  CHECK(rig.backend->RouteConfirmation(Route(0)) == AppldbBackend::Confirmation::kConfirmed);
+}
+
+}  // namespace
+}  // namespace bagd::fib::sonic

@@ -302,7 +302,7 @@ TEST_CASE("failed operations are retried", "[fib][reconciler]") {
   CHECK(b.state().routes.contains(P("10.1.0.0/24")));
   CHECK(r.dirty());
   fail = false;
-  r.OnEvent(FibEvent{FibEvent::Kind::kLinkUp, 0});
+  r.OnEvent(FibEvent::Of(FibEvent::Kind::kLinkUp, 0));
   f = r.Flush();
   CHECK(f.failed == 0);
   CHECK(b.state().groups.at(g).size() == 2);

@@ -230,9 +230,33 @@ std::string RenderGroupBudget(const NextHopGroupBudget& b) {
                       "\n", RenderFibGroupCap(b));
 }
 
+// The FIB sync's repairs (docs/fib.md, "Repair and audit"): one line, and the conflicts.
+std::string RenderFibRepair(const control::v1::FibRepair& r) {
+  const uint64_t routes = r.routes_deleted() + r.routes_changed() + r.routes_audit();
+  const uint64_t groups = r.groups_deleted() + r.groups_changed() + r.groups_audit();
+  const uint64_t nexthops = r.nexthops_deleted() + r.nexthops_changed() + r.nexthops_audit();
+  std::string out = absl::StrCat("FIB repair: ", routes, " routes, ", groups, " groups, ", nexthops,
+                                 " next hops put back that others changed (",
+                                 r.routes_audit() + r.groups_audit() + r.nexthops_audit(), " found by audits); ");
+  absl::StrAppend(&out, r.audit_interval() == 0 ? std::string("no periodic audit")
+                                                : absl::StrCat("audit every ", r.audit_interval(), " s, ", r.audits(),
+                                                               " so far"));
+  if (r.held_now() != 0) absl::StrAppend(&out, "; ", r.held_now(), " held back (changed again and again)");
+  out += '\n';
+  if (r.conflicts_now() != 0) {
+    absl::StrAppend(&out, "FIB conflicts: ", r.conflicts_now(),
+                    " prefixes held by another protocol's route (bagd leaves them alone):");
+    for (const std::string& p : r.conflicts()) absl::StrAppend(&out, " ", p);
+    if (static_cast<uint64_t>(r.conflicts_size()) < r.conflicts_now()) absl::StrAppend(&out, " ...");
+    out += '\n';
+  }
+  return out;
+}
+
 std::string RenderNextHopGroups(const ListNextHopGroupsResponse& response, int64_t now_unix_ms) {
   std::string out = RenderWeightSettings(response.settings(), response.counters());
   if (response.has_budget()) out += RenderGroupBudget(response.budget());
+  if (response.has_fib_repair()) out += RenderFibRepair(response.fib_repair());
   if (response.groups().empty()) {
     out += "\nNo next-hop groups.\n";
     return out;
