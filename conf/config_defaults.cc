@@ -146,6 +146,7 @@ void ApplyDefaults(v1::Config& config) {
   if (!damping.has_half_life()) damping.set_half_life(kDefaultHalfLife);
   if (!damping.has_early_reweight()) damping.set_early_reweight(true);
   if (!damping.has_early_reweight_check()) damping.set_early_reweight_check(kDefaultEarlyReweightCheck);
+  if (!damping.has_new_path_settle()) damping.set_new_path_settle(kDefaultNewPathSettle);
 
   v1::Fib& fib = *config.mutable_fib();
   if (fib.backend() == v1::Fib::BACKEND_UNSPECIFIED) fib.set_backend(v1::Fib::BACKEND_NETLINK);

@@ -44,6 +44,7 @@ inline constexpr uint32_t kDefaultMinChangePercent = 5;
 inline constexpr uint32_t kDefaultMaxHoldDown = 600;       // raised to increase_hold_down
 inline constexpr uint32_t kDefaultHalfLife = 300;
 inline constexpr uint32_t kDefaultEarlyReweightCheck = 2;  // early_reweight_check
+inline constexpr uint32_t kDefaultNewPathSettle = 10;      // new_path_settle
 inline constexpr uint32_t kMaxDampingDelay = 3600;         // decrease_delay, increase_hold_down
 inline constexpr uint32_t kMaxDampingHoldDown = 86400;     // max_hold_down, half_life
 
@@ -100,7 +101,8 @@ EffectiveTimers NeighborTimers(const bagd::config::v1::Router& router,
 //                        (after its defaults), so each listed family is complete
 //   damping              each absent field: decrease_delay 0, increase_hold_down 30,
 //                        min_change_percent 5, max_hold_down max(600, increase_hold_down),
-//                        half_life 300, early_reweight true, early_reweight_check 2
+//                        half_life 300, early_reweight true, early_reweight_check 2,
+//                        new_path_settle 10
 //   fib                  backend -> BACKEND_NETLINK, kernel_table -> 254,
 //                        appldb_socket -> /var/run/redis/redis.sock, appldb_protocol ->
 //                        bagd, confirm -> CONFIRM_NONE, confirm_timeout -> 10,

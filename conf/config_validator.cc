@@ -757,6 +757,7 @@ class Validator {
     range("half_life", dm.has_half_life(), dm.half_life(), 1, kMaxDampingHoldDown, " seconds");
     range("early_reweight_check", dm.has_early_reweight_check(), dm.early_reweight_check(), 0, kMaxDampingDelay,
           " seconds");
+    range("new_path_settle", dm.has_new_path_settle(), dm.new_path_settle(), 0, kMaxDampingDelay, " seconds");
     if (dm.has_max_hold_down()) {
       const uint32_t increase =
           dm.has_increase_hold_down() ? dm.increase_hold_down() : kDefaultIncreaseHoldDown;

@@ -171,6 +171,8 @@ absl::StatusOr<rib::WeightsConfig> WeightsConfigOf(const config::v1::Config& con
   w.early.enabled = !d.has_early_reweight() || d.early_reweight();
   w.early.check_delay =
       absl::Seconds(d.has_early_reweight_check() ? d.early_reweight_check() : conf::kDefaultEarlyReweightCheck);
+  w.damping.new_path_settle =
+      absl::Seconds(d.has_new_path_settle() ? d.new_path_settle() : conf::kDefaultNewPathSettle);
   // The group budget: the smaller of the config's limit and the backend's, where either is set.
   rib::GroupBudgetConfig& b = w.budget;
   b.max_groups = fib.max_groups();

@@ -43,6 +43,19 @@ HoldDownOutcome MemberHoldDown::Observe(double bps, absl::Time now, const Dampin
     due_ = absl::InfiniteFuture();
     return was_pending ? HoldDownOutcome::kCancelled : HoldDownOutcome::kUnchanged;
   }
+  if (Settling(now, config)) {
+    if (bps > base) {
+      // A new path's tables coming in at its sender (a cumulative bandwidth growing while
+      // the sender's own sessions come up): its first value, not a recovery. No penalty.
+      applied_ = bps;
+      state_ = HoldDownState::kStable;
+      due_ = absl::InfiniteFuture();
+      return HoldDownOutcome::kApplied;
+    }
+    settling_since_ = absl::InfinitePast();  // it went down: from now on a change like any other
+  } else {
+    settling_since_ = absl::InfinitePast();  // the window is over (a reload may not reopen it)
+  }
   if (base > 0 && bps > 0 && std::abs(bps - base) * 100.0 < config.min_change_percent * base) {
     state_ = HoldDownState::kStable;
     due_ = absl::InfiniteFuture();

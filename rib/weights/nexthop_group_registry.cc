@@ -49,8 +49,8 @@ bool SameMembers(std::span<const MemberInput> a, std::span<const MemberInput> b)
   return true;
 }
 
-NextHopGroup::Member NewMember(const MemberBandwidth& m) {
-  NextHopGroup::Member out{m.next_hop, m.bps, m.source, m.link_bandwidth, MemberHoldDown(m.bps)};
+NextHopGroup::Member NewMember(const MemberBandwidth& m, absl::Time settling_since) {
+  NextHopGroup::Member out{m.next_hop, m.bps, m.source, m.link_bandwidth, MemberHoldDown(m.bps, settling_since)};
   out.local_source = m.local_source;
   return out;
 }
@@ -186,7 +186,7 @@ NextHopGroup& NextHopGroupRegistry::Create(const Target& t, const std::vector<Ne
   }
   for (size_t i = 0; i < t.resolved.members.size(); ++i) {
     const MemberBandwidth& m = t.resolved.members[i];
-    g.members.push_back(NewMember(m));
+    g.members.push_back(Join(m, now));
   }
   g.key_weights = t.weights;
   g.all_drained = t.resolved.all_drained;
@@ -205,7 +205,7 @@ void NextHopGroupRegistry::Rekey(NextHopGroup& g, const Target& t, absl::Time no
                             [&](const NextHopGroup::Member& o) { return o.next_hop == m.next_hop; });
     if (old == g.members.end()) {
       // A next hop that joins is used at once; one that left is gone at once (below).
-      members.push_back(NewMember(m));
+      members.push_back(Join(m, now));
       continue;
     }
     NextHopGroup::Member kept = *old;
@@ -213,7 +213,7 @@ void NextHopGroupRegistry::Rekey(NextHopGroup& g, const Target& t, absl::Time no
       // Weighed at its LAG before and at a value of its own now, or the other way round: a
       // change of unit, not of capacity (the LAG's capacity has a hold-down of its own), so
       // it starts at the new value, as a member that joins.
-      kept.hold = MemberHoldDown(m.bps);
+      kept.hold.Restart(m.bps);
     }
     const HoldDownOutcome o = kept.hold.Observe(m.bps, now, config_.damping);
     if (immediate && o == HoldDownOutcome::kHeld) {
@@ -228,6 +228,11 @@ void NextHopGroupRegistry::Rekey(NextHopGroup& g, const Target& t, absl::Time no
     kept.local_source = m.local_source;
     members.push_back(std::move(kept));
   }
+  for (const NextHopGroup::Member& o : g.members) {
+    if (std::none_of(members.begin(), members.end(), [&](const auto& m) { return m.next_hop == o.next_hop; })) {
+      Lost(o.next_hop, now);
+    }
+  }
   g.members = std::move(members);
   g.key_weights = t.weights;
   if (t.resolved.all_drained && !g.all_drained) {
@@ -240,6 +245,37 @@ void NextHopGroupRegistry::Rekey(NextHopGroup& g, const Target& t, absl::Time no
     by_key_[t.key] = g.id;
   }
   Reweigh(g);
+}
+
+NextHopGroup::Member NextHopGroupRegistry::Join(const MemberBandwidth& m, absl::Time now) {
+  absl::Time settling_since = now;
+  if (auto l = losses_.find(m.next_hop); l != losses_.end()) {
+    const DampingConfig& d = config_.damping;
+    const double halves =
+        d.half_life > absl::ZeroDuration() ? absl::FDivDuration(std::max(now - l->second.at, absl::ZeroDuration()), d.half_life) : 64;
+    if (l->second.penalty * std::exp2(-halves) > kFlappedPenalty) settling_since = absl::InfinitePast();
+    l->second.joined_since = true;
+  }
+  return NewMember(m, settling_since);
+}
+
+void NextHopGroupRegistry::Lost(const wire::IpAddress& next_hop, absl::Time now) {
+  auto [l, fresh] = losses_.try_emplace(next_hop);
+  Loss& loss = l->second;
+  if (!fresh && !loss.joined_since) return;  // the same loss (a session's prefixes, in slices)
+  const DampingConfig& d = config_.damping;
+  const double halves = fresh || d.half_life <= absl::ZeroDuration()
+                            ? 64
+                            : absl::FDivDuration(std::max(now - loss.at, absl::ZeroDuration()), d.half_life);
+  loss.penalty = loss.penalty * std::exp2(-halves) + 1.0;
+  loss.at = now;
+  loss.joined_since = false;
+  if (losses_.size() > 4096) {  // long-forgotten losses go (a penalty below 1/16)
+    absl::erase_if(losses_, [&](const auto& e) {
+      return d.half_life <= absl::ZeroDuration() ||
+             e.second.penalty * std::exp2(-absl::FDivDuration(now - e.second.at, d.half_life)) < 1.0 / 16;
+    });
+  }
 }
 
 void NextHopGroupRegistry::Effective(NextHopGroup::Member& m) const {
@@ -664,6 +700,9 @@ void NextHopGroupRegistry::UpdateImpl(std::span<const MembersView> changes, absl
         if (to->follow && !check) to->follow->touched = now_;
       } else {
         Unroute(prefix);
+        if (g) {
+          for (const NextHopGroup::Member& m : g->members) Lost(m.next_hop, now);
+        }
       }
       if (g) {
         Detach(*g);

@@ -305,6 +305,11 @@ class NextHopGroupRegistry {
   void Detach(NextHopGroup& g);
   // What a member's weight is computed from: its applied bandwidth capped by its local link.
   void Effective(NextHopGroup::Member& m) const;
+  // A member for `m` joining a group now: settling (docs/damping.md, "A new path settles")
+  // unless its next hop flapped.
+  NextHopGroup::Member Join(const MemberBandwidth& m, absl::Time now);
+  // `next_hop` left a prefix's multipath set (its path withdrawn, its session down).
+  void Lost(const wire::IpAddress& next_hop, absl::Time now);
 
   WeightsConfig config_;
   std::optional<GroupBudget> budget_;
@@ -324,6 +329,17 @@ class NextHopGroupRegistry {
   WeightCounters counters_;
   std::vector<std::string> notices_;
   std::vector<LocalLink> local_;  // by MemberInput::local_source
+  // Next hops that left a multipath set: a penalty that grows by 1 per loss (all the prefixes
+  // a session loss takes are one loss: only a loss after the next hop joined again counts)
+  // and halves every half_life. A next hop that joins with a penalty above kFlappedPenalty
+  // (lost twice within about two half-lives) does not settle: its increases are held.
+  struct Loss {
+    double penalty = 0;
+    absl::Time at = absl::InfinitePast();
+    bool joined_since = false;
+  };
+  absl::flat_hash_map<wire::IpAddress, Loss> losses_;
+  static constexpr double kFlappedPenalty = 1.5;
   bool track_fib_ = true;
 };
 

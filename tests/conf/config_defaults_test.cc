@@ -60,11 +60,13 @@ TEST_CASE("damping defaults", "[conf][defaults][damping]") {
   CHECK(d.min_change_percent() == 5);
   CHECK(d.max_hold_down() == 600);
   CHECK(d.half_life() == 300);
+  CHECK(d.new_path_settle() == 10);
   // Every field is present after defaults, even those whose value is 0.
   CHECK(d.has_increase_hold_down());
   CHECK(d.has_min_change_percent());
   CHECK(d.has_max_hold_down());
   CHECK(d.has_half_life());
+  CHECK(d.has_new_path_settle());
 }
 
 TEST_CASE("damping: given values are kept, max_hold_down is at least increase_hold_down",
@@ -73,7 +75,8 @@ TEST_CASE("damping: given values are kept, max_hold_down is at least increase_ho
     return Parsed(WithRouter(text)).damping();
   };
   SECTION("explicit zeros stay zeros") {
-    const v1::Damping d = damping("damping { increase_hold_down: 0 min_change_percent: 0 }");
+    const v1::Damping d = damping("damping { increase_hold_down: 0 min_change_percent: 0 new_path_settle: 0 }");
+    CHECK(d.new_path_settle() == 0);
     CHECK(d.increase_hold_down() == 0);
     CHECK(d.min_change_percent() == 0);
     CHECK(d.max_hold_down() == 600);

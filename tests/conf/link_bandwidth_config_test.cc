@@ -89,6 +89,12 @@ TEST_CASE("damping: max_hold_down is checked against the default increase_hold_d
             "2:11: damping: increase_hold_down 5000 is out of range: use 0..3600 seconds"});
 }
 
+TEST_CASE("damping: new_path_settle is 0..3600 seconds", "[conf][damping]") {
+  CHECK(ErrorsOf(WithRouter("damping { new_path_settle: 3600 }")).empty());
+  CHECK(ErrorsOf(WithRouter("damping { new_path_settle: 4000 }")) ==
+        std::vector<std::string>{"2:11: damping: new_path_settle 4000 is out of range: use 0..3600 seconds"});
+}
+
 TEST_CASE("an explicit 0 is not a missing value where 0 is out of range", "[conf][damping]") {
   CHECK(ErrorsOf(WithRouter("damping { half_life: 0 }")) ==
         std::vector<std::string>{

@@ -30,9 +30,17 @@ rib::AttrRef WithBandwidth(rib::AttributeStore& store, uint32_t asn, const char*
   return b.In(store);
 }
 
+// The increases here come right after the members join and are to be held: a new path's first
+// increases would settle (damping.new_path_settle, docs/damping.md).
+rib::WeightsConfig NoSettle() {
+  rib::WeightsConfig c;
+  c.damping.new_path_settle = absl::ZeroDuration();
+  return c;
+}
+
 struct Rig {
   Rig() : rib(65000, rib::DecisionConfig{.maximum_paths_ebgp = 4, .as_path_multipath_relax = true}),
-          stage(rib, rib::WeightsConfig{}, clock, &fib, nullptr) {
+          stage(rib, NoSettle(), clock, &fib, nullptr) {
     p1 = rib.AddPeer(Peer("10.0.1.2", 1, 65001));
     p2 = rib.AddPeer(Peer("10.0.2.2", 2, 65002));
   }

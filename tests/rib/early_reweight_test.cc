@@ -35,7 +35,13 @@ const absl::Time t0 = absl::FromUnixSeconds(1'800'000'000);
 // What the RIB has: the members of each prefix. Announce changes it and hands the changed
 // prefixes to the registry as one batch; RunChecks runs every check slice that is due.
 struct Lab {
-  explicit Lab(WeightsConfig c = {}) : r(c) {}
+  // The members here recover a second after they join: damped increases, not the first
+  // values of a new path (which settle: new_path_settle, 24_new_path_settles.scenario).
+  static WeightsConfig NoSettle(WeightsConfig c) {
+    c.damping.new_path_settle = absl::ZeroDuration();
+    return c;
+  }
+  explicit Lab(WeightsConfig c = {}) : r(NoSettle(c)) {}
   NextHopGroupRegistry r;
   std::map<std::string, std::vector<MemberInput>> rib;
 

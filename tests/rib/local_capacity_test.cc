@@ -10,6 +10,14 @@
 namespace bagd::rib {
 namespace {
 
+// New members' first increases settle (new_path_settle); these tests damp a recovery that
+// comes right after the members join.
+WeightsConfig NoSettle() {
+  WeightsConfig c;
+  c.damping.new_path_settle = absl::ZeroDuration();
+  return c;
+}
+
 wire::IpAddress A(const char* s) { return *wire::IpAddress::Parse(s); }
 wire::Prefix P(const char* s) { return *wire::Prefix::Parse(s); }
 
@@ -59,7 +67,7 @@ TEST_CASE("a path without link bandwidth over a LAG is weighed at the LAG, not '
 }
 
 TEST_CASE("member bandwidth = min(advertised, local capacity)", "[weights][local]") {
-  NextHopGroupRegistry r(WeightsConfig{});
+  NextHopGroupRegistry r(NoSettle());  // its members recover right after they join: damped
   r.SetLocalSources({"lag1"});
   r.SetLocalCapacity(0, 8e11);  // 2 x 400G up
   // a: 400G over lag1; b: 400G, not over a LAG.

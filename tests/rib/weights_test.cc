@@ -141,6 +141,41 @@ TEST_CASE("hold-down of one member", "[weights][hold-down]") {
   }
 }
 
+TEST_CASE("hold-down of a new member: it settles until its first decrease", "[weights][hold-down]") {
+  DampingConfig c;  // new_path_settle 10 s
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  MemberHoldDown h(100, t0);
+  SECTION("increases within the window apply at once, with no penalty") {
+    CHECK(h.Settling(t0 + absl::Seconds(1), c));
+    CHECK(h.Observe(250, t0 + absl::Seconds(1), c) == HoldDownOutcome::kApplied);
+    CHECK(h.Observe(260, t0 + absl::Seconds(2), c) == HoldDownOutcome::kApplied);  // even a small one
+    CHECK(h.applied() == 260);
+    CHECK(h.state() == HoldDownState::kStable);
+    CHECK(h.Penalty(t0 + absl::Seconds(2), c) == 0);
+  }
+  SECTION("after the window an increase is held") {
+    CHECK_FALSE(h.Settling(t0 + absl::Seconds(10), c));
+    CHECK(h.Observe(250, t0 + absl::Seconds(10), c) == HoldDownOutcome::kHeld);
+    CHECK(h.due() == t0 + absl::Seconds(40));
+  }
+  SECTION("the first decrease ends it: the return is a recovery") {
+    CHECK(h.Observe(50, t0 + absl::Seconds(1), c) == HoldDownOutcome::kApplied);
+    CHECK_FALSE(h.Settling(t0 + absl::Seconds(2), c));
+    CHECK(h.Observe(100, t0 + absl::Seconds(2), c) == HoldDownOutcome::kHeld);
+    CHECK(h.Penalty(t0 + absl::Seconds(2), c) == Approx(1.0));
+  }
+  SECTION("a change of unit keeps the settling; 0 turns it off; a member that may not settle") {
+    h.Restart(300);
+    CHECK(h.applied() == 300);
+    CHECK(h.Settling(t0 + absl::Seconds(1), c));
+    DampingConfig off = c;
+    off.new_path_settle = absl::ZeroDuration();
+    CHECK_FALSE(h.Settling(t0 + absl::Seconds(1), off));
+    MemberHoldDown flapped(100);
+    CHECK(flapped.Observe(250, t0, c) == HoldDownOutcome::kHeld);
+  }
+}
+
 std::optional<wire::LinkBandwidth> Lb(double bps, bool transitive = true, uint32_t asn = 65002) {
   return wire::LinkBandwidth::FromBitsPerSecond(asn, bps, transitive);
 }

@@ -221,6 +221,11 @@ class Scenario {
     if (cmd == "announce") return Announce(w);
     if (cmd == "withdraw") return Withdraw(w);
     if (cmd == "down") return pipeline_->SessionDown(PeerNamed(w.at(1)));
+    if (cmd == "up") {
+      // up NAME: the session of a peer that went down is established again (no routes yet)
+      const rib::PeerIndex index = PeerNamed(w.at(1));
+      return pipeline_->SessionUp(index, router_id_.at(w.at(1)));
+    }
     if (cmd == "advance") return Advance(ParseDuration(w.at(1)));
     if (cmd == "damping" || cmd == "limits" || cmd == "missing" || cmd == "mode") return Configure(w);
     if (cmd == "budget") return Budget(w);
@@ -278,6 +283,7 @@ class Scenario {
         pipeline_->AddNeighbor(info, a, neighbors_.back(), daemon::NeighborPolicies{}, rib::LinkBandwidthExport{});
     pipeline_->SessionUp(index, router_id);
     peers_[w.at(1)] = index;
+    router_id_[w.at(1)] = router_id;
     next_hop_[w.at(1)] = a;
     asn_[w.at(1)] = info.asn;
     if (w.size() >= 6 && w[4] == "local") {
@@ -358,6 +364,7 @@ class Scenario {
         else if (k == "min_change_percent") c.damping.min_change_percent = static_cast<double>(ParseNumber(v));
         else if (k == "max_hold_down") c.damping.max_hold_down = ParseDuration(v);
         else if (k == "half_life") c.damping.half_life = ParseDuration(v);
+        else if (k == "new_path_settle") c.damping.new_path_settle = ParseDuration(v);
         else if (k == "early_reweight" && (v == "on" || v == "off")) c.early.enabled = v == "on";
         else if (k == "early_reweight_check") c.early.check_delay = ParseDuration(v);
         else if (k == "max_weight") c.limits.max_weight = static_cast<uint32_t>(ParseNumber(v));
@@ -566,6 +573,7 @@ class Scenario {
   std::map<std::string, rib::PeerIndex> peers_;
   std::map<std::string, wire::IpAddress> next_hop_;
   std::map<std::string, uint32_t> asn_;
+  std::map<std::string, uint32_t> router_id_;
 };
 
 TEST_CASE("scenarios from tests/data/scenario", "[scenario]") {
