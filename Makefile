@@ -89,6 +89,8 @@ FABRIC_PYTHON ?= /usr/bin/python3
 fabric: deps
 	$(MAKE) build
 	$(FABRIC_PYTHON) tools/fabric/fabric.py all --build $(BUILD) --out $(BUILD)/fabric
+	$(FABRIC_PYTHON) tools/fabric/fabric.py comeup --topology tools/fabric/comeup.toml --restart p1r1 --restart p1r2 \
+	  --build $(BUILD) --out $(BUILD)/fabric
 
 # The Debian package (CPack DEB, from the install rules; docs/operations.md), Release, stripped.
 deb: deps

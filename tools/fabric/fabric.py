@@ -280,7 +280,7 @@ def cmd_comeup(args, topo):
     mode = args.damping or "on"
     d = topo.damping if mode == "on" else topo.damping_off
     watch = args.watch or float(d.get("increase_hold_down", 30)) + 10
-    router = args.restart or topo.bags()[0].name
+    routers = [r for r in (args.restart or [topo.bags()[0].name]) if r != "none"]
     quiet, timeout = settle_args(topo, mode)
     rows = []
     with Fabric(topo, damping=mode, build=args.build, log=say) as fab:
@@ -294,7 +294,7 @@ def cmd_comeup(args, topo):
         say()
         rows.append(("domain up", took, series))
         ex.wait_converged(fab, time.monotonic(), quiet, timeout)
-        for n in [router] if router != "none" else []:
+        for n in routers:
             took_r = fab.restart(n)
             t_back = time.monotonic()
             series = ex.error_series(fab, t_back, watch)
@@ -342,8 +342,8 @@ def main():
     ap.add_argument("--after", type=float, default=2.0, help="comeup: when the share error is judged, s after up")
     ap.add_argument("--watch", type=float, default=None,
                     help="comeup: how long the share error is sampled after up (default increase_hold_down + 10 s)")
-    ap.add_argument("--restart", default=None, help="comeup: the router that restarts (default the first BAG "
-                    "router; none: no restart)")
+    ap.add_argument("--restart", action="append", help="comeup: a router that restarts, one after the other "
+                    "(repeatable; default the first BAG router; none: no restart)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("fabric needs root (network namespaces); skipped")
