@@ -569,8 +569,7 @@ void GroupBudget::SetContent(Slot& s, uint32_t nh_class, std::span<const uint32_
   // slot, members still empty, is added to them by NewSlot).
   if (!s.members.empty() && (s.nh_class != nh_class || s.share.size() != share.size() ||
                              !std::equal(share.begin(), share.end(), s.share.begin()))) {
-    near_valid_ = false;
-    near_.clear();
+    DropNear();
   }
   if (s.nh_class != nh_class || s.members.empty()) {
     if (!s.members.empty()) std::erase(classes_[s.nh_class].slots, s.id);
@@ -596,7 +595,13 @@ GroupId GroupBudget::NewSlot(GroupId tmpl) {
   s.announced = keep;
   const Wanted& w = wanted_.at(tmpl);
   SetContent(s, w.nh_class, w.weights, w.share);
-  if (near_valid_) NearInsert(id);
+  if (near_valid_) {
+    if (near_follow_) {
+      NearInsert(id);
+    } else {
+      DropNear();
+    }
+  }
   if (keep) {
     dirty_slots_.erase(id);
   } else {
@@ -666,6 +671,7 @@ void GroupBudget::Assign(GroupId wid, Wanted& w, GroupId slot, double error, abs
   if (w.installed_routes > 0 || was_unrouted) moved_.insert(wid);
   w.slot = slot;
   w.since = now;
+  since_floor_ = std::min(since_floor_, now);
   if (slot != 0) slots_.at(slot).users.insert(wid);
 }
 
@@ -1055,15 +1061,21 @@ double GroupBudget::NextBest(const Wanted& w, GroupId except, const Slot* extra,
   };
   if (best > enough) {
     const Slot* from = nullptr;  // the slot it leaves, if its neighbours are known
+    const std::vector<std::pair<double, GroupId>>* row = nullptr;
     if (near_valid_ && config_.scope == MergeScope::kSameNextHops && !w.fallback) {
-      if (auto it = slots_.find(except); it != slots_.end() && it->second.nh_class == w.nh_class) from = &it->second;
+      auto r = near_.find(except);
+      auto it = slots_.find(except);
+      if (r != near_.end() && it != slots_.end() && it->second.nh_class == w.nh_class) {
+        from = &it->second;
+        row = &r->second;
+      }
     }
     if (from != nullptr) {
       // Nearest to the slot it leaves first. With e its error there, a slot at share error d
       // from that one serves it with at least (1 - e) d - e (per next hop, |s - w| >= |s - v| -
       // |v - w| and v >= (1 - e) w): none further on can do better than the best so far.
       const double e = AlignedError(w.share, from->share, kInf);
-      for (const auto& [d, sid] : near_.at(except)) {
+      for (const auto& [d, sid] : *row) {
         if (((1 - e) * d - e) * (1 - 1e-12) - 1e-12 > best) break;
         auto it = slots_.find(sid);
         if (it == slots_.end()) continue;  // deleted since
@@ -1115,10 +1127,12 @@ void GroupBudget::NearErase(GroupId id) {
   // Left in the other rows (slot ids are not used again), skipped there; the rows are built
   // anew once they hold many such.
   near_.erase(id);
-  if (++near_gone_ > slots_.size() / 4 + 8) {
-    near_valid_ = false;
-    near_.clear();
-  }
+  if (++near_gone_ > slots_.size() / 4 + 8) DropNear();
+}
+
+void GroupBudget::DropNear() {
+  near_valid_ = false;
+  near_.clear();
 }
 
 bool GroupBudget::Swap(GroupId cid, Wanted& c, double bound, std::span<const GroupId> cands, absl::Time now,
@@ -1174,7 +1188,9 @@ bool GroupBudget::Swap(GroupId cid, Wanted& c, double bound, std::span<const Gro
   }
   // Make-before-break: the new slot is created in the reserve, the victim's routes move,
   // then it is deleted (after the routes, at the end of the update).
+  near_follow_ = true;  // the neighbour rows follow this one slot
   const GroupId sid = NewSlot(cid);
+  near_follow_ = false;
   Assign(cid, c, sid, 0, now);
   c.fallback = false;
   ++promotions_;
@@ -1205,13 +1221,16 @@ void GroupBudget::Revisit(absl::Time now) {
     double traffic;
     GroupId id;
   };
+  // No merge old enough (e.g. the whole table was just placed): nothing to look at.
+  if (now < since_floor_ + config_.improve_after) return;
   std::vector<Candidate> heap;
   std::vector<GroupId> eligible;  // every merge old enough: they may follow a new slot
+  absl::Time floor = absl::InfiniteFuture();
   for (const auto& [wid, w] : wanted_) {
-    if (w.prefixes == 0 || w.slot == 0) continue;
-    const Slot& s = slots_.at(w.slot);
+    if (w.slot == 0) continue;
+    floor = std::min(floor, w.since);
     const absl::Time due = w.since + config_.improve_after;
-    if (s.tmpl == wid || w.error < config_.min_gain || now < due) continue;
+    if (w.prefixes == 0 || w.error < config_.min_gain || now < due || slots_.at(w.slot).tmpl == wid) continue;
     eligible.push_back(wid);
     if (!only_new || due > swap_tried_at_) heap.push_back({w.error, Traffic(w), wid});
   }
@@ -1223,6 +1242,7 @@ void GroupBudget::Revisit(absl::Time now) {
     if (a.traffic != b.traffic) return a.traffic < b.traffic;
     return a.id > b.id;
   };
+  since_floor_ = floor;
   std::make_heap(heap.begin(), heap.end(), lower);
   uint32_t swaps = 0;
   bool exhausted = true;
@@ -1304,9 +1324,8 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
   created_ = 0;
   if (!wanted.empty()) {
     swap_dirty_ = true;
-    // Kept for revisits only (a big update would keep them up to date slot by slot).
-    near_valid_ = false;
-    near_.clear();
+    // Kept for revisits only.
+    DropNear();
   }
   moved_.clear();
   dirty_slots_.clear();

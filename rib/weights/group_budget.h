@@ -217,6 +217,7 @@ class GroupBudget {
   void BuildNear();
   void NearInsert(GroupId id);
   void NearErase(GroupId id);
+  void DropNear();
   // Others that slot `sid` serves at least min_gain better follow it, if their merge is old
   // enough (`cands`: the merged groups a revisit looks at).
   void Follow(GroupId sid, GroupId promoted, std::span<const GroupId> cands, absl::Time now);
@@ -260,8 +261,11 @@ class GroupBudget {
   // (at `swap_tried_at_`); if not, it is tried again only for merges that became old enough
   // since, or at `swap_retry_` (a slot held down then may go).
   bool swap_dirty_ = true;
+  // At most the earliest time a group still on its slot got it (Revisit makes it exact).
+  absl::Time since_floor_ = absl::InfiniteFuture();
   bool near_valid_ = false;
-  size_t near_gone_ = 0;  // slots deleted since the rows were built (left in them)
+  bool near_follow_ = false;  // a swap is making a slot: added to the rows (else they are dropped)
+  size_t near_gone_ = 0;       // slots deleted since the rows were built (left in them)
   absl::flat_hash_map<GroupId, std::vector<std::pair<double, GroupId>>> near_;
   absl::Time swap_tried_at_ = absl::InfinitePast();
   std::optional<absl::Time> swap_retry_;
