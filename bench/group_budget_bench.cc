@@ -12,9 +12,13 @@
 // digest of every decision (the FIB updates and each wanted group's slot and error) for the
 // same budgets, for same-named scopes and weightings, and on a variant of the input where some
 // prefixes lack a next hop (several next-hop sets): a change to the placement that must make
-// the same choices shows the same digests before and after.
+// the same choices shows the same digests before and after. Then the arrival-order case
+// (issue 40): the same table with next hop 8 coming up last for 90 % of the prefixes; the
+// worst error right after, after the revisits (swaps) and for a fresh placement of the same
+// groups, and the CPU time of each revisit (`--no-arrival`: without it, `--arrival-only`:
+// only it).
 //
-//   build-bench/bench/group_budget_bench [--digest] [BUDGET...]
+//   build-bench/bench/group_budget_bench [--digest] [--no-arrival | --arrival-only] [BUDGET...]
 #include <algorithm>
 #include <cstring>
 #include <ctime>
@@ -82,6 +86,18 @@ Members WeightsOf(const Input& in, const std::array<int, kNextHops>& down) {
   const QuantizedWeights q = Quantize(bw, QuantizeLimits{});
   Members m;
   for (int j = 0; j < kNextHops; ++j) {
+    m.push_back(FibGroupMember{*wire::IpAddress::Parse(absl::StrCat("192.0.2.", j + 1)), q.weights[j]});
+  }
+  return m;
+}
+
+// The weights of `down` over next hops 1..`hops` only (the others not up yet).
+Members WeightsOver(const Input& in, const std::array<int, kNextHops>& down, int hops) {
+  std::vector<double> bw;
+  for (int j = 0; j < hops; ++j) bw.push_back((8 - down[j]) * in.speed[j]);
+  const QuantizedWeights q = Quantize(bw, QuantizeLimits{});
+  Members m;
+  for (int j = 0; j < hops; ++j) {
     m.push_back(FibGroupMember{*wire::IpAddress::Parse(absl::StrCat("192.0.2.", j + 1)), q.weights[j]});
   }
   return m;
@@ -223,6 +239,144 @@ int DigestMain(const std::vector<uint32_t>& budgets, const Table& t, const FibUp
   return 0;
 }
 
+double ThreadMs();
+double Median(std::vector<double> v);
+
+// The arrival-order case (issue 40): the same table, but next hop 8 is up for 90 % of the
+// prefixes only (every 10th lacks it) and comes up last. While next hops 1-7 are up, their
+// groups take every slot; when 8 comes up, 90 % of the prefixes move to a second next-hop
+// set, which gets one slot at first (nothing else is free): the order the groups arrived in
+// decides, unless revisits move slots between the two sets (swaps). Time then passes through
+// every revisit the budget asks for (an hour at most), each an update of its own.
+struct ArrivalResult {
+  GroupBudgetTotals joined;  // right after next hop 8 came up
+  GroupBudgetTotals settled;  // after the revisits
+  double fresh_worst = 0;     // the final groups placed on an empty table
+  double first_fit_worst = 0;
+  size_t updates = 0;         // revisits that changed something
+  size_t revisits = 0;        // updates the budget asked for
+  size_t peak = 0;            // most groups in the FIB during any update
+  absl::Duration settled_after;  // from next hop 8 coming up to the last change
+  double revisit_ms_total = 0, revisit_ms_max = 0;
+  std::vector<double> revisit_ms;
+};
+
+ArrivalResult Arrival(const Input& in, uint32_t budget, uint32_t swaps_per_revisit) {
+  // Stage 1: next hops 1-7 for every prefix. Stage 2: next hop 8 joins 9 in 10 prefixes.
+  // Keyed by the weights: the next hops are 1..n, in order.
+  auto key_of = [](const Members& m) {
+    std::vector<uint32_t> k;
+    for (const auto& x : m) k.push_back(x.weight);
+    return k;
+  };
+  std::map<std::vector<uint32_t>, GroupId> ids;
+  std::vector<Members> members(1);  // by id
+  std::vector<uint32_t> users(1);
+  auto id_of = [&](const Members& m) {
+    auto [it, fresh] = ids.try_emplace(key_of(m), static_cast<GroupId>(members.size()));
+    if (fresh) {
+      members.push_back(m);
+      users.push_back(0);
+    }
+    return it->second;
+  };
+  std::vector<GroupId> route(kPrefixes);
+  FibUpdate first;
+  for (int p = 0; p < kPrefixes; ++p) {
+    route[p] = id_of(WeightsOver(in, in.down[p], kNextHops - 1));
+    ++users[route[p]];
+    first.route_upserts.emplace_back(PrefixOf(p), route[p]);
+  }
+  for (GroupId id = 1; id < members.size(); ++id) first.group_upserts.push_back(FibGroup{id, members[id]});
+  const GroupId first_new = static_cast<GroupId>(members.size());
+  FibUpdate second;
+  for (int p = 0; p < kPrefixes; ++p) {
+    if (p % 10 == 0) continue;
+    const GroupId id = id_of(WeightsOver(in, in.down[p], kNextHops));
+    --users[route[p]];
+    ++users[id];
+    route[p] = id;
+    second.route_upserts.emplace_back(PrefixOf(p), id);
+  }
+  for (GroupId id = first_new; id < members.size(); ++id) second.group_upserts.push_back(FibGroup{id, members[id]});
+  for (GroupId id = 1; id < first_new; ++id) {
+    if (users[id] == 0) second.group_deletes.push_back(id);
+  }
+  ArrivalResult r;
+  GroupBudgetConfig c;
+  c.max_groups = budget;
+  c.swaps_per_revisit = swaps_per_revisit;
+  GroupBudget b(c);
+  const absl::Time t0 = absl::UnixEpoch();
+  b.Apply(first, One, t0);
+  r.peak = b.Totals().peak;
+  const absl::Time joined = t0 + absl::Seconds(5);
+  b.Apply(second, One, joined);
+  r.peak = std::max(r.peak, b.Totals().peak);
+  r.joined = b.Totals();
+  absl::Time now = joined;
+  absl::Time last_change = joined;
+  while (auto due = b.NextDue(now)) {
+    if (*due > joined + absl::Hours(1)) break;
+    now = std::max(now, *due);
+    const double t = ThreadMs();
+    const FibUpdate u = b.Apply(FibUpdate{}, One, now);
+    const double ms = ThreadMs() - t;
+    r.revisit_ms.push_back(ms);
+    r.revisit_ms_total += ms;
+    r.revisit_ms_max = std::max(r.revisit_ms_max, ms);
+    ++r.revisits;
+    r.peak = std::max(r.peak, b.Totals().peak);
+    if (!u.empty()) {
+      ++r.updates;
+      last_change = now;
+    }
+  }
+  r.settled = b.Totals();
+  r.settled_after = last_change - joined;
+  // The same final groups, fresh; and first-fit in prefix order.
+  FibUpdate all;
+  std::vector<BaselineGroup> order;
+  std::vector<uint32_t> seen(members.size(), 0);
+  for (int p = 0; p < kPrefixes; ++p) {
+    all.route_upserts.emplace_back(PrefixOf(p), route[p]);
+    if (seen[route[p]]++ == 0) order.push_back(BaselineGroup{members[route[p]], 0});
+  }
+  for (auto& g : order) g.traffic = seen[ids.at(key_of(g.members))];
+  for (GroupId id = 1; id < members.size(); ++id) {
+    if (users[id] > 0) all.group_upserts.push_back(FibGroup{id, members[id]});
+  }
+  GroupBudget fresh(c);
+  fresh.Apply(all, One, t0);
+  r.fresh_worst = fresh.Totals().worst_error;
+  r.first_fit_worst = FitFirstFit(order, budget - c.reserve).worst;
+  return r;
+}
+
+void PrintArrival(const Input& in, const std::vector<uint32_t>& budgets) {
+  std::printf("\nArrival order: next hops 1-7 up first, then next hop 8 for 9 in 10 prefixes "
+              "(two next-hop sets; revisits for up to an hour after, each update timed)\n\n");
+  std::printf("| budget | swaps per revisit | worst error when 8 joins | after revisits | fresh placement | ratio "
+              "| first-fit | swaps | promotions | updates (asked) | settled after | revisit CPU ms: median, max, total "
+              "| peak |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::vector<std::pair<uint32_t, uint32_t>> runs;  // (budget, swaps per revisit): 0 is the budget before swaps
+  for (const uint32_t budget : budgets) {
+    runs.emplace_back(budget, 0);
+    runs.emplace_back(budget, GroupBudgetConfig{}.swaps_per_revisit);
+  }
+  for (const auto& [budget, per] : runs) {
+    const ArrivalResult r = Arrival(in, budget, per);
+    const double ratio = r.fresh_worst > 0 ? r.settled.worst_error / r.fresh_worst : 0;
+    std::printf("| %u | %u%s | %.1f %% | %.1f %% | %.1f %% | %.2f | %.1f %% | %llu | %llu | %zu (%zu) | %s "
+                "| %.1f, %.1f, %.0f | %zu |\n",
+                budget, per, per == 0 ? " (no swaps)" : "", 100 * r.joined.worst_error, 100 * r.settled.worst_error,
+                100 * r.fresh_worst, ratio, 100 * r.first_fit_worst, static_cast<unsigned long long>(r.settled.swaps),
+                static_cast<unsigned long long>(r.settled.promotions), r.updates, r.revisits,
+                absl::FormatDuration(r.settled_after).c_str(), r.revisit_ms.empty() ? 0.0 : Median(r.revisit_ms),
+                r.revisit_ms_max, r.revisit_ms_total, r.peak);
+  }
+}
+
 double ThreadMs() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -239,9 +393,15 @@ double Median(std::vector<double> v) {
 int main(int argc, char** argv) {
   std::vector<uint32_t> budgets;
   bool digest = false;
+  bool arrival = true;
+  bool placement = true;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--digest") == 0) {
       digest = true;
+    } else if (std::strcmp(argv[i], "--no-arrival") == 0) {
+      arrival = false;
+    } else if (std::strcmp(argv[i], "--arrival-only") == 0) {
+      placement = false;
     } else {
       budgets.push_back(static_cast<uint32_t>(std::strtoul(argv[i], nullptr, 10)));
     }
@@ -252,6 +412,10 @@ int main(int argc, char** argv) {
   const FibUpdate full = FullUpdate(t);
   const FibUpdate loss = MemberLoss(in, t);
   if (digest) return DigestMain(budgets, t, full, loss);
+  if (!placement) {
+    PrintArrival(in, budgets);
+    return 0;
+  }
   size_t distinct_weights = 0;
   {
     std::map<std::vector<uint32_t>, int> seen;
@@ -301,5 +465,6 @@ int main(int argc, char** argv) {
                 budget, ecmp.installed, 100 * ecmp.worst, 100 * ecmp.weighted, ecmp.installed);
   }
   std::printf("| none | exact groups | %zu | 0 %% | 0 %% | | %zu | |\n", t.members.size(), no_budget_loss_ops);
+  if (arrival) PrintArrival(in, budgets);
   return 0;
 }
