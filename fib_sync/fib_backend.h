@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -120,6 +121,16 @@ struct FibEvent {
   absl::Status status;
 };
 
+// A dump read a piece at a time: the kernel's dump of a full table takes about a second, and
+// read whole it would hold the event thread for all of it (an audit every 30 s).
+class DumpCursor {
+ public:
+  virtual ~DumpCursor() = default;
+  // Reads more of the dump into `out`: every next hop and group at the first call, then about
+  // `max_routes` routes a call (added to out.routes). Returns true once the dump is complete.
+  virtual absl::StatusOr<bool> Next(size_t max_routes, FibState& out) = 0;
+};
+
 class FibBackend {
  public:
   virtual ~FibBackend() = default;
@@ -128,6 +139,8 @@ class FibBackend {
   virtual std::vector<absl::Status> Apply(std::span<const FibOp> ops) = 0;
   // Everything the backend holds that bagd owns.
   virtual absl::StatusOr<FibState> Dump() = 0;
+  // The same, a piece at a time (DumpCursor). The default reads Dump() whole at the first call.
+  virtual absl::StatusOr<std::unique_ptr<DumpCursor>> StartDump();
   // Events are delivered through this callback (on the owner's thread).
   void SetEventHandler(std::function<void(const FibEvent&)> handler) { on_event_ = std::move(handler); }
 

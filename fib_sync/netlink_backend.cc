@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "bgpd/wire/overloaded.h"
@@ -207,11 +208,65 @@ std::vector<absl::Status> NetlinkBackend::Apply(std::span<const FibOp> ops) {
   return out;
 }
 
-absl::StatusOr<FibState> NetlinkBackend::Dump() {
-  FibState state;
-  {
+// The kernel dumps on demand: each recv makes it fill the next datagram, so a dump read a
+// piece at a time holds nothing in the kernel or here beyond one datagram. Each cursor has its
+// own socket (the request socket keeps sending operations meanwhile).
+class NetlinkDumpCursor final : public DumpCursor {
+ public:
+  NetlinkDumpCursor(const NetlinkOptions& options, int fd) : options_(options), fd_(fd), buf_(1 << 20) {}
+  ~NetlinkDumpCursor() override { close(fd_); }
+
+  absl::StatusOr<bool> Next(size_t max_routes, FibState& out) override {
+    if (!objects_done_) {
+      if (auto st = Objects(out); !st.ok()) return st;
+      objects_done_ = true;
+    }
+    size_t got = 0;
+    while (family_ < 2 && got < max_routes) {
+      if (!sent_) {
+        nl::Bytes req;
+        seq_ = next_seq_++;
+        nl::AppendGetRoutes(req, seq_, family_ == 0 ? wire::Afi::kIpv4 : wire::Afi::kIpv6, options_.protocol,
+                            options_.table);
+        if (auto st = SendToKernel(fd_, req); !st.ok()) return st;
+        sent_ = true;
+      }
+      const ssize_t n = recv(fd_, buf_.data(), buf_.size(), 0);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Errno("netlink route dump", errno);
+      }
+      auto messages = nl::Parse(nl::ByteSpan(buf_.data(), static_cast<size_t>(n)));
+      if (!messages.ok()) return messages.status();
+      for (const nl::Message& m : *messages) {
+        if (m.header.seq != seq_) continue;
+        if (const auto* d = std::get_if<nl::DoneMsg>(&m.body)) {
+          if (d->error != 0) return KernelError(nl::ErrorMsg{d->error, {}, d->extack_message, {}, {}});
+          ++family_;
+          sent_ = false;
+          break;
+        }
+        if (const auto* e = std::get_if<nl::ErrorMsg>(&m.body)) {
+          if (e->error != 0) return KernelError(*e);
+          continue;
+        }
+        const auto* r = std::get_if<nl::RouteMsg>(&m.body);
+        if (r == nullptr || r->route.protocol != options_.protocol || r->route.table != options_.table) continue;
+        if (r->route.nexthop_id != 0) {
+          out.routes[r->route.prefix] = r->route.nexthop_id;
+          ++got;
+        }
+      }
+    }
+    return family_ >= 2;
+  }
+
+ private:
+  // Every nexthop and group (the kernel has no protocol filter for them): a few thousand at
+  // most, read whole.
+  absl::Status Objects(FibState& state) {
     nl::Bytes req;
-    const uint32_t seq = seq_++;
+    const uint32_t seq = next_seq_++;
     nl::AppendGetNexthops(req, seq);
     auto answer = Request(fd_, req, seq);
     if (!answer.ok()) return answer.status();
@@ -234,20 +289,40 @@ absl::StatusOr<FibState> NetlinkBackend::Dump() {
         for (const auto& m2 : g.members) members.emplace_back(m2.nexthop_id, m2.weight);
       }
     }
+    return absl::OkStatus();
   }
-  for (wire::Afi afi : {wire::Afi::kIpv4, wire::Afi::kIpv6}) {
-    nl::Bytes req;
-    const uint32_t seq = seq_++;
-    nl::AppendGetRoutes(req, seq, afi, options_.protocol, options_.table);
-    auto answer = Request(fd_, req, seq);
-    if (!answer.ok()) return answer.status();
-    for (const nl::Message& m : *answer) {
-      const auto* r = std::get_if<nl::RouteMsg>(&m.body);
-      if (r == nullptr || r->route.protocol != options_.protocol || r->route.table != options_.table) continue;
-      if (r->route.nexthop_id != 0) state.routes[r->route.prefix] = r->route.nexthop_id;
-    }
+
+  NetlinkOptions options_;
+  int fd_;
+  std::vector<uint8_t> buf_;
+  bool objects_done_ = false;
+  int family_ = 0;  // 0 IPv4, 1 IPv6, 2 done
+  bool sent_ = false;
+  uint32_t seq_ = 0, next_seq_ = 1;
+};
+
+absl::StatusOr<std::unique_ptr<DumpCursor>> NetlinkBackend::StartDump() {
+  int fd = -1, err = 0;
+  auto st = InNamespace(options_.netns, [&] {
+    fd = OpenRouteSocket(1 << 20);
+    if (fd < 0) err = errno;
+  });
+  if (!st.ok()) return st;
+  if (fd < 0) return Errno("netlink dump socket", err);
+  return std::unique_ptr<DumpCursor>(new NetlinkDumpCursor(options_, fd));
+}
+
+absl::StatusOr<FibState> NetlinkBackend::Dump() {
+  // Through a cursor read to its end: the routes go straight into the state (a full table's
+  // answer is not held as messages first).
+  auto cursor = StartDump();
+  if (!cursor.ok()) return cursor.status();
+  FibState state;
+  while (true) {
+    auto done = (*cursor)->Next(std::numeric_limits<size_t>::max(), state);
+    if (!done.ok()) return done.status();
+    if (*done) return state;
   }
-  return state;
 }
 
 void NetlinkBackend::ReadEvents() {

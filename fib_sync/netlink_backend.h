@@ -42,6 +42,8 @@ class NetlinkBackend : public FibBackend {
   FibCapabilities Capabilities() const override;
   std::vector<absl::Status> Apply(std::span<const FibOp> ops) override;
   absl::StatusOr<FibState> Dump() override;
+  // A dump a piece at a time, on a socket of its own (netlink_backend.cc: NetlinkDumpCursor).
+  absl::StatusOr<std::unique_ptr<DumpCursor>> StartDump() override;
 
   // Notifications: readable when the kernel has something to say.
   int event_fd() const { return event_fd_; }

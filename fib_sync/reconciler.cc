@@ -1,6 +1,7 @@
 #include "fib_sync/reconciler.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "bgpd/wire/overloaded.h"
@@ -54,6 +55,28 @@ absl::Status InProgress() {
 }
 
 bool IsInProgress(const absl::Status& st) { return !st.ok() && st.GetPayload(kInProgressUrl).has_value(); }
+
+namespace {
+
+class WholeDump final : public DumpCursor {
+ public:
+  explicit WholeDump(FibBackend& b) : b_(b) {}
+  absl::StatusOr<bool> Next(size_t, FibState& out) override {
+    auto st = b_.Dump();
+    if (!st.ok()) return st.status();
+    out = *std::move(st);
+    return true;
+  }
+
+ private:
+  FibBackend& b_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DumpCursor>> FibBackend::StartDump() {
+  return std::unique_ptr<DumpCursor>(new WholeDump(*this));
+}
 
 const char* RepairObjectName(RepairObject o) {
   switch (o) {
@@ -216,6 +239,7 @@ void Reconciler::Update(const rib::FibUpdate& u) {
 }
 
 void Reconciler::SetConfirmedRoute(const wire::Prefix& prefix, std::optional<ObjectId> group) {
+  if (audit_cursor_ != nullptr) audit_touched_.insert(prefix);
   if (ObjectId* it = confirmed_routes_.Find(prefix)) {
     if (--route_refs_[*it] == 0) route_refs_.erase(*it);
     if (!group) {
@@ -230,6 +254,7 @@ void Reconciler::SetConfirmedRoute(const wire::Prefix& prefix, std::optional<Obj
 }
 
 void Reconciler::TakeConfirmed(FibState state) {
+  AbortAudit();  // an audit under way compares against what is replaced here
   confirmed_routes_.clear();
   for (const auto& [prefix, id] : state.routes) *confirmed_routes_.TryEmplace(prefix).first = id;
   state.routes = {};  // kept once, ordered (~17 bytes a route; the dump's hash map ~52 MB a full table)
@@ -841,23 +866,70 @@ void Reconciler::MarkUnwanted() {
 }
 
 absl::StatusOr<size_t> Reconciler::Audit(TimePoint now) {
-  auto dumped = backend_.Dump();
-  if (!dumped.ok()) return dumped.status();
+  if (auto st = AuditBegin(now); !st.ok()) return st;
+  while (true) {
+    auto done = AuditStep(std::numeric_limits<size_t>::max(), now);
+    if (!done.ok()) return done.status();
+    if (*done) return audit_found_;
+  }
+}
+
+absl::Status Reconciler::AuditBegin(TimePoint now) {
+  auto cursor = backend_.StartDump();
+  if (!cursor.ok()) return cursor.status();
+  audit_cursor_ = *std::move(cursor);
+  audit_objects_done_ = false;
+  audit_found_ = 0;
+  audit_matched_ = 0;
+  audit_touched_.clear();
+  audit_chunk_ = FibState{};
+  (void)now;
+  return absl::OkStatus();
+}
+
+void Reconciler::AbortAudit() {
+  audit_cursor_.reset();
+  audit_touched_.clear();
+  audit_chunk_ = FibState{};
+}
+
+absl::StatusOr<bool> Reconciler::AuditStep(size_t max_routes, TimePoint now) {
+  if (audit_cursor_ == nullptr) return absl::FailedPreconditionError("no audit running");
+  audit_chunk_.routes.clear();
+  auto done = audit_cursor_->Next(max_routes, audit_chunk_);
+  if (!done.ok()) {
+    AbortAudit();
+    return done.status();
+  }
+  if (!audit_objects_done_) {
+    audit_objects_done_ = true;
+    AuditObjects(audit_chunk_, now);
+  }
+  for (const auto& [prefix, object] : audit_chunk_.routes) AuditRoute(prefix, object, now);
+  if (!*done) return false;
+  FinishAudit();
+  return true;
+}
+
+void Reconciler::AuditObjects(const FibState& d, TimePoint now) {
   ++stats_.audits;
-  FibState& d = *dumped;
-  size_t found = 0;
-  // Only what bagd believes installed, wants, and has no answer pending for is compared:
-  // the rest is dirty already, or settles by its answer.
+  for (ObjectId id : d.foreign_ids) foreign_.insert(id);
+  // Next hops and groups bagd believes installed, wants, and has no answer pending for.
   for (const auto& [gw, n] : nexthops_) {
     auto c = confirmed_.nexthops.find(n.id);
     if (c == confirmed_.nexthops.end() || Busy(n.id)) continue;
     auto k = d.nexthops.find(n.id);
     if (k != d.nexthops.end() && k->second == gw) continue;
-    ++found;
+    ++audit_found_;
     const bool gone = k == d.nexthops.end();
-    RequestRepair(RepairKey{RepairObject::kNexthop, n.id, {}}, RepairCause::kAudit, now,
-                  absl::StrCat("next hop ", n.id, " via ", gw.ToString(),
-                               gone ? " is missing" : absl::StrCat(" is via ", k->second.ToString())));
+    const std::string what = absl::StrCat("next hop ", n.id, " via ", gw.ToString(),
+                                          gone ? " is missing" : absl::StrCat(" is via ", k->second.ToString()));
+    if (gone) {
+      confirmed_.nexthops.erase(c);
+    } else {
+      c->second = k->second;
+    }
+    RequestRepair(RepairKey{RepairObject::kNexthop, n.id, {}}, RepairCause::kAudit, now, what);
   }
   for (const auto& [gid, g] : groups_) {
     if (g.id == 0 || !confirmed_.groups.contains(g.id) || Busy(g.id)) continue;
@@ -870,53 +942,89 @@ absl::StatusOr<size_t> Reconciler::Audit(TimePoint now) {
       std::sort(have.begin(), have.end());
     }
     if (k != d.groups.end() && have == believed) continue;
-    ++found;
+    ++audit_found_;
     std::string what = absl::StrCat("group ", g.id);
     if (k == d.groups.end()) {
       absl::StrAppend(&what, " is missing");
+      confirmed_.groups.erase(g.id);  // its id stays bagd's (allocated): written again
     } else {
       absl::StrAppend(&what, " is");
       for (const auto& [nh, w] : have) absl::StrAppend(&what, " ", nh, "*", w);
       absl::StrAppend(&what, " (bagd wrote");
       for (const auto& [nh, w] : believed) absl::StrAppend(&what, " ", nh, "*", w);
       absl::StrAppend(&what, ")");
+      confirmed_.groups[g.id] = k->second;
     }
     RequestRepair(RepairKey{RepairObject::kGroup, g.id, {}}, RepairCause::kAudit, now, what);
   }
-  std::vector<std::pair<wire::Prefix, std::string>> routes_found;
-  confirmed_routes_.ForEach([&](const wire::Prefix& prefix, ObjectId believed) {
-    if (Busy(prefix) || !routes_.contains(prefix)) return;
-    auto k = d.routes.find(prefix);
-    if (k != d.routes.end() && k->second == believed) return;
-    routes_found.emplace_back(prefix, k == d.routes.end()
-                                          ? std::string(" is missing")
-                                          : absl::StrCat(" points at ", k->second, " (bagd wrote ", believed, ")"));
-  });
-  for (const auto& [prefix, what] : routes_found) {
-    ++found;
+  // Objects of bagd's protocol that bagd does not know: not wanted (the sweep's, or to delete).
+  for (const auto& [id, members] : d.groups) {
+    if (confirmed_.groups.contains(id) || allocated_.contains(id) || stale_groups_.contains(id)) continue;
+    confirmed_.groups[id] = members;
+    delete_groups_.insert(id);
+    allocated_.insert(id);
+  }
+  for (const auto& [id, gw] : d.nexthops) {
+    if (confirmed_.nexthops.contains(id) || allocated_.contains(id) || stale_nexthops_.contains(id)) continue;
+    confirmed_.nexthops[id] = gw;
+    delete_nexthops_.insert(id);
+    allocated_.insert(id);
+  }
+}
+
+void Reconciler::AuditRoute(const wire::Prefix& prefix, ObjectId object, TimePoint now) {
+  if (audit_touched_.contains(prefix) || Busy(prefix)) return;  // changed since the audit began
+  const ObjectId* believed = confirmed_routes_.Find(prefix);
+  if (believed != nullptr && *believed == object) {
+    ++audit_matched_;
+    return;
+  }
+  const std::optional<ObjectId> before = believed ? std::optional<ObjectId>(*believed) : std::nullopt;
+  SetConfirmedRoute(prefix, object);  // what is there now
+  const auto want = WantedRouteObject(prefix);
+  if (!before) {
+    // A route of bagd's protocol bagd did not know of: its own (a missed notification, an
+    // exclusive create that met it) or someone else's with bagd's protocol number.
+    if (conflicts_.erase(prefix) > 0) conflict_retry_.erase(prefix);
+    suspects_.erase(prefix);
+    if (want && *want == object) return;  // just what bagd wants
+    ++audit_found_;
+    if (!routes_.contains(prefix) && stale_routes_.contains(prefix)) return;  // the sweep's
+  } else {
+    ++audit_found_;
+  }
+  if (routes_.contains(prefix)) {
     RequestRepair(RepairKey{RepairObject::kRoute, 0, prefix}, RepairCause::kAudit, now,
-                  absl::StrCat("route ", prefix.ToString(), what));
+                  absl::StrCat("route ", prefix.ToString(), " points at ", object,
+                               before ? absl::StrCat(" (bagd wrote ", *before, ")") : std::string(" (unknown to bagd)")));
+  } else {
+    dirty_routes_.TryEmplace(prefix);  // bagd's protocol, not wanted: deleted
   }
-  // The dump is what is installed now; what was repaired above is dirty, the rest is compared
-  // by the flush only where it is dirty anyway.
-  ForgetInFlight();
-  TakeConfirmed(*std::move(dumped));
-  SettleSuspects();
+}
+
+void Reconciler::FinishAudit() {
+  // Routes bagd installed, left untouched by the audit and not in the dump: missing. They are
+  // counted, not listed (listing them needs the whole dump at once): a resync finds them.
+  size_t excluded = 0;
+  for (const wire::Prefix& p : audit_touched_) excluded += confirmed_routes_.contains(p);
+  for (const auto& [p, gen] : route_gen_) excluded += confirmed_routes_.contains(p) && !audit_touched_.contains(p);
+  const size_t expected = confirmed_routes_.size() - excluded;
+  if (audit_matched_ < expected) {
+    const size_t missing = expected - audit_matched_;
+    audit_found_ += missing;
+    stats_.repairs[static_cast<int>(RepairObject::kRoute)][static_cast<int>(RepairCause::kAudit)] += missing;
+    Report(absl::StrCat(missing, " routes bagd installed are missing (audit): resyncing to put them back"));
+    resync_wanted_ = true;
+  }
   // Conflicts are tried again, once each (exclusively): the other protocol's route may have
-  // gone without a word. Those the dump shows as bagd's are no conflicts.
-  for (auto it = conflicts_.begin(); it != conflicts_.end();) {
-    if (confirmed_routes_.contains(*it)) {
-      it = conflicts_.erase(it);
-      continue;
+  // gone without a word. Those the dump showed as bagd's are no conflicts any more.
+  for (const wire::Prefix& p : conflicts_) {
+    if (routes_.contains(p)) {
+      dirty_routes_.TryEmplace(p);
+      conflict_retry_.insert(p);
     }
-    if (routes_.contains(*it)) {
-      dirty_routes_.TryEmplace(*it);
-      conflict_retry_.insert(*it);
-    }
-    ++it;
   }
-  MarkUnwanted();
-  return found;
+  AbortAudit();
 }
 
 std::string Reconciler::Charge(const RepairKey& key, RepairCause cause, TimePoint now) {

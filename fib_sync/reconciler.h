@@ -50,6 +50,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -143,6 +144,15 @@ class Reconciler {
   // from what bagd wants is repaired (cause kAudit) and reported; prefixes in conflict are
   // tried again. Returns the differences found.
   absl::StatusOr<size_t> Audit(TimePoint now);
+  // The same a piece at a time (the event thread runs between pieces): AuditBegin starts a
+  // dump, each AuditStep reads about `max_routes` more routes of it and compares them; true
+  // when done (audit_found() is then the differences found). A route changed while the
+  // audit runs is not compared; routes missing from the dump are counted at the end and put
+  // back by a resync (resync_wanted()). Start, Resync and TakeConfirmed end an audit.
+  absl::Status AuditBegin(TimePoint now);
+  absl::StatusOr<bool> AuditStep(size_t max_routes, TimePoint now);
+  bool auditing() const { return audit_cursor_ != nullptr; }
+  size_t audit_found() const { return audit_found_; }
   // Repairs put off by an object's backoff whose time has come become dirty; returns when
   // the next one is due.
   std::optional<TimePoint> ReleaseHeld(TimePoint now);
@@ -291,6 +301,16 @@ class Reconciler {
   std::set<wire::Prefix> suspects_;             // an exclusive create found a route there: whose?
   std::vector<std::string> reports_;
   size_t reports_dropped_ = 0;
+  // The audit under way.
+  void AuditObjects(const FibState& dumped, TimePoint now);
+  void AuditRoute(const wire::Prefix& prefix, ObjectId object, TimePoint now);
+  void FinishAudit();
+  void AbortAudit();
+  std::unique_ptr<DumpCursor> audit_cursor_;
+  FibState audit_chunk_;
+  bool audit_objects_done_ = false;
+  size_t audit_found_ = 0, audit_matched_ = 0;
+  absl::flat_hash_set<wire::Prefix> audit_touched_;  // routes changed since it began
   // Answers.
   uint64_t next_generation_ = 1;
   absl::flat_hash_map<uint64_t, FibOp> in_flight_;        // generation -> the operation

@@ -282,30 +282,55 @@ void FibStage::ArmAudit() {
   audit_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
     // After a restart the previous run's objects are not compared until the stage writes.
-    if (!holding_) {
-      if (auto st = AuditNow(); !st.ok()) log::Warning("fib: audit failed: %s", st.status().ToString());
-    }
+    if (!holding_) AuditNow();
     ArmAudit();
   });
 }
 
-absl::StatusOr<size_t> FibStage::AuditNow() {
+bool FibStage::AuditNow() {
+  if (reconciler_.auditing()) return false;
+  audit_started_ = std::chrono::steady_clock::now();
+  if (auto st = reconciler_.AuditBegin(audit_started_); !st.ok()) {
+    log::Warning("fib: audit failed to start: %s", st.ToString());
+    return false;
+  }
+  audit_run_ = AuditFigures{};
+  AuditStep();
+  return true;
+}
+
+void FibStage::AuditStep() {
+  if (!reconciler_.auditing()) return;  // a resync replaced what it compared against
   const auto t0 = std::chrono::steady_clock::now();
-  auto found = reconciler_.Audit(t0);
-  if (!found.ok()) return found;
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto done = reconciler_.AuditStep(std::max<size_t>(1, options_.audit_step), t0);
+  const auto t1 = std::chrono::steady_clock::now();
+  ++audit_run_.steps;
+  audit_run_.longest_step = std::max(audit_run_.longest_step, std::chrono::duration<double>(t1 - t0).count());
+  if (!done.ok()) {
+    log::Warning("fib: audit failed: %s", done.status().ToString());
+    return;
+  }
+  if (!*done) {
+    boost::asio::post(io_, [this, alive = alive_] {
+      if (*alive) AuditStep();
+    });
+    return;
+  }
+  audit_run_.found = reconciler_.audit_found();
+  audit_run_.seconds = std::chrono::duration<double>(t1 - audit_started_).count();
+  last_audit_ = audit_run_;
   if (options_.metrics) {
     options_.metrics->FibAudits().Increment();
-    options_.metrics->FibAuditSeconds().Set(seconds);
+    options_.metrics->FibAuditSeconds().Set(last_audit_.seconds);
   }
-  if (*found > 0) {
-    log::Warning("fib: audit found %d objects that differ from what bagd installed (%.3f s); repairing", *found,
-                 seconds);
+  if (last_audit_.found > 0) {
+    log::Warning("fib: audit found %d objects that differ from what bagd installed (%.3f s); repairing",
+                 last_audit_.found, last_audit_.seconds);
   } else {
-    log::Debug("fib: audit: the backend holds what bagd installed (%.3f s)", seconds);
+    log::Debug("fib: audit: the backend holds what bagd installed (%.3f s in %d pieces, the longest %.1f ms)",
+               last_audit_.seconds, last_audit_.steps, last_audit_.longest_step * 1e3);
   }
   Flush();
-  return found;
 }
 
 std::optional<rib::FibRepairStatus> FibStage::RepairStatus() const {

@@ -29,6 +29,8 @@ struct FibStageOptions {
   // The periodic audit (config fib.audit_interval): what bagd owns in the backend is dumped
   // and compared, and what others changed is put back; 0: none (notifications only).
   std::chrono::seconds audit_interval{30};
+  // Routes compared per piece of an audit (a piece of a 1M-route table: ~10 ms).
+  size_t audit_step = 16384;
   std::chrono::milliseconds retry_first{200};
   std::chrono::milliseconds retry_max{10000};
   fib::ReconcilerOptions reconciler;
@@ -58,8 +60,18 @@ class FibStage final : public rib::FibSink {
   std::optional<rib::FibRepairStatus> RepairStatus() const override;
   // A reload may change the audit interval (0 stops it).
   void SetAuditInterval(std::chrono::seconds interval);
-  // One audit now (bagctl and tests; the timer calls it too). Returns the differences found.
-  absl::StatusOr<size_t> AuditNow();
+  // Starts an audit now (the timer calls it too): the dump is read and compared a piece at a
+  // time (FibStageOptions::audit_step routes), the event thread running other work between
+  // pieces. False when one is under way already or the dump cannot start.
+  bool AuditNow();
+  bool auditing() const { return reconciler_.auditing(); }
+  struct AuditFigures {
+    size_t found = 0;
+    double seconds = 0;       // from its start to its end
+    double longest_step = 0;  // the longest the event thread was held by one piece
+    size_t steps = 0;
+  };
+  const AuditFigures& last_audit() const { return last_audit_; }
   // After a restart (the backend holds objects of a previous run), nothing is sent until
   // Release() — every neighbor's initial table is in — or `startup_hold` has passed, so the
   // new run claims the old objects whole instead of rebuilding them peer by peer. Release
@@ -85,6 +97,7 @@ class FibStage final : public rib::FibSink {
   // flush after the burst.
   void FlushSoon();
   void ArmAudit();
+  void AuditStep();
   void ArmHeld();
   void LogReports();
 
@@ -99,6 +112,8 @@ class FibStage final : public rib::FibSink {
   boost::asio::steady_timer audit_timer_;
   boost::asio::steady_timer held_timer_;
   bool flush_posted_ = false;
+  AuditFigures last_audit_, audit_run_;
+  std::chrono::steady_clock::time_point audit_started_{};
   bool held_armed_at_ = false;
   std::chrono::steady_clock::time_point held_at_{};
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
