@@ -158,8 +158,8 @@ void ApplyDefaults(v1::Config& config) {
   if (!fib.has_resilient_idle_timer()) fib.set_resilient_idle_timer(kDefaultResilientIdleTimer);
   if (!fib.has_retain_on_exit()) fib.set_retain_on_exit(true);
   if (!fib.has_restart_hold_time()) fib.set_restart_hold_time(kDefaultRestartHoldTime);
-  if (!fib.has_restart_neighbor_wait()) {
   if (!fib.has_audit_interval()) fib.set_audit_interval(kDefaultFibAuditInterval);
+  if (!fib.has_restart_neighbor_wait()) {
     fib.set_restart_neighbor_wait(std::min(kDefaultRestartNeighborWait, fib.restart_hold_time()));
   }
   // The group budget's knobs (max_groups stays 0: the backend's limit, or none).

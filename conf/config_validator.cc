@@ -839,11 +839,11 @@ class Validator {
                                                                      : fib.resilient_unbalanced_timer();
       if (v > 3600) Error(path(timer), absl::StrCat("fib: ", timer, " ", v, " is out of range: use 0..3600 seconds"));
     }
-    if (fib.restart_hold_time() > 3600) {
     if (fib.audit_interval() > 86400) {
       Error(path("audit_interval"), absl::StrCat("fib: audit_interval ", fib.audit_interval(),
                                                  " is out of range: use 0..86400 seconds (0: no periodic audit)"));
     }
+    if (fib.restart_hold_time() > 3600) {
       Error(path("restart_hold_time"), absl::StrCat("fib: restart_hold_time ", fib.restart_hold_time(),
                                                     " is out of range: use 0..3600 seconds"));
     } else if (fib.has_restart_neighbor_wait() &&
