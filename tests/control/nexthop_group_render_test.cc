@@ -212,6 +212,32 @@ TEST_CASE("bagctl nexthop-group render: the FIB's own group cap", "[control][ren
         "start, 1 written in place\n");
 }
 
+TEST_CASE("bagctl nexthop-group render: FIB repairs and conflicts", "[control][render][nexthop-groups]") {
+  bagd::control::v1::FibRepair r;
+  r.set_audit_interval(30);
+  r.set_audits(4);
+  CHECK(RenderFibRepair(r) ==
+        "FIB repair: 0 routes, 0 groups, 0 next hops put back that others changed (0 found by audits); audit every "
+        "30 s, 4 so far\n");
+  r.set_routes_deleted(2);
+  r.set_routes_audit(1);
+  r.set_groups_changed(1);
+  r.set_held_now(1);
+  r.set_conflicts_now(2);
+  r.add_conflicts("10.50.3.0/24");
+  r.add_conflicts("10.50.4.0/24");
+  CHECK(RenderFibRepair(r) ==
+        "FIB repair: 3 routes, 1 groups, 0 next hops put back that others changed (1 found by audits); audit every "
+        "30 s, 4 so far; 1 held back (changed again and again)\n"
+        "FIB conflicts: 2 prefixes held by another protocol's route (bagd leaves them alone): 10.50.3.0/24 "
+        "10.50.4.0/24\n");
+  r.set_audit_interval(0);
+  r.set_conflicts_now(3);  // more than listed
+  const std::string text = RenderFibRepair(r);
+  CHECK(text.find("no periodic audit") != std::string::npos);
+  CHECK(text.find("10.50.4.0/24 ...\n") != std::string::npos);
+}
+
 TEST_CASE("bagctl nexthop-group render: the APPL_DB key and confirmation", "[control][render][nexthop-groups]") {
   auto sample = SampleNextHopGroups();
   NextHopGroup g = sample.groups(0);

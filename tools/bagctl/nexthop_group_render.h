@@ -47,5 +47,7 @@ std::string RenderNextHopGroup(const NextHopGroup& group, const WeightSettings& 
 std::string RenderNextHopGroups(const ListNextHopGroupsResponse& response, int64_t now_unix_ms);
 // "Group budget: 510 of 512 groups installed (2 kept free for moves), 33923 wanted; ..."
 std::string RenderGroupBudget(const NextHopGroupBudget& budget);
+// The FIB sync's repairs and conflicts (docs/fib.md, "Repair and audit").
+std::string RenderFibRepair(const control::v1::FibRepair& repair);
 
 }  // namespace bagd::bagctl
