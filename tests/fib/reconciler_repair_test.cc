@@ -11,6 +11,7 @@
 
 #include "fib_sync/reconciler.h"
 #include "fib_sync/recording_backend.h"
+#include "tests/fib/reconciler_test_support.h"
 
 namespace bagd::fib {
 namespace {
@@ -18,18 +19,9 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-wire::IpAddress A(const char* s) { return *wire::IpAddress::Parse(s); }
-wire::Prefix P(const char* s) { return *wire::Prefix::Parse(s); }
-
-rib::FibUpdate Group(rib::GroupId id, std::vector<std::pair<const char*, uint32_t>> members,
-                     std::vector<const char*> routes = {}) {
-  rib::FibUpdate u;
-  rib::FibGroup g{id, {}};
-  for (const auto& [nh, w] : members) g.members.push_back({A(nh), w});
-  u.group_upserts.push_back(g);
-  for (const char* r : routes) u.route_upserts.emplace_back(P(r), id);
-  return u;
-}
+using testing::A;
+using testing::Group;
+using testing::P;
 
 FibEvent RouteChanged(const char* prefix, bool present, ObjectId id = 0) {
   FibEvent e = FibEvent::Of(FibEvent::Kind::kRouteChanged, id);
