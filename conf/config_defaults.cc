@@ -164,6 +164,7 @@ void ApplyDefaults(v1::Config& config) {
   }
   // The group budget's knobs (max_groups stays 0: the backend's limit, or none).
   if (!fib.has_group_reserve()) fib.set_group_reserve(kDefaultFibGroupReserve);
+  if (!fib.has_group_swaps_per_revisit()) fib.set_group_swaps_per_revisit(kDefaultGroupSwapsPerRevisit);
   if (fib.group_merge() == v1::Fib::GROUP_MERGE_UNSPECIFIED) fib.set_group_merge(v1::Fib::GROUP_MERGE_SAME_NEXT_HOPS);
   if (fib.group_merge_weight() == v1::Fib::GROUP_MERGE_WEIGHT_UNSPECIFIED) {
     fib.set_group_merge_weight(v1::Fib::GROUP_MERGE_WEIGHT_PREFIXES);

@@ -28,7 +28,8 @@ inline constexpr uint32_t kDefaultAppldbPopBatch = 128;          // fib.appldb_p
 // After a restart: the longest the FIB waits for End-of-RIB, and how long a neighbor that is
 // not Established holds that wait (seconds).
 inline constexpr uint32_t kDefaultRestartHoldTime = 60;
-inline constexpr uint32_t kDefaultFibAuditInterval = 30;  // seconds; BIRD's kernel scan is 20
+inline constexpr uint32_t kDefaultFibAuditInterval = 30;
+inline constexpr uint32_t kDefaultGroupSwapsPerRevisit = 2;  // seconds; BIRD's kernel scan is 20
 inline constexpr uint32_t kDefaultRestartNeighborWait = 10;
 
 // Graceful restart (GracefulRestart; docs/graceful-restart.md), seconds.

@@ -839,6 +839,11 @@ class Validator {
                                                                      : fib.resilient_unbalanced_timer();
       if (v > 3600) Error(path(timer), absl::StrCat("fib: ", timer, " ", v, " is out of range: use 0..3600 seconds"));
     }
+    if (fib.group_swaps_per_revisit() > 64) {
+      Error(path("group_swaps_per_revisit"),
+            absl::StrCat("fib: group_swaps_per_revisit ", fib.group_swaps_per_revisit(),
+                         " is out of range: use 0..64 (0: no swaps)"));
+    }
     if (fib.audit_interval() > 86400) {
       Error(path("audit_interval"), absl::StrCat("fib: audit_interval ", fib.audit_interval(),
                                                  " is out of range: use 0..86400 seconds (0: no periodic audit)"));

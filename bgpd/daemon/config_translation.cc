@@ -178,6 +178,8 @@ absl::StatusOr<rib::WeightsConfig> WeightsConfigOf(const config::v1::Config& con
   b.max_groups = fib.max_groups();
   if (backend_max_groups != 0 && (b.max_groups == 0 || backend_max_groups < b.max_groups)) b.max_groups = backend_max_groups;
   b.reserve = fib.has_group_reserve() ? fib.group_reserve() : conf::kDefaultFibGroupReserve;
+  b.swaps_per_revisit =
+      fib.has_group_swaps_per_revisit() ? fib.group_swaps_per_revisit() : conf::kDefaultGroupSwapsPerRevisit;
   if (b.max_groups != 0 && b.reserve >= b.max_groups) b.reserve = b.max_groups - 1;  // a backend's small limit
   switch (fib.group_merge()) {
     case v1::Fib::GROUP_MERGE_SUBSET: b.scope = rib::MergeScope::kSubset; break;

@@ -288,6 +288,7 @@ void FillBudget(const rib::GroupBudget& b, control::v1::NextHopGroupBudget& out)
   out.set_weighted_error(t.weighted_error);
   out.set_route_moves(t.route_moves);
   out.set_promotions(t.promotions);
+  out.set_swaps(t.swaps);
   out.set_peak(t.peak);
 }
 

@@ -267,6 +267,7 @@ void WeightsStage::RefreshMetrics() {
     metrics_->GroupBudget("merge_worst_error").Set(t.worst_error);
     metrics_->GroupBudget("merge_weighted_error").Set(t.weighted_error);
     sync(metrics_->GroupBudgetRouteMoves(), t.route_moves);
+    sync(metrics_->GroupBudgetSwaps(), t.swaps);
   }
 }
 

@@ -245,6 +245,16 @@ prometheus::Gauge& SessionMetrics::GroupBudget(const std::string& what) {
   }
   return f->Add({});
 }
+prometheus::Counter& SessionMetrics::GroupBudgetSwaps() {
+  if (group_budget_swaps_ == nullptr) {
+    group_budget_swaps_ = &prometheus::BuildCounter()
+                               .Name("bagd_nexthop_groups_swaps_total")
+                               .Help("Slots the group budget moved between next-hop sets with the table full (swaps)")
+                               .Register(*registry_);
+  }
+  return group_budget_swaps_->Add({});
+}
+
 prometheus::Counter& SessionMetrics::GroupBudgetRouteMoves() {
   if (group_budget_moves_ == nullptr) {
     group_budget_moves_ = &prometheus::BuildCounter()

@@ -50,6 +50,7 @@
 //                                                      gauges: share error of merged groups, the
 //                                                      largest and the traffic-weighted mean
 //   bagd_nexthop_groups_route_moves_total              counter: installed routes repointed by merges
+//   bagd_nexthop_groups_swaps_total                    counter: slots moved between next-hop sets (table full)
 //   bagd_fib_group_limit, bagd_fib_groups               gauges: the FIB sync's own cap on the groups
 //                                                      (0: none) and the groups the FIB holds
 //   bagd_fib_groups_waiting, bagd_fib_routes_waiting    gauges: groups not created for want of room
@@ -119,6 +120,7 @@ class SessionMetrics {
   // bagd_nexthop_groups_<what> (the group budget's gauges, above); created when first used.
   prometheus::Gauge& GroupBudget(const std::string& what);
   prometheus::Counter& GroupBudgetRouteMoves();
+  prometheus::Counter& GroupBudgetSwaps();  // bagd_nexthop_groups_swaps_total
   prometheus::Gauge& PrefixLimit(const std::string& neighbor, const std::string& family);
   prometheus::Gauge& PrefixLimitState(const std::string& neighbor, const std::string& family);
   prometheus::Counter& PrefixLimitEvents(const std::string& neighbor, const std::string& family,
@@ -171,6 +173,7 @@ class SessionMetrics {
   prometheus::Family<prometheus::Gauge>& build_info_;
   std::map<std::string, prometheus::Family<prometheus::Gauge>*> group_budget_;
   prometheus::Family<prometheus::Counter>* group_budget_moves_ = nullptr;
+  prometheus::Family<prometheus::Counter>* group_budget_swaps_ = nullptr;
 
   // --- Graceful restart (RFC 4724, docs/graceful-restart.md): registered on first use.
  public:

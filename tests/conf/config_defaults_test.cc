@@ -47,6 +47,8 @@ TEST_CASE("router defaults", "[conf][defaults]") {
   CHECK(c.fib().appldb_pop_batch() == 128);
   CHECK(c.fib().max_weight() == 0);    // the backend's limit
   CHECK(c.fib().group_budget() == 0);  // no limit
+  CHECK(c.fib().audit_interval() == 30);
+  CHECK(c.fib().group_swaps_per_revisit() == 2);
   CHECK_FALSE(c.has_multipath());      // 0 means "decided by the RIB"
 }
 

@@ -46,6 +46,22 @@ TEST_CASE("group budget: scope, weight and the damping it borrows", "[daemon][bu
   CHECK(w->budget.min_gain == Approx(0.10));
 }
 
+TEST_CASE("group budget: swaps per revisit from fib.group_swaps_per_revisit", "[daemon][budget][swap]") {
+  config::v1::Config c;
+  c.mutable_fib()->set_max_groups(64);
+  auto w = WeightsConfigOf(c);
+  REQUIRE(w.ok());
+  CHECK(w->budget.swaps_per_revisit == 2);  // the default
+  c.mutable_fib()->set_group_swaps_per_revisit(0);
+  w = WeightsConfigOf(c);
+  REQUIRE(w.ok());
+  CHECK(w->budget.swaps_per_revisit == 0);  // no swaps
+  c.mutable_fib()->set_group_swaps_per_revisit(7);
+  w = WeightsConfigOf(c);
+  REQUIRE(w.ok());
+  CHECK(w->budget.swaps_per_revisit == 7);
+}
+
 TEST_CASE("group budget: show nexthop-groups says how a merged group is served", "[daemon][budget]") {
   rib::DecisionConfig decision;
   decision.maximum_paths_ebgp = 8;

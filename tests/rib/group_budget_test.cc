@@ -976,7 +976,7 @@ TEST_CASE("group budget swap: a full table gives a slot to the worst merge, make
   CHECK(FreshPlacement(f.h.wanted, c, now).worst_error == Approx(0.1));
 }
 
-TEST_CASE("group budget swap: not for less than min_gain; a new min_gain is tried at once", "[weights][budget][swap]") {
+TEST_CASE("group budget swap: not for less than min_gain, and a new min_gain is tried at once", "[weights][budget][swap]") {
   GroupBudgetConfig c;
   c.max_groups = 5;
   c.reserve = 1;

@@ -227,6 +227,8 @@ std::string RenderGroupBudget(const NextHopGroupBudget& b) {
                       Percent(b.weighted_error()), "%; merge scope ", Printable(b.merge_scope()),
                       b.unrouted_prefixes() != 0 ? absl::StrCat("; ", b.unrouted_prefixes(), " prefixes NOT installed")
                                                  : std::string(),
+                      b.swaps() != 0 ? absl::StrCat("; ", Plural(b.swaps(), "swap", "swaps"), " since start")
+                                     : std::string(),
                       "\n", RenderFibGroupCap(b));
 }
 
