@@ -116,6 +116,9 @@ struct FibEvent {
   ObjectId id = 0;
   wire::Prefix prefix{};
   bool present = false;
+  // The kernel did it itself (a link or next hop went away and took the route with it), not
+  // another process: put back without counting it as a repair of someone else's change.
+  bool by_kernel = false;
   std::vector<std::pair<ObjectId, uint32_t>> members;
   uint64_t generation = 0;
   absl::Status status;

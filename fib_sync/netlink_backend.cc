@@ -348,7 +348,9 @@ void NetlinkBackend::ReadEvents() {
       if (const auto* nh = std::get_if<nl::NexthopMsg>(&m.body)) {
         const uint32_t id = std::visit([](const auto& o) { return o.id; }, nh->object);
         if (nh->deleted) {
-          Emit(FibEvent::Of(FibEvent::Kind::kNexthopDeleted, id));
+          FibEvent e = FibEvent::Of(FibEvent::Kind::kNexthopDeleted, id);
+          e.by_kernel = m.header.pid == 0;
+          Emit(e);
         } else if (const auto* g = std::get_if<nl::NexthopGroup>(&nh->object)) {
           if (g->protocol != options_.protocol) continue;
           FibEvent e = FibEvent::Of(FibEvent::Kind::kGroupChanged, id);
@@ -362,6 +364,7 @@ void NetlinkBackend::ReadEvents() {
         FibEvent e;
         e.prefix = r->route.prefix;
         e.present = !r->deleted;
+        e.by_kernel = m.header.pid == 0;
         if (r->route.protocol == options_.protocol) {
           e.kind = FibEvent::Kind::kRouteChanged;
           e.id = r->route.nexthop_id != 0 ? r->route.nexthop_id : FibEvent::kNotAnObject;

@@ -1129,6 +1129,10 @@ bool Reconciler::OnEvent(const FibEvent& e, TimePoint now) {
         return true;
       }
       if (want && now_on && *now_on == *want) return true;
+      if (e.by_kernel) {  // the kernel's own doing (a lost link): not someone else's change
+        dirty_routes_.TryEmplace(e.prefix);
+        return true;
+      }
       RequestRepair(RepairKey{RepairObject::kRoute, 0, e.prefix},
                     e.present ? RepairCause::kChanged : RepairCause::kDeleted, now,
                     absl::StrCat("route ", e.prefix.ToString(),
@@ -1197,8 +1201,12 @@ bool Reconciler::OnEvent(const FibEvent& e, TimePoint now) {
           return true;
         }
         allocated_.insert(e.id);  // still ours: written again under the same id
-        RequestRepair(RepairKey{RepairObject::kGroup, e.id, {}}, RepairCause::kDeleted, now,
-                      absl::StrCat("group ", e.id, " was deleted by someone else, with its ", gone.size(), " routes"));
+        if (e.by_kernel) {
+          dirty_groups_.insert(o->second);
+        } else {
+          RequestRepair(RepairKey{RepairObject::kGroup, e.id, {}}, RepairCause::kDeleted, now,
+                        absl::StrCat("group ", e.id, " was deleted by someone else, with its ", gone.size(), " routes"));
+        }
         for (const wire::Prefix& p : gone) {
           if (routes_.contains(p)) dirty_routes_.TryEmplace(p);
         }

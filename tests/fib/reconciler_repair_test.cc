@@ -79,6 +79,19 @@ TEST_CASE("a route someone else deleted is put back, and only that route", "[fib
   CHECK_FALSE(f.r.dirty());
 }
 
+TEST_CASE("a route the kernel took itself (a lost link) is put back, not counted as someone's change",
+          "[fib][repair]") {
+  Installed f;
+  f.b.mutable_state().routes.erase(P("10.50.2.0/24"));
+  FibEvent e = RouteChanged("10.50.2.0/24", false);
+  e.by_kernel = true;  // nlmsg_pid 0
+  REQUIRE(f.r.OnEvent(e, t0));
+  f.r.Flush();
+  CHECK(f.b.state().routes.at(P("10.50.2.0/24")) == f.group);
+  CHECK(f.repairs(RepairObject::kRoute, RepairCause::kDeleted) == 0);
+  CHECK(f.r.TakeReports().empty());
+}
+
 TEST_CASE("a route repointed by someone else goes back to its group", "[fib][repair]") {
   Installed f;
   f.b.mutable_state().routes[P("10.50.1.0/24")] = FibEvent::kNotAnObject;  // ip route replace ... proto 186 via X
