@@ -252,10 +252,10 @@ class NetlinkDumpCursor final : public DumpCursor {
         }
         const auto* r = std::get_if<nl::RouteMsg>(&m.body);
         if (r == nullptr || r->route.protocol != options_.protocol || r->route.table != options_.table) continue;
-        if (r->route.nexthop_id != 0) {
-          out.routes[r->route.prefix] = r->route.nexthop_id;
-          ++got;
-        }
+        // A route of bagd's protocol without a nexthop object (someone rewrote it with a
+        // gateway) is bagd's too: it is there, pointing at no object of bagd's.
+        out.routes[r->route.prefix] = r->route.nexthop_id != 0 ? r->route.nexthop_id : FibEvent::kNotAnObject;
+        ++got;
       }
     }
     return family_ >= 2;

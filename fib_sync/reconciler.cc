@@ -17,6 +17,11 @@ constexpr size_t kMaxErrorsReported = 20;
 // route (~6 us each); below that, per-route deletes are cheaper.
 constexpr size_t kWithGroupMin = 4096;
 constexpr size_t kWithGroupShare = 64;
+// An audit compares only what did not change while it ran; past this many changes it stops.
+constexpr size_t kMaxAuditTouched = 1 << 18;
+// Objects whose repairs are remembered for the backoff: a mass deletion (a table flushed by
+// someone) is repaired at once without filling memory with a history per route.
+constexpr size_t kMaxRepairHistory = 1 << 16;
 
 }  // namespace
 
@@ -217,6 +222,9 @@ void Reconciler::Update(const rib::FibUpdate& u) {
     stale_routes_.Erase(prefix);
   }
   for (const wire::Prefix& prefix : u.route_deletes) {
+    conflicts_.erase(prefix);
+    conflict_retry_.erase(prefix);
+    suspects_.erase(prefix);
     routes_.Erase(prefix);
     dirty_routes_.TryEmplace(prefix);
     stale_routes_.Erase(prefix);
@@ -239,7 +247,15 @@ void Reconciler::Update(const rib::FibUpdate& u) {
 }
 
 void Reconciler::SetConfirmedRoute(const wire::Prefix& prefix, std::optional<ObjectId> group) {
-  if (audit_cursor_ != nullptr) audit_touched_.insert(prefix);
+  if (audit_cursor_ != nullptr) {
+    audit_touched_.insert(prefix);
+    if (audit_touched_.size() > kMaxAuditTouched) {
+      // The table changes faster than the audit reads it (a session loss): give up this one.
+      Report(absl::StrCat("audit given up: more than ", kMaxAuditTouched,
+                          " routes changed while it ran; the next one compares again"));
+      AbortAudit();
+    }
+  }
   if (ObjectId* it = confirmed_routes_.Find(prefix)) {
     if (--route_refs_[*it] == 0) route_refs_.erase(*it);
     if (!group) {
@@ -255,6 +271,7 @@ void Reconciler::SetConfirmedRoute(const wire::Prefix& prefix, std::optional<Obj
 
 void Reconciler::TakeConfirmed(FibState state) {
   AbortAudit();  // an audit under way compares against what is replaced here
+  gone_groups_.clear();
   confirmed_routes_.clear();
   for (const auto& [prefix, id] : state.routes) *confirmed_routes_.TryEmplace(prefix).first = id;
   state.routes = {};  // kept once, ordered (~17 bytes a route; the dump's hash map ~52 MB a full table)
@@ -398,7 +415,21 @@ std::optional<ObjectId> Reconciler::WantedRouteObject(const wire::Prefix& prefix
   return g->second.id;
 }
 
+void Reconciler::TakeGoneGroups() {
+  if (gone_groups_.empty()) return;
+  std::vector<wire::Prefix> gone;
+  confirmed_routes_.ForEach([&](const wire::Prefix& p, ObjectId id) {
+    if (gone_groups_.contains(id)) gone.push_back(p);
+  });
+  gone_groups_.clear();
+  for (const wire::Prefix& p : gone) {
+    SetConfirmedRoute(p, std::nullopt);
+    if (routes_.contains(p)) dirty_routes_.TryEmplace(p);
+  }
+}
+
 FlushResult Reconciler::Flush() {
+  TakeGoneGroups();
   FlushResult r;
   const std::set<rib::GroupId> refused_before = refused_;
   // 1. Next hops.
@@ -656,10 +687,10 @@ size_t Reconciler::FlushRoutes(FlushResult& r) {
       if (op.exclusive && absl::IsAlreadyExists(st[i])) {
         dirty_routes_.Erase(op.prefix);
         if (conflict_retry_.erase(op.prefix) > 0) continue;  // the other protocol's route is still there
-        // A route bagd does not know as its own is there: ours from a missed notification,
-        // or another protocol's. The next dump says which; until then it is not tried again.
+        // A route bagd does not know as its own is there: ours (a notification read late, a
+        // missed one) or another protocol's. An audit says which (audit_wanted()); until then
+        // it is not tried again.
         suspects_.insert(op.prefix);
-        resync_wanted_ = true;
         continue;
       }
       if (!st[i].ok()) continue;
@@ -880,9 +911,11 @@ absl::Status Reconciler::AuditBegin(TimePoint now) {
   audit_cursor_ = *std::move(cursor);
   audit_objects_done_ = false;
   audit_found_ = 0;
-  audit_matched_ = 0;
+  audit_matched_by_[0] = audit_matched_by_[1] = 0;
   audit_touched_.clear();
+  audit_unknown_groups_.clear();
   audit_chunk_ = FibState{};
+  audit_suspects_ = suspects_;
   (void)now;
   return absl::OkStatus();
 }
@@ -890,7 +923,15 @@ absl::Status Reconciler::AuditBegin(TimePoint now) {
 void Reconciler::AbortAudit() {
   audit_cursor_.reset();
   audit_touched_.clear();
-  audit_chunk_ = FibState{};
+  audit_suspects_.clear();
+  for (const ObjectId id : audit_unknown_groups_) {  // not known to be unused: left to the next one
+    if (confirmed_.groups.contains(id) && !group_object_.contains(id) && !delete_groups_.contains(id)) {
+      confirmed_.groups.erase(id);
+      allocated_.erase(id);
+    }
+  }
+  audit_unknown_groups_.clear();
+  // (audit_chunk_ is left as it is: AuditStep may be walking it; the next step clears it.)
 }
 
 absl::StatusOr<bool> Reconciler::AuditStep(size_t max_routes, TimePoint now) {
@@ -905,7 +946,11 @@ absl::StatusOr<bool> Reconciler::AuditStep(size_t max_routes, TimePoint now) {
     audit_objects_done_ = true;
     AuditObjects(audit_chunk_, now);
   }
-  for (const auto& [prefix, object] : audit_chunk_.routes) AuditRoute(prefix, object, now);
+  for (const auto& [prefix, object] : audit_chunk_.routes) {
+    if (audit_cursor_ == nullptr) return true;  // given up (too many changes meanwhile)
+    AuditRoute(prefix, object, now);
+  }
+  if (audit_cursor_ == nullptr) return true;
   if (!*done) return false;
   FinishAudit();
   return true;
@@ -957,12 +1002,13 @@ void Reconciler::AuditObjects(const FibState& d, TimePoint now) {
     }
     RequestRepair(RepairKey{RepairObject::kGroup, g.id, {}}, RepairCause::kAudit, now, what);
   }
-  // Objects of bagd's protocol that bagd does not know: not wanted (the sweep's, or to delete).
+  // Objects of bagd's protocol that bagd does not know: not wanted (the sweep's, or to delete
+  // once the audit has seen which routes use them: FinishAudit).
   for (const auto& [id, members] : d.groups) {
     if (confirmed_.groups.contains(id) || allocated_.contains(id) || stale_groups_.contains(id)) continue;
     confirmed_.groups[id] = members;
-    delete_groups_.insert(id);
     allocated_.insert(id);
+    audit_unknown_groups_.push_back(id);
   }
   for (const auto& [id, gw] : d.nexthops) {
     if (confirmed_.nexthops.contains(id) || allocated_.contains(id) || stale_nexthops_.contains(id)) continue;
@@ -976,7 +1022,7 @@ void Reconciler::AuditRoute(const wire::Prefix& prefix, ObjectId object, TimePoi
   if (audit_touched_.contains(prefix) || Busy(prefix)) return;  // changed since the audit began
   const ObjectId* believed = confirmed_routes_.Find(prefix);
   if (believed != nullptr && *believed == object) {
-    ++audit_matched_;
+    ++audit_matched_by_[prefix.afi() == wire::Afi::kIpv6];
     return;
   }
   const std::optional<ObjectId> before = believed ? std::optional<ObjectId>(*believed) : std::nullopt;
@@ -1003,14 +1049,44 @@ void Reconciler::AuditRoute(const wire::Prefix& prefix, ObjectId object, TimePoi
 }
 
 void Reconciler::FinishAudit() {
+  for (const ObjectId id : audit_unknown_groups_) {
+    if (confirmed_.groups.contains(id) && !group_object_.contains(id)) delete_groups_.insert(id);
+  }
+  audit_unknown_groups_.clear();
+  // Suspects from before the audit that it did not find as bagd's: another protocol's routes.
+  for (const wire::Prefix& p : audit_suspects_) {
+    if (suspects_.erase(p) == 0 || confirmed_routes_.contains(p)) continue;
+    if (conflicts_.insert(p).second) {
+      ++stats_.conflicts_total;
+      Report(absl::StrCat("route ", p.ToString(),
+                          ": a route of another protocol is there; bagd leaves it alone (a conflict) and tries again at "
+                          "each audit and when that route goes"));
+    }
+  }
+  audit_suspects_.clear();
   // Routes bagd installed, left untouched by the audit and not in the dump: missing. They are
-  // counted, not listed (listing them needs the whole dump at once): a resync finds them.
-  size_t excluded = 0;
-  for (const wire::Prefix& p : audit_touched_) excluded += confirmed_routes_.contains(p);
-  for (const auto& [p, gen] : route_gen_) excluded += confirmed_routes_.contains(p) && !audit_touched_.contains(p);
-  const size_t expected = confirmed_routes_.size() - excluded;
-  if (audit_matched_ < expected) {
-    const size_t missing = expected - audit_matched_;
+  // counted, not listed (listing them needs the whole dump at once): a resync finds them. The
+  // kernel resumes an IPv6 dump by counting nodes from the root when its table changed between
+  // two pieces (fib6_dump_table), so a bagd write to an IPv6 route during the audit may make
+  // it skip or repeat others: IPv6 is then not counted this time.
+  size_t excluded[2] = {0, 0}, confirmed[2] = {0, 0};
+  bool v6_changed = false;
+  for (const wire::Prefix& p : audit_touched_) {
+    const int f = p.afi() == wire::Afi::kIpv6;
+    v6_changed |= f == 1;
+    excluded[f] += confirmed_routes_.contains(p);
+  }
+  for (const auto& [p, gen] : route_gen_) {
+    excluded[p.afi() == wire::Afi::kIpv6] += confirmed_routes_.contains(p) && !audit_touched_.contains(p);
+  }
+  confirmed_routes_.ForEach([&](const wire::Prefix& p, ObjectId) { ++confirmed[p.afi() == wire::Afi::kIpv6]; });
+  size_t missing = 0;
+  for (int f = 0; f < 2; ++f) {
+    if (f == 1 && v6_changed) continue;
+    const size_t expected = confirmed[f] - excluded[f];
+    if (audit_matched_by_[f] < expected) missing += expected - audit_matched_by_[f];
+  }
+  if (missing > 0) {
     audit_found_ += missing;
     stats_.repairs[static_cast<int>(RepairObject::kRoute)][static_cast<int>(RepairCause::kAudit)] += missing;
     Report(absl::StrCat(missing, " routes bagd installed are missing (audit): resyncing to put them back"));
@@ -1042,6 +1118,12 @@ std::string Reconciler::Charge(const RepairKey& key, RepairCause cause, TimePoin
 }
 
 bool Reconciler::RequestRepair(const RepairKey& key, RepairCause cause, TimePoint now, const std::string& what) {
+  if (repair_history_.size() >= kMaxRepairHistory && !repair_history_.contains(key)) {
+    ++stats_.repairs[static_cast<int>(key.object)][static_cast<int>(cause)];
+    Report(absl::StrCat(what, " (", RepairCauseName(cause), "): put back"));
+    MakeDirty(key);
+    return true;
+  }
   RepairHistory& h = repair_history_[key];
   if (h.count > 0 && now - h.last > options_.repair_window && now >= h.hold_until) h = RepairHistory{};
   if (now < h.hold_until) {
@@ -1088,7 +1170,9 @@ std::optional<TimePoint> Reconciler::ReleaseHeld(TimePoint now) {
     Charge(key, cause, now);
     MakeDirty(key);
   }
-  // Histories quiet for a window with nothing held are forgotten.
+  // Histories quiet for a window with nothing held are forgotten (looked at once a second).
+  if (now < next_prune_) return next;
+  next_prune_ = now + std::chrono::seconds(1);
   absl::erase_if(repair_history_, [&](const auto& kv) {
     return now - kv.second.last > options_.repair_window && now >= kv.second.hold_until && !held_.contains(kv.first);
   });
@@ -1189,26 +1273,21 @@ bool Reconciler::OnEvent(const FibEvent& e, TimePoint now) {
       if (confirmed_.groups.contains(e.id)) {
         // A group of ours deleted by someone else: the kernel took its routes with it (IPv4
         // without a word). Both are put back (FRR PRs 18722, 20747: silently lost routes).
-        std::vector<wire::Prefix> gone;
-        confirmed_routes_.ForEach([&](const wire::Prefix& p, ObjectId id) {
-          if (id == e.id) gone.push_back(p);
-        });
-        for (const wire::Prefix& p : gone) SetConfirmedRoute(p, std::nullopt);
+        // Its routes are found by one walk of the table per burst (TakeGoneGroups).
+        gone_groups_.insert(e.id);
         ConfirmGroupDeleted(e.id);
         auto o = group_object_.find(e.id);
-        if (o == group_object_.end() || Busy(e.id)) {
+        if (o == group_object_.end()) {
           stale_groups_.erase(e.id);  // a previous run's, or being deleted: nothing to put back
           return true;
         }
         allocated_.insert(e.id);  // still ours: written again under the same id
+        if (Busy(e.id)) return true;
         if (e.by_kernel) {
           dirty_groups_.insert(o->second);
         } else {
           RequestRepair(RepairKey{RepairObject::kGroup, e.id, {}}, RepairCause::kDeleted, now,
-                        absl::StrCat("group ", e.id, " was deleted by someone else, with its ", gone.size(), " routes"));
-        }
-        for (const wire::Prefix& p : gone) {
-          if (routes_.contains(p)) dirty_routes_.TryEmplace(p);
+                        absl::StrCat("group ", e.id, " was deleted by someone else, with its routes"));
         }
         return true;
       }

@@ -152,6 +152,8 @@ class Reconciler {
   absl::Status AuditBegin(TimePoint now);
   absl::StatusOr<bool> AuditStep(size_t max_routes, TimePoint now);
   bool auditing() const { return audit_cursor_ != nullptr; }
+  // An exclusive create met a route bagd did not know of: an audit says whose it is.
+  bool audit_wanted() const { return !suspects_.empty() && audit_cursor_ == nullptr; }
   size_t audit_found() const { return audit_found_; }
   // Repairs put off by an object's backoff whose time has come become dirty; returns when
   // the next one is due.
@@ -300,6 +302,9 @@ class Reconciler {
   std::set<wire::Prefix> conflict_retry_;       // conflicts the audit tries again once
   std::set<wire::Prefix> suspects_;             // an exclusive create found a route there: whose?
   std::vector<std::string> reports_;
+  absl::flat_hash_set<ObjectId> gone_groups_;  // deleted under bagd: their routes go at the next flush
+  void TakeGoneGroups();
+  TimePoint next_prune_{};
   size_t reports_dropped_ = 0;
   // The audit under way.
   void AuditObjects(const FibState& dumped, TimePoint now);
@@ -309,7 +314,10 @@ class Reconciler {
   std::unique_ptr<DumpCursor> audit_cursor_;
   FibState audit_chunk_;
   bool audit_objects_done_ = false;
-  size_t audit_found_ = 0, audit_matched_ = 0;
+  size_t audit_found_ = 0;
+  size_t audit_matched_by_[2] = {0, 0};  // IPv4, IPv6 routes found as bagd believes them
+  std::vector<ObjectId> audit_unknown_groups_;  // bagd's protocol, unknown: deleted at the end
+  std::set<wire::Prefix> audit_suspects_;        // suspects when it began
   absl::flat_hash_set<wire::Prefix> audit_touched_;  // routes changed since it began
   // Answers.
   uint64_t next_generation_ = 1;

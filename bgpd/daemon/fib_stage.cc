@@ -182,14 +182,25 @@ void FibStage::Flush() {
     log::Warning("fib: %s", e);
     if (options_.events != nullptr) options_.events->Publish(ErrorEvent(e, r.failed, reconciler_.pending()));
   }
-  if (r.failed == 0) retry_delay_ = options_.retry_first;
+  // The retry backoff starts afresh only when something went through: routes waiting for a
+  // group that is held back (a repair's backoff) or refused (max_groups) do not make it spin.
+  if (r.failed == 0 && r.applied > 0) retry_delay_ = options_.retry_first;
+  if (reconciler_.audit_wanted() && !audit_soon_) {
+    // An exclusive create met a route bagd did not know of: an audit says whose it is.
+    audit_soon_ = true;
+    boost::asio::post(io_, [this, alive = alive_] {
+      if (!*alive) return;
+      audit_soon_ = false;
+      if (!holding_) AuditNow();
+    });
+  }
   if (reconciler_.resync_wanted() && !resync_armed_) {
     // Debounced: a link going down deletes many next hops in a row.
     resync_armed_ = true;
     resync_timer_.expires_after(std::chrono::milliseconds(100));
     resync_timer_.async_wait([this](const boost::system::error_code& ec) {
-      resync_armed_ = false;
       if (ec) return;
+      resync_armed_ = false;
       if (options_.metrics) options_.metrics->FibResyncs().Increment();
       if (auto st = reconciler_.Resync(); !st.ok()) {
         log::Warning("fib: resync failed: %s", st.ToString());
@@ -207,8 +218,8 @@ void FibStage::ScheduleRetry() {
   retry_timer_.expires_after(retry_delay_);
   retry_delay_ = std::min(retry_delay_ * 2, options_.retry_max);
   retry_timer_.async_wait([this](const boost::system::error_code& ec) {
-    retry_armed_ = false;
     if (ec) return;
+    retry_armed_ = false;
     if (options_.metrics) options_.metrics->FibRetries().Increment();
     Flush();
   });
@@ -295,12 +306,13 @@ bool FibStage::AuditNow() {
     return false;
   }
   audit_run_ = AuditFigures{};
-  AuditStep();
+  AuditStep(++audit_seq_);
   return true;
 }
 
-void FibStage::AuditStep() {
-  if (!reconciler_.auditing()) return;  // a resync replaced what it compared against
+void FibStage::AuditStep(uint64_t seq) {
+  // A resync replaced what it compared against, or another audit began since.
+  if (!reconciler_.auditing() || seq != audit_seq_) return;
   const auto t0 = std::chrono::steady_clock::now();
   auto done = reconciler_.AuditStep(std::max<size_t>(1, options_.audit_step), t0);
   const auto t1 = std::chrono::steady_clock::now();
@@ -311,8 +323,8 @@ void FibStage::AuditStep() {
     return;
   }
   if (!*done) {
-    boost::asio::post(io_, [this, alive = alive_] {
-      if (*alive) AuditStep();
+    boost::asio::post(io_, [this, alive = alive_, seq] {
+      if (*alive) AuditStep(seq);
     });
     return;
   }

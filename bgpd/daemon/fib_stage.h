@@ -97,7 +97,7 @@ class FibStage final : public rib::FibSink {
   // flush after the burst.
   void FlushSoon();
   void ArmAudit();
-  void AuditStep();
+  void AuditStep(uint64_t seq);
   void ArmHeld();
   void LogReports();
 
@@ -112,6 +112,8 @@ class FibStage final : public rib::FibSink {
   boost::asio::steady_timer audit_timer_;
   boost::asio::steady_timer held_timer_;
   bool flush_posted_ = false;
+  bool audit_soon_ = false;
+  uint64_t audit_seq_ = 0;
   AuditFigures last_audit_, audit_run_;
   std::chrono::steady_clock::time_point audit_started_{};
   bool held_armed_at_ = false;

@@ -200,6 +200,48 @@ TEST_CASE("an audit a piece at a time skips what changes meanwhile and finds wha
   CHECK_FALSE(r.dirty());
 }
 
+TEST_CASE("an IPv6 route changed while the audit runs makes it not count IPv6 routes missing",
+          "[fib][repair][audit]") {
+  // The kernel resumes an IPv6 dump by counting from the root when its table changed: a
+  // change between two pieces may make it skip a route that is there.
+  RecordingBackend b;
+  Reconciler r(b);
+  REQUIRE(r.Start().ok());
+  r.Update(Group(1, {{"10.0.0.1", 1}, {"10.0.0.2", 2}}, {"2001:db8:1::/48", "2001:db8:2::/48", "10.80.0.0/24"}));
+  r.Flush();
+  REQUIRE(r.AuditBegin(t0).ok());
+  b.mutable_state().routes.erase(P("2001:db8:2::/48"));  // as if the dump skipped it
+  r.Update(Group(2, {{"10.0.0.1", 1}, {"10.0.0.2", 7}}, {"2001:db8:1::/48"}));
+  r.Flush();  // bagd moves an IPv6 route meanwhile
+  auto done = r.AuditStep(1000, t0);
+  REQUIRE(done.ok());
+  CHECK(*done);
+  CHECK(r.audit_found() == 0);
+  CHECK_FALSE(r.resync_wanted());
+  // The next audit, with nothing changing, counts it.
+  auto found = r.Audit(t0 + seconds(30));
+  REQUIRE(found.ok());
+  CHECK(*found == 1);
+  CHECK(r.resync_wanted());
+}
+
+TEST_CASE("an unknown group of bagd's protocol is deleted only after the audit saw its routes",
+          "[fib][repair][audit]") {
+  Installed f;
+  // Someone made a group with bagd's protocol number and pointed a route of bagd's protocol
+  // at it: both unknown to bagd.
+  f.b.mutable_state().groups[42] = f.b.state().groups.at(f.group);
+  f.b.mutable_state().routes[P("10.99.0.0/24")] = 42;
+  REQUIRE(f.r.AuditBegin(t0).ok());
+  auto done = f.r.AuditStep(1000, t0);
+  REQUIRE(done.ok());
+  REQUIRE(*done);
+  f.r.Flush();  // the route goes first, then the group (make-before-break order)
+  CHECK_FALSE(f.b.state().routes.contains(P("10.99.0.0/24")));
+  CHECK_FALSE(f.b.state().groups.contains(42));
+  CHECK(f.b.state().routes.size() == 3);
+}
+
 TEST_CASE("an object someone keeps changing is repaired with a backoff", "[fib][repair]") {
   Installed f;
   const ReconcilerOptions o;
@@ -282,8 +324,10 @@ TEST_CASE("a conflict nobody told bagd of is found by the exclusive create and t
   REQUIRE(f.r.Resync().ok());
   f.r.Flush();  // exclusive create: ALREADY_EXISTS
   CHECK(f.b.foreign_overwritten() == 0);
-  CHECK(f.r.resync_wanted());
-  REQUIRE(f.r.Resync().ok());  // the dump says the route there is not bagd's
+  CHECK_FALSE(f.r.resync_wanted());  // no full resync for it: an audit decides
+  CHECK(f.r.audit_wanted());
+  REQUIRE(f.r.Audit(t0 + seconds(1)).ok());  // the dump has no route of bagd's there
+  CHECK_FALSE(f.r.audit_wanted());
   CHECK(f.r.conflicts().contains(P("10.50.3.0/24")));
   f.r.Flush();
   CHECK(f.b.foreign_overwritten() == 0);
@@ -295,9 +339,13 @@ TEST_CASE("an exclusive create that meets bagd's own route adopts it", "[fib][re
   // A stale "deleted" notification: the route is in fact still there.
   REQUIRE(f.r.OnEvent(RouteChanged("10.50.1.0/24", false), t0));
   f.r.Flush();  // exclusive create: ALREADY_EXISTS (it is ours)
-  REQUIRE(f.r.resync_wanted());
-  REQUIRE(f.r.Resync().ok());
+  CHECK_FALSE(f.r.resync_wanted());
+  REQUIRE(f.r.audit_wanted());
+  auto found = f.r.Audit(t0);
+  REQUIRE(found.ok());
+  CHECK(*found == 0);  // just what bagd wants: adopted, no difference
   CHECK(f.r.conflicts().empty());
+  CHECK_FALSE(f.r.audit_wanted());
   f.r.Flush();
   CHECK(f.r.confirmed_routes().contains(P("10.50.1.0/24")));
   CHECK_FALSE(f.r.dirty());
