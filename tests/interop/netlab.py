@@ -4,6 +4,7 @@ removed by Lab.close(), also when the test fails (use it as a context manager).
 
 Addresses (only inside the namespaces): 10.0.<n>.1/24 + fd00:<n>::1/64 on the bagd side,
 10.0.<n>.2/24 + fd00:<n>::2/64 on the peer side, for link n."""
+import atexit
 import json
 import os
 import shutil
@@ -17,6 +18,46 @@ BUILD = os.environ.get("BAGD_BUILD", os.path.join(ROOT, "build"))
 BAGD = os.path.join(BUILD, "bgpd", "bagd")
 BAGCTL = os.path.join(BUILD, "tools", "bagctl")
 FRR_BGPD = "/usr/lib/frr/bgpd"
+
+
+# Every daemon a test starts, by its Popen: stopped at exit even when the test does not get to
+# its own cleanup (ctest's timeout or a Ctrl-C sends SIGTERM/SIGINT to the test, which would
+# otherwise leave bagd, FRR or GoBGP running, orphaned).
+_STARTED = []
+_OPEN_LABS = []  # Labs not closed yet: their namespaces go at exit too
+
+
+def _stop_started():
+    for lab in reversed(list(_OPEN_LABS)):
+        lab.close()
+    for p in reversed(_STARTED):
+        if p.poll() is None:
+            try:
+                if os.getpgid(p.pid) == p.pid:
+                    os.killpg(p.pid, signal.SIGKILL)  # its own session (netns exec): all of it
+                else:
+                    p.kill()
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def _exit_on_signal(signum, _frame):
+    # SystemExit unwinds through unittest's cleanups (Lab.close, tearDownClass), then atexit.
+    raise SystemExit(128 + signum)
+
+
+atexit.register(_stop_started)
+signal.signal(signal.SIGTERM, _exit_on_signal)
+
+
+def started(p):
+    """Registers a daemon's Popen for _stop_started; returns it."""
+    _STARTED.append(p)
+    return p
 
 
 def run(cmd, check=True, **kw):
@@ -54,6 +95,7 @@ class Lab:
         os.chmod(self.dir, 0o755)
         self.namespaces = []
         self.procs = []  # (name, Popen)
+        _OPEN_LABS.append(self)
         self.links = 0
 
     # -- topology -----------------------------------------------------------------
@@ -83,8 +125,8 @@ class Lab:
     # -- processes ----------------------------------------------------------------
     def spawn(self, name, ns, cmd, log):
         out = open(os.path.join(self.dir, log), "a")
-        p = subprocess.Popen(["ip", "netns", "exec", ns] + cmd, stdout=out, stderr=subprocess.STDOUT,
-                             start_new_session=True)
+        p = started(subprocess.Popen(["ip", "netns", "exec", ns] + cmd, stdout=out, stderr=subprocess.STDOUT,
+                                     start_new_session=True))
         out.close()  # the child has its own copy
         self.procs.append((name, p))
         return p
@@ -99,6 +141,8 @@ class Lab:
                 p.wait()
 
     def close(self):
+        if self in _OPEN_LABS:
+            _OPEN_LABS.remove(self)
         for _, p in reversed(self.procs):
             if p.poll() is None:
                 try:
@@ -213,8 +257,8 @@ class LoopbackBagd(Bagd):
         self.log_path = os.path.join(self.dir, f"{name}.log")
         sock = os.path.join(self.dir, f"{name}.sock")
         with open(self.log_path, "w") as out:
-            proc = subprocess.Popen([BAGD, "--config", conf, "--socket", sock, *extra], stdout=out,
-                                    stderr=subprocess.STDOUT)
+            proc = started(subprocess.Popen([BAGD, "--config", conf, "--socket", sock, *extra], stdout=out,
+                                            stderr=subprocess.STDOUT))
         super().__init__(None, None, sock, proc, name)
         wait_until(lambda: os.path.exists(sock) or proc.poll() is not None, 10, "bagd control socket")
         if proc.poll() is not None:

@@ -11,7 +11,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netlab import BAGD, free_port, wait_until  # noqa: E402
+from netlab import BAGD, free_port, wait_until, started  # noqa: E402
 from rawbgp import KEEPALIVE, RawPeer, as_path, nlri, parse_update, update  # noqa: E402
 
 
@@ -65,8 +65,8 @@ neighbors {{ address: "127.0.0.4" remote_as: 65004 passive: true }}
 networks {{ prefix: "10.200.0.0/24" }}
 """)
         self.log = open(os.path.join(self.dir, "bagd.log"), "w")
-        self.bagd = subprocess.Popen([BAGD, "--config", conf, "--socket", os.path.join(self.dir, "s.sock")],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+        self.bagd = started(subprocess.Popen([BAGD, "--config", conf, "--socket", os.path.join(self.dir, "s.sock")],
+                                     stdout=self.log, stderr=subprocess.STDOUT))
         self.addCleanup(self.stop)
         wait_until(lambda: os.path.exists(os.path.join(self.dir, "s.sock")), 10, "bagd socket")
 
@@ -164,8 +164,8 @@ neighbors {{ address: "127.0.0.6" remote_as: 65000 passive: true }}
 neighbors {{ address: "127.0.0.7" remote_as: 65007 passive: true }}
 """)
         log = open(os.path.join(d, "bagd.log"), "w")
-        bagd = subprocess.Popen([BAGD, "--config", conf, "--socket", os.path.join(d, "s.sock")],
-                                stdout=log, stderr=subprocess.STDOUT)
+        bagd = started(subprocess.Popen([BAGD, "--config", conf, "--socket", os.path.join(d, "s.sock")],
+                                stdout=log, stderr=subprocess.STDOUT))
         try:
             wait_until(lambda: os.path.exists(os.path.join(d, "s.sock")), 10, "bagd socket")
             peers = {}

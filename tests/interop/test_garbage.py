@@ -8,7 +8,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netlab import BAGD, BAGCTL, run, free_port, wait_until  # noqa: E402
+from netlab import BAGD, BAGCTL, run, free_port, wait_until, started  # noqa: E402
 from rawbgp import KEEPALIVE, RawPeer, message, open_message, update  # noqa: E402
 import json  # noqa: E402
 import subprocess  # noqa: E402
@@ -33,9 +33,9 @@ class Garbage(unittest.TestCase):
                     f"{neighbors}\n")
         cls.sock = os.path.join(cls.dir, "bagd.sock")
         cls.log = open(os.path.join(cls.dir, "bagd.log"), "w")
-        cls.bagd = subprocess.Popen([BAGD, "--config", conf, "--socket", cls.sock,
+        cls.bagd = started(subprocess.Popen([BAGD, "--config", conf, "--socket", cls.sock,
                                      "--metrics-listen", f"127.0.0.1:{cls.metrics_port}"],
-                                    stdout=cls.log, stderr=subprocess.STDOUT)
+                                    stdout=cls.log, stderr=subprocess.STDOUT))
         wait_until(lambda: os.path.exists(cls.sock), 10, "bagd socket")
 
     @classmethod

@@ -10,7 +10,7 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netlab import BAGD, free_port, wait_until  # noqa: E402
+from netlab import BAGD, free_port, wait_until, started  # noqa: E402
 
 
 def ipv6_loopback():
@@ -43,8 +43,8 @@ class MetricsListen(unittest.TestCase):
     def start(self, listen):
         log_path = os.path.join(self.dir, f"bagd-{len(self.procs)}.log")
         log = open(log_path, "w")
-        p = subprocess.Popen([BAGD, "--config", self.conf, "--socket", os.path.join(self.dir, f"s{len(self.procs)}"),
-                              "--metrics-listen", listen], stdout=log, stderr=subprocess.STDOUT)
+        p = started(subprocess.Popen([BAGD, "--config", self.conf, "--socket", os.path.join(self.dir, f"s{len(self.procs)}"),
+                              "--metrics-listen", listen], stdout=log, stderr=subprocess.STDOUT))
         self.procs.append((p, log))
         return p, log_path
 

@@ -18,7 +18,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netlab import BAGCTL, BAGD, Lab, free_port, run, wait_until  # noqa: E402
+from netlab import BAGCTL, BAGD, Lab, free_port, run, wait_until, started  # noqa: E402
 
 
 def unblock_fifo(path):
@@ -49,8 +49,8 @@ class FifoConfig(unittest.TestCase):
             f.write(self.text)
         self.log_path = os.path.join(self.dir, "bagd.log")
         log = open(self.log_path, "w")
-        p = subprocess.Popen([BAGD, "--config", self.conf, "--socket", self.sock], stdout=log,
-                             stderr=subprocess.STDOUT)
+        p = started(subprocess.Popen([BAGD, "--config", self.conf, "--socket", self.sock], stdout=log,
+                             stderr=subprocess.STDOUT))
         log.close()
         self.addCleanup(self.stop, p)
         wait_until(lambda: os.path.exists(self.sock) or p.poll() is not None, 10, "bagd control socket")

@@ -17,7 +17,7 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netlab import BAGD, BAGCTL, run, free_port, wait_until  # noqa: E402
+from netlab import BAGD, BAGCTL, run, free_port, wait_until, started  # noqa: E402
 from rawbgp import KEEPALIVE, RawPeer, open_message, update  # noqa: E402
 
 RESTART = 2  # seconds: restart_interval of 127.0.0.2
@@ -70,9 +70,9 @@ class PrefixLimit(unittest.TestCase):
         cls.sock = os.path.join(cls.dir, "bagd.sock")
         cls.log_path = os.path.join(cls.dir, "bagd.log")
         cls.log = open(cls.log_path, "w")
-        cls.bagd = subprocess.Popen([BAGD, "--config", cls.conf, "--socket", cls.sock,
+        cls.bagd = started(subprocess.Popen([BAGD, "--config", cls.conf, "--socket", cls.sock,
                                      "--metrics-listen", f"127.0.0.1:{cls.metrics_port}"],
-                                    stdout=cls.log, stderr=subprocess.STDOUT)
+                                    stdout=cls.log, stderr=subprocess.STDOUT))
         wait_until(lambda: os.path.exists(cls.sock), 10, "bagd socket")
 
     @classmethod
