@@ -260,11 +260,13 @@ void Reconciler::SetConfirmedRoute(const wire::Prefix& prefix, std::optional<Obj
     if (--route_refs_[*it] == 0) route_refs_.erase(*it);
     if (!group) {
       confirmed_routes_.Erase(prefix);
+      --confirmed_by_family_[prefix.afi() == wire::Afi::kIpv6];
       return;
     }
     *it = *group;
   } else if (group) {
     *confirmed_routes_.TryEmplace(prefix).first = *group;
+    ++confirmed_by_family_[prefix.afi() == wire::Afi::kIpv6];
   }
   if (group) ++route_refs_[*group];
 }
@@ -273,7 +275,11 @@ void Reconciler::TakeConfirmed(FibState state) {
   AbortAudit();  // an audit under way compares against what is replaced here
   gone_groups_.clear();
   confirmed_routes_.clear();
-  for (const auto& [prefix, id] : state.routes) *confirmed_routes_.TryEmplace(prefix).first = id;
+  confirmed_by_family_[0] = confirmed_by_family_[1] = 0;
+  for (const auto& [prefix, id] : state.routes) {
+    *confirmed_routes_.TryEmplace(prefix).first = id;
+    ++confirmed_by_family_[prefix.afi() == wire::Afi::kIpv6];
+  }
   state.routes = {};  // kept once, ordered (~17 bytes a route; the dump's hash map ~52 MB a full table)
   confirmed_ = std::move(state);
   foreign_ = std::set<ObjectId>(confirmed_.foreign_ids.begin(), confirmed_.foreign_ids.end());
@@ -851,16 +857,17 @@ void Reconciler::ForgetInFlight() {
   route_gen_.clear();
 }
 
+void Reconciler::NoteConflict(const wire::Prefix& p, const char* what) {
+  if (!conflicts_.insert(p).second) return;
+  ++stats_.conflicts_total;
+  Report(absl::StrCat("route ", p.ToString(), ": a route of another protocol ", what,
+                      "; bagd leaves it alone (a conflict), tries again at each audit and when that route goes"));
+}
+
 void Reconciler::SettleSuspects() {
   // An exclusive create found a route: bagd's own (the dump has it) or another protocol's.
   for (const wire::Prefix& p : suspects_) {
-    if (confirmed_routes_.contains(p)) continue;
-    if (conflicts_.insert(p).second) {
-      ++stats_.conflicts_total;
-      Report(absl::StrCat("route ", p.ToString(),
-                          ": a route of another protocol is there; bagd leaves it alone (a conflict) and tries again at "
-                          "each audit and when that route goes"));
-    }
+    if (!confirmed_routes_.contains(p)) NoteConflict(p, "is there");
   }
   suspects_.clear();
 }
@@ -1055,13 +1062,7 @@ void Reconciler::FinishAudit() {
   audit_unknown_groups_.clear();
   // Suspects from before the audit that it did not find as bagd's: another protocol's routes.
   for (const wire::Prefix& p : audit_suspects_) {
-    if (suspects_.erase(p) == 0 || confirmed_routes_.contains(p)) continue;
-    if (conflicts_.insert(p).second) {
-      ++stats_.conflicts_total;
-      Report(absl::StrCat("route ", p.ToString(),
-                          ": a route of another protocol is there; bagd leaves it alone (a conflict) and tries again at "
-                          "each audit and when that route goes"));
-    }
+    if (suspects_.erase(p) > 0 && !confirmed_routes_.contains(p)) NoteConflict(p, "is there");
   }
   audit_suspects_.clear();
   // Routes bagd installed, left untouched by the audit and not in the dump: missing. They are
@@ -1069,7 +1070,7 @@ void Reconciler::FinishAudit() {
   // kernel resumes an IPv6 dump by counting nodes from the root when its table changed between
   // two pieces (fib6_dump_table), so a bagd write to an IPv6 route during the audit may make
   // it skip or repeat others: IPv6 is then not counted this time.
-  size_t excluded[2] = {0, 0}, confirmed[2] = {0, 0};
+  size_t excluded[2] = {0, 0};
   bool v6_changed = false;
   for (const wire::Prefix& p : audit_touched_) {
     const int f = p.afi() == wire::Afi::kIpv6;
@@ -1079,11 +1080,10 @@ void Reconciler::FinishAudit() {
   for (const auto& [p, gen] : route_gen_) {
     excluded[p.afi() == wire::Afi::kIpv6] += confirmed_routes_.contains(p) && !audit_touched_.contains(p);
   }
-  confirmed_routes_.ForEach([&](const wire::Prefix& p, ObjectId) { ++confirmed[p.afi() == wire::Afi::kIpv6]; });
   size_t missing = 0;
   for (int f = 0; f < 2; ++f) {
     if (f == 1 && v6_changed) continue;
-    const size_t expected = confirmed[f] - excluded[f];
+    const size_t expected = confirmed_by_family_[f] - excluded[f];
     if (audit_matched_by_[f] < expected) missing += expected - audit_matched_by_[f];
   }
   if (missing > 0) {
@@ -1256,11 +1256,7 @@ bool Reconciler::OnEvent(const FibEvent& e, TimePoint now) {
         if (!had && !routes_.contains(e.prefix)) return false;
         if (had) SetConfirmedRoute(e.prefix, std::nullopt);
         dirty_routes_.Erase(e.prefix);
-        if (conflicts_.insert(e.prefix).second) {
-          ++stats_.conflicts_total;
-          Report(absl::StrCat("route ", e.prefix.ToString(), had ? ": replaced by" : ": held by",
-                              " a route of another protocol; bagd leaves it alone (a conflict) until it goes"));
-        }
+        NoteConflict(e.prefix, had ? "replaced bagd's" : "holds it");
         return true;
       }
       if (conflicts_.erase(e.prefix) == 0) return false;

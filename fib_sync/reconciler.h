@@ -217,10 +217,13 @@ class Reconciler {
   void OnCompleted(const FibEvent& e);
   void ForgetInFlight();
   void SettleSuspects();
+  // A prefix held by another protocol's route: counted and reported once.
+  void NoteConflict(const wire::Prefix& p, const char* what);
   // Marks for deletion what bagd owns and no longer wants (unless the sweep decides).
   void MarkUnwanted();
-  bool Busy(ObjectId id) const { return object_gen_.contains(id); }
-  bool Busy(const wire::Prefix& p) const { return route_gen_.contains(p); }
+  // (Checked per dirty route in a flush: nothing is hashed while no answer is pending.)
+  bool Busy(ObjectId id) const { return !object_gen_.empty() && object_gen_.contains(id); }
+  bool Busy(const wire::Prefix& p) const { return !route_gen_.empty() && route_gen_.contains(p); }
   // A repair of an object someone else changed: true to do it now, false when its backoff
   // holds it (it is done by ReleaseHeld).
   struct RepairKey {
@@ -273,6 +276,7 @@ class Reconciler {
   // Confirmed (what the backend holds that we own); its routes are kept apart, ordered.
   FibState confirmed_;
   rib::PrefixMap<ObjectId> confirmed_routes_;
+  size_t confirmed_by_family_[2] = {0, 0};  // its IPv4 and IPv6 routes (an audit's count of what is missing)
   absl::flat_hash_map<ObjectId, uint32_t> route_refs_;  // confirmed routes per group
   std::set<ObjectId> foreign_;
   std::set<ObjectId> allocated_;                         // ids of desired objects (and ones being deleted)
