@@ -94,17 +94,17 @@ double RedisCpu(pid_t pid) {
   return static_cast<double>(ns) * 1e-9;
 }
 
-wire::Prefix Route(int i) {
+net::Prefix Route(int i) {
   const uint8_t b[4] = {static_cast<uint8_t>(10 + i / 16777216), static_cast<uint8_t>(i / 65536 % 256),
                         static_cast<uint8_t>(i / 256 % 256), static_cast<uint8_t>(i % 256)};
-  return wire::Prefix::Make(wire::Afi::kIpv4, b, 32);
+  return net::Prefix::Make(net::Afi::kIpv4, b, 32);
 }
 
 rib::FibGroup Group(uint32_t w0, uint32_t w1) {
-  return rib::FibGroup{1, {{*wire::IpAddress::Parse("10.0.1.2"), w0}, {*wire::IpAddress::Parse("10.0.2.2"), w1}}};
+  return rib::FibGroup{1, {{*net::IpAddress::Parse("10.0.1.2"), w0}, {*net::IpAddress::Parse("10.0.2.2"), w1}}};
 }
 
-absl::StatusOr<std::string> Ifname(const wire::IpAddress& gw) {
+absl::StatusOr<std::string> Ifname(const net::IpAddress& gw) {
   return gw.ToString() == "10.0.1.2" ? std::string("Ethernet0") : std::string("Ethernet4");
 }
 
@@ -125,13 +125,13 @@ std::pair<double, uint64_t> RibReweight(const fib::sonic::test::RedisServer& red
   std::vector<rib::PeerIndex> peers;
   for (int p = 0; p < 2; ++p) {
     rib::PeerInfo info;
-    info.source.address = *wire::IpAddress::Parse(p == 0 ? "10.0.1.2" : "10.0.2.2");
+    info.source.address = *net::IpAddress::Parse(p == 0 ? "10.0.1.2" : "10.0.2.2");
     info.source.router_id = p + 1;
     info.asn = 65001 + p;
     peers.push_back(rib.AddPeer(info));
   }
-  std::vector<wire::Nlri> nlri;
-  for (uint32_t i = 0; i < n; ++i) nlri.push_back(wire::Nlri{Route(static_cast<int>(i)), 0});
+  std::vector<net::Nlri> nlri;
+  for (uint32_t i = 0; i < n; ++i) nlri.push_back(net::Nlri{Route(static_cast<int>(i)), 0});
   auto attrs = [&](int p, double gbps) {
     wire::PathAttributes a;
     a.origin = wire::Origin::kIgp;
@@ -258,7 +258,7 @@ int main(int argc, char** argv) {
     o.keys_per_script = static_cast<size_t>(keys_per_script);
     o.scripts_per_pipeline = static_cast<size_t>(in_flight);
     auto backend = fib::sonic::AppldbBackend::Open(
-        o, [](const wire::IpAddress& gw) -> absl::StatusOr<std::string> { return gw.ToString() == "10.0.1.2" ? "Ethernet0" : "Ethernet4"; },
+        o, [](const net::IpAddress& gw) -> absl::StatusOr<std::string> { return gw.ToString() == "10.0.1.2" ? "Ethernet0" : "Ethernet4"; },
         nullptr);
     if (!backend.ok()) {
       std::fprintf(stderr, "%s\n", std::string(backend.status().message()).c_str());

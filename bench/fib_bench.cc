@@ -53,10 +53,10 @@ struct Netns {
   ~Netns() { Sh("ip netns del " + name); }
 };
 
-wire::Prefix V4(uint32_t i) {
+net::Prefix V4(uint32_t i) {
   const uint32_t a = (10u << 24) + (i << 8);  // 10.0.0.0/24 upwards
   const uint8_t b[4] = {static_cast<uint8_t>(a >> 24), static_cast<uint8_t>(a >> 16), static_cast<uint8_t>(a >> 8), 0};
-  return wire::Prefix::Make(wire::Afi::kIpv4, b, 24);
+  return net::Prefix::Make(net::Afi::kIpv4, b, 24);
 }
 
 double Median(std::vector<double> v) {
@@ -100,7 +100,7 @@ double BagdInstall(const Netns& ns, uint32_t n) {
   boost::asio::io_context io;
   auto stage = StartFibStage(io, OpenBackend(ns));
   rib::FibUpdate u;
-  u.group_upserts.push_back({1, {{*wire::IpAddress::Parse("192.0.2.2"), 1}, {*wire::IpAddress::Parse("192.0.2.3"), 3}}});
+  u.group_upserts.push_back({1, {{*net::IpAddress::Parse("192.0.2.2"), 1}, {*net::IpAddress::Parse("192.0.2.3"), 3}}});
   for (uint32_t i = 0; i < n; ++i) u.route_upserts.emplace_back(V4(i), 1);
   const auto t0 = Clock::now();
   stage->Apply(u);
@@ -134,9 +134,9 @@ class QuietNeighbor final : public daemon::Outbound {
   const std::string& name() const override { return name_; }
   bool established() const override { return false; }
   bool ebgp() const override { return true; }
-  bool family_negotiated(wire::Family) const override { return false; }
+  bool family_negotiated(net::Family) const override { return false; }
   wire::CodecContext EncodeContext() const override { return {}; }
-  std::optional<wire::IpAddress> LocalAddress() const override { return std::nullopt; }
+  std::optional<net::IpAddress> LocalAddress() const override { return std::nullopt; }
   uint32_t advertisement_interval_s() const override { return 0; }
   void SendUpdates(std::vector<wire::Bytes>) override {}
   void SendRouteRefresh(const wire::RouteRefreshMessage&) override {}
@@ -162,7 +162,7 @@ std::pair<double, size_t> Reweight(const Netns& ns, uint32_t n) {
   for (int p = 0; p < 2; ++p) {
     rib::PeerInfo info;
     info.name = p == 0 ? "a" : "b";
-    info.source.address = *wire::IpAddress::Parse(p == 0 ? "192.0.2.2" : "192.0.2.3");
+    info.source.address = *net::IpAddress::Parse(p == 0 ? "192.0.2.2" : "192.0.2.3");
     info.source.ebgp = true;
     info.asn = 65001 + p;
     peers.push_back(pipeline.AddNeighbor(info, info.source.address, p == 0 ? out0 : out1, daemon::NeighborPolicies{},
@@ -173,10 +173,10 @@ std::pair<double, size_t> Reweight(const Netns& ns, uint32_t n) {
     wire::UpdateMessage u;
     u.attrs.origin = wire::Origin::kIgp;
     u.attrs.as_path = wire::AsPath{{{wire::AsSegmentType::kSequence, {65001u + p}}}};
-    u.attrs.next_hop = *wire::IpAddress::Parse(p == 0 ? "192.0.2.2" : "192.0.2.3");
+    u.attrs.next_hop = *net::IpAddress::Parse(p == 0 ? "192.0.2.2" : "192.0.2.3");
     u.attrs.extended_communities.push_back(
         wire::LinkBandwidth::FromBitsPerSecond(65001 + p, gbps * 1e9, true).ToExtendedCommunity());
-    for (uint32_t i = 0; i < n; ++i) u.nlri.push_back(wire::Nlri{V4(i), 0});
+    for (uint32_t i = 0; i < n; ++i) u.nlri.push_back(net::Nlri{V4(i), 0});
     return u;
   };
   pipeline.Ingest(peers[0], update(0, 100));
@@ -231,7 +231,7 @@ AuditFigures Audit(const Netns& ns, uint32_t n, const std::vector<uint32_t>& del
   auto stage = StartFibStage(io, std::move(backend));
   stage->WatchEvents(kernel->event_fd(), [kernel] { kernel->ReadEvents(); });
   rib::FibUpdate u;
-  u.group_upserts.push_back({1, {{*wire::IpAddress::Parse("192.0.2.2"), 1}, {*wire::IpAddress::Parse("192.0.2.3"), 3}}});
+  u.group_upserts.push_back({1, {{*net::IpAddress::Parse("192.0.2.2"), 1}, {*net::IpAddress::Parse("192.0.2.3"), 3}}});
   for (uint32_t i = 0; i < n; ++i) u.route_upserts.emplace_back(V4(i), 1);
   stage->Apply(u);
   io.run_for(std::chrono::milliseconds(100));

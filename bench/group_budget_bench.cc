@@ -71,9 +71,9 @@ Input MakeInput() {
   return in;
 }
 
-wire::Prefix PrefixOf(int i) {
+net::Prefix PrefixOf(int i) {
   const uint8_t b[16] = {10, static_cast<uint8_t>(i >> 16), static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)};
-  return wire::Prefix::Make(wire::Afi::kIpv4, b, 32);
+  return net::Prefix::Make(net::Afi::kIpv4, b, 32);
 }
 
 // The registry's view: one wanted group per distinct bandwidth vector (its key is the exact
@@ -86,7 +86,7 @@ Members WeightsOf(const Input& in, const std::array<int, kNextHops>& down) {
   const QuantizedWeights q = Quantize(bw, QuantizeLimits{});
   Members m;
   for (int j = 0; j < kNextHops; ++j) {
-    m.push_back(FibGroupMember{*wire::IpAddress::Parse(absl::StrCat("192.0.2.", j + 1)), q.weights[j]});
+    m.push_back(FibGroupMember{*net::IpAddress::Parse(absl::StrCat("192.0.2.", j + 1)), q.weights[j]});
   }
   return m;
 }
@@ -98,7 +98,7 @@ Members WeightsOver(const Input& in, const std::array<int, kNextHops>& down, int
   const QuantizedWeights q = Quantize(bw, QuantizeLimits{});
   Members m;
   for (int j = 0; j < hops; ++j) {
-    m.push_back(FibGroupMember{*wire::IpAddress::Parse(absl::StrCat("192.0.2.", j + 1)), q.weights[j]});
+    m.push_back(FibGroupMember{*net::IpAddress::Parse(absl::StrCat("192.0.2.", j + 1)), q.weights[j]});
   }
   return m;
 }

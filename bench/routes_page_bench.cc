@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   for (size_t p = 0; p < peers; ++p) {
     rib::PeerInfo info;
     const std::string addr = absl::StrCat("10.0.0.", p + 1);
-    info.source.address = *wire::IpAddress::Parse(addr);
+    info.source.address = *net::IpAddress::Parse(addr);
     info.source.router_id = static_cast<uint32_t>(p + 1);
     info.source.ebgp = true;
     info.asn = static_cast<uint32_t>(65001 + p);
@@ -62,14 +62,14 @@ int main(int argc, char** argv) {
     a.next_hop = info.source.address;
     attrs.push_back(store.Intern(a));
   }
-  std::vector<wire::Nlri> batch;
+  std::vector<net::Nlri> batch;
   for (size_t p = 0; p < peers; ++p) {
     for (size_t i = 0; i < prefixes;) {
       batch.clear();
       for (; i < prefixes && batch.size() < 4096; ++i) {
         const uint32_t a = 0x14000000u + static_cast<uint32_t>(i << 8);  // 20.0.0.0/24, 20.0.1.0/24, ...
         const uint8_t b[4] = {static_cast<uint8_t>(a >> 24), static_cast<uint8_t>(a >> 16), static_cast<uint8_t>(a >> 8), 0};
-        batch.push_back(wire::Nlri{wire::Prefix::Make(wire::Afi::kIpv4, b, 24), 0});
+        batch.push_back(net::Nlri{net::Prefix::Make(net::Afi::kIpv4, b, 24), 0});
       }
       rib.Announce(peer_index[p], batch, attrs[p]);
     }

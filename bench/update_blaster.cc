@@ -54,9 +54,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "bgpd/fsm/negotiation.h"
-#include "bgpd/wire/message.h"
-#include "bgpd/wire/link_bandwidth.h"
-#include "bgpd/wire/update_packer.h"
+#include "wire/message.h"
+#include "wire/link_bandwidth.h"
+#include "wire/update_packer.h"
 
 namespace {
 
@@ -220,6 +220,7 @@ struct Stream {
 
 Stream Encode(const Options& o, double link_bandwidth_bps, bool eor) {
   using namespace bagd::wire;
+  using namespace bagd::net;
   Stream s;
   const uint64_t base = ParseV4(o.base, "--base");
   if (o.prefixes > 0) {

@@ -2,10 +2,11 @@
 // vectors + decoded attributes), and packing them. `make bench` runs this.
 #include <benchmark/benchmark.h>
 
-#include "bgpd/wire/message.h"
-#include "bgpd/wire/update_packer.h"
+#include "wire/message.h"
+#include "wire/update_packer.h"
 
 using namespace bagd::wire;
+using namespace bagd::net;
 
 namespace {
 

@@ -195,7 +195,7 @@ absl::StatusOr<std::unique_ptr<bagd::fib::FibBackend>> MakeFibBackend(const bagd
       if (!interfaces.ok()) return absl::UnavailableError(absl::StrCat("fib: APPL_DB backend: ", interfaces.status().message()));
       std::shared_ptr<bagd::fib::sonic::KernelInterfaces> kernel = std::move(*interfaces);
       auto b = bagd::fib::sonic::AppldbBackend::Open(
-          o, [kernel](const bagd::wire::IpAddress& gw) { return kernel->Towards(gw); }, nullptr);
+          o, [kernel](const bagd::net::IpAddress& gw) { return kernel->Towards(gw); }, nullptr);
       if (!b.ok()) return absl::Status(b.status().code(), absl::StrCat("fib: APPL_DB backend: ", b.status().message()));
       for (const std::string& p : (*b)->TakeProblems()) bagd::log::Warning("fib appldb: %s", p);
       bagd::log::Info("fib: SONiC APPL_DB backend on redis %s, routes marked protocol %s, confirmation %s, "
@@ -350,7 +350,7 @@ int main(int argc, char** argv) {
       }
       // Graceful restart (RFC 4724 §4.1): bagd restarted with its routes still in the kernel.
       speaker_options.restart.restarting = fib->found_previous_run();
-      for (int f = 0; f < bagd::wire::kFamilyCount; ++f) {
+      for (int f = 0; f < bagd::net::kFamilyCount; ++f) {
         speaker_options.restart.forwarding_preserved[f] = fib->previous_routes()[f] > 0;
       }
     }

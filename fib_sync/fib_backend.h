@@ -17,7 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 
 namespace bagd::fib {
 
@@ -43,7 +43,7 @@ struct FibCapabilities {
 // newer state installed (FRR PR 23022 is that bug).
 struct NexthopOp {
   ObjectId id = 0;
-  wire::IpAddress gateway;
+  net::IpAddress gateway;
   bool remove = false;
   uint64_t generation = 0;
 };
@@ -56,7 +56,7 @@ struct GroupOp {
 };
 
 struct RouteOp {
-  wire::Prefix prefix;
+  net::Prefix prefix;
   ObjectId group = 0;
   bool remove = false;
   // Create only, never replace: the prefix holds no route bagd knows as its own, and a route
@@ -77,9 +77,9 @@ bool IsInProgress(const absl::Status& st);
 
 // What a backend holds that bagd owns (protocol / owner tag), and the ids others use.
 struct FibState {
-  std::map<ObjectId, wire::IpAddress> nexthops;
+  std::map<ObjectId, net::IpAddress> nexthops;
   std::map<ObjectId, std::vector<std::pair<ObjectId, uint32_t>>> groups;
-  absl::flat_hash_map<wire::Prefix, ObjectId> routes;
+  absl::flat_hash_map<net::Prefix, ObjectId> routes;
   std::vector<ObjectId> foreign_ids;  // object ids in use by others: never allocated by bagd
 };
 
@@ -114,7 +114,7 @@ struct FibEvent {
   }
   Kind kind = Kind::kResyncNeeded;
   ObjectId id = 0;
-  wire::Prefix prefix{};
+  net::Prefix prefix{};
   bool present = false;
   // The kernel did it itself (a link or next hop went away and took the route with it), not
   // another process: put back without counting it as a repair of someone else's change.

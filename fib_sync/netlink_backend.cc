@@ -16,7 +16,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "bgpd/wire/overloaded.h"
+#include "net/overloaded.h"
 #include "fib_sync/netlink_socket.h"
 
 namespace bagd::fib {
@@ -113,7 +113,7 @@ absl::Status NetlinkBackend::Transact(const nl::Bytes& batch, uint32_t last_seq,
   });
 }
 
-absl::StatusOr<uint32_t> NetlinkBackend::InterfaceTowards(const wire::IpAddress& gateway) {
+absl::StatusOr<uint32_t> NetlinkBackend::InterfaceTowards(const net::IpAddress& gateway) {
   // RTM_GETROUTE for the gateway: the kernel's own lookup says which interface reaches it.
   nl::Bytes req;
   const uint32_t seq = seq_++;
@@ -131,7 +131,7 @@ absl::StatusOr<uint32_t> NetlinkBackend::InterfaceTowards(const wire::IpAddress&
 absl::Status NetlinkBackend::Encode(const FibOp& op, nl::Bytes& batch, uint32_t seq) {
   constexpr uint16_t kUpsert = nl::kFlagCreate | nl::kFlagReplace;
   return std::visit(
-      wire::Overloaded{
+      net::Overloaded{
           [&](const NexthopOp& n) -> absl::Status {
             if (n.remove) return nl::AppendDelNexthop(batch, seq, n.id).status();
             auto ifindex = InterfaceTowards(n.gateway);
@@ -226,7 +226,7 @@ class NetlinkDumpCursor final : public DumpCursor {
       if (!sent_) {
         nl::Bytes req;
         seq_ = next_seq_++;
-        nl::AppendGetRoutes(req, seq_, family_ == 0 ? wire::Afi::kIpv4 : wire::Afi::kIpv6, options_.protocol,
+        nl::AppendGetRoutes(req, seq_, family_ == 0 ? net::Afi::kIpv4 : net::Afi::kIpv6, options_.protocol,
                             options_.table);
         if (auto st = SendToKernel(fd_, req); !st.ok()) return st;
         sent_ = true;
@@ -373,8 +373,8 @@ void NetlinkBackend::ReadEvents() {
           // Another protocol's route where bagd's would be (same table, same metric: bagd
           // installs without RTA_PRIORITY, which IPv6 stores as 1024): it replaced bagd's
           // route or keeps bagd's from being added. Routes at another metric live beside it.
-          const uint32_t ours = r->route.prefix.afi() == wire::Afi::kIpv6 ? 1024 : 0;
-          const uint32_t theirs = r->route.priority == 0 && r->route.prefix.afi() == wire::Afi::kIpv6 ? 1024
+          const uint32_t ours = r->route.prefix.afi() == net::Afi::kIpv6 ? 1024 : 0;
+          const uint32_t theirs = r->route.priority == 0 && r->route.prefix.afi() == net::Afi::kIpv6 ? 1024
                                                                                                      : r->route.priority;
           if (theirs != ours) continue;
           e.kind = FibEvent::Kind::kForeignRoute;

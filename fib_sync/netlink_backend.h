@@ -66,7 +66,7 @@ class NetlinkBackend : public FibBackend {
   // Sends `batch` (requests with sequence numbers first_seq..last_seq; the last asks for an
   // ack) and reads answers until that ack; errors land in `errors` by sequence number.
   absl::Status Transact(const netlink::Bytes& batch, uint32_t last_seq, std::map<uint32_t, absl::Status>& errors);
-  absl::StatusOr<uint32_t> InterfaceTowards(const wire::IpAddress& gateway);
+  absl::StatusOr<uint32_t> InterfaceTowards(const net::IpAddress& gateway);
   absl::Status Encode(const FibOp& op, netlink::Bytes& batch, uint32_t seq);
 
   NetlinkOptions options_;

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "bgpd/wire/overloaded.h"
+#include "net/overloaded.h"
 
 namespace bagd::fib {
 
@@ -26,7 +26,7 @@ constexpr size_t kMaxRepairHistory = 1 << 16;
 }  // namespace
 
 std::string Describe(const FibOp& op) {
-  return std::visit(wire::Overloaded{
+  return std::visit(net::Overloaded{
                         [](const NexthopOp& n) {
                           return n.remove ? absl::StrCat("delete next hop ", n.id)
                                           : absl::StrCat("next hop ", n.id, " via ", n.gateway.ToString());
@@ -107,7 +107,7 @@ absl::Status Reconciler::Start() {
   TakeConfirmed(*std::move(state));
   for (const auto& [id, gw] : confirmed_.nexthops) stale_nexthops_.insert(id);
   for (const auto& [id, members] : confirmed_.groups) stale_groups_.insert(id);
-  confirmed_routes_.ForEach([&](const wire::Prefix& prefix, ObjectId) { stale_routes_.TryEmplace(prefix); });
+  confirmed_routes_.ForEach([&](const net::Prefix& prefix, ObjectId) { stale_routes_.TryEmplace(prefix); });
   return absl::OkStatus();
 }
 
@@ -124,7 +124,7 @@ ObjectId Reconciler::Allocate() {
   return id;
 }
 
-ObjectId Reconciler::NexthopFor(const wire::IpAddress& gateway) {
+ObjectId Reconciler::NexthopFor(const net::IpAddress& gateway) {
   auto it = nexthops_.find(gateway);
   if (it != nexthops_.end()) {
     ++it->second.refs;
@@ -147,7 +147,7 @@ ObjectId Reconciler::NexthopFor(const wire::IpAddress& gateway) {
   return *id;
 }
 
-void Reconciler::ReleaseNexthop(const wire::IpAddress& gateway) {
+void Reconciler::ReleaseNexthop(const net::IpAddress& gateway) {
   auto it = nexthops_.find(gateway);
   if (it == nexthops_.end() || --it->second.refs > 0) return;
   const ObjectId id = it->second.id;
@@ -221,7 +221,7 @@ void Reconciler::Update(const rib::FibUpdate& u) {
     dirty_routes_.TryEmplace(prefix);
     stale_routes_.Erase(prefix);
   }
-  for (const wire::Prefix& prefix : u.route_deletes) {
+  for (const net::Prefix& prefix : u.route_deletes) {
     conflicts_.erase(prefix);
     conflict_retry_.erase(prefix);
     suspects_.erase(prefix);
@@ -246,7 +246,7 @@ void Reconciler::Update(const rib::FibUpdate& u) {
   }
 }
 
-void Reconciler::SetConfirmedRoute(const wire::Prefix& prefix, std::optional<ObjectId> group) {
+void Reconciler::SetConfirmedRoute(const net::Prefix& prefix, std::optional<ObjectId> group) {
   if (audit_cursor_ != nullptr) {
     audit_touched_.insert(prefix);
     if (audit_touched_.size() > kMaxAuditTouched) {
@@ -260,13 +260,13 @@ void Reconciler::SetConfirmedRoute(const wire::Prefix& prefix, std::optional<Obj
     if (--route_refs_[*it] == 0) route_refs_.erase(*it);
     if (!group) {
       confirmed_routes_.Erase(prefix);
-      --confirmed_by_family_[prefix.afi() == wire::Afi::kIpv6];
+      --confirmed_by_family_[prefix.afi() == net::Afi::kIpv6];
       return;
     }
     *it = *group;
   } else if (group) {
     *confirmed_routes_.TryEmplace(prefix).first = *group;
-    ++confirmed_by_family_[prefix.afi() == wire::Afi::kIpv6];
+    ++confirmed_by_family_[prefix.afi() == net::Afi::kIpv6];
   }
   if (group) ++route_refs_[*group];
 }
@@ -278,13 +278,13 @@ void Reconciler::TakeConfirmed(FibState state) {
   confirmed_by_family_[0] = confirmed_by_family_[1] = 0;
   for (const auto& [prefix, id] : state.routes) {
     *confirmed_routes_.TryEmplace(prefix).first = id;
-    ++confirmed_by_family_[prefix.afi() == wire::Afi::kIpv6];
+    ++confirmed_by_family_[prefix.afi() == net::Afi::kIpv6];
   }
   state.routes = {};  // kept once, ordered (~17 bytes a route; the dump's hash map ~52 MB a full table)
   confirmed_ = std::move(state);
   foreign_ = std::set<ObjectId>(confirmed_.foreign_ids.begin(), confirmed_.foreign_ids.end());
   route_refs_.clear();
-  confirmed_routes_.ForEach([&](const wire::Prefix&, ObjectId id) { ++route_refs_[id]; });
+  confirmed_routes_.ForEach([&](const net::Prefix&, ObjectId id) { ++route_refs_[id]; });
 }
 
 void Reconciler::Record(FlushResult& r, const FibOp& op, const absl::Status& st) {
@@ -296,7 +296,7 @@ void Reconciler::Record(FlushResult& r, const FibOp& op, const absl::Status& st)
     ++stats_.failed;
     if (r.errors.size() < kMaxErrorsReported) r.errors.push_back(absl::StrCat(Describe(op), ": ", st.message()));
   }
-  std::visit(wire::Overloaded{[&](const NexthopOp&) { ++r.nexthop_ops; }, [&](const GroupOp&) { ++r.group_ops; },
+  std::visit(net::Overloaded{[&](const NexthopOp&) { ++r.nexthop_ops; }, [&](const GroupOp&) { ++r.group_ops; },
                         [&](const RouteOp&) { ++r.route_ops; }},
              op);
 }
@@ -313,7 +313,7 @@ std::vector<absl::Status> Reconciler::Apply(std::vector<FibOp>& ops, FlushResult
       // The answer comes as a FibEvent::kCompleted: until then the object gets no other
       // operation, and only that answer settles it.
       const uint64_t gen = GenerationOf(ops[i]);
-      std::visit(wire::Overloaded{[&](const NexthopOp& o) { object_gen_[o.id] = gen; },
+      std::visit(net::Overloaded{[&](const NexthopOp& o) { object_gen_[o.id] = gen; },
                                   [&](const GroupOp& o) { object_gen_[o.id] = gen; },
                                   [&](const RouteOp& o) { route_gen_[o.prefix] = gen; }},
                  ops[i]);
@@ -328,7 +328,7 @@ std::vector<absl::Status> Reconciler::Apply(std::vector<FibOp>& ops, FlushResult
 
 void Reconciler::Settle(const FibOp& op) {
   std::visit(
-      wire::Overloaded{
+      net::Overloaded{
           [&](const NexthopOp& n) {
             if (n.remove) {
               confirmed_.nexthops.erase(n.id);
@@ -381,7 +381,7 @@ void Reconciler::OnCompleted(const FibEvent& e) {
   in_flight_.erase(it);
   // Only the object's latest operation settles it.
   bool latest = false;
-  std::visit(wire::Overloaded{[&](const RouteOp& o) {
+  std::visit(net::Overloaded{[&](const RouteOp& o) {
                                 auto g = route_gen_.find(o.prefix);
                                 latest = g != route_gen_.end() && g->second == e.generation;
                                 if (latest) route_gen_.erase(g);
@@ -413,7 +413,7 @@ std::optional<std::vector<std::pair<ObjectId, uint32_t>>> Reconciler::WantedMemb
   return KernelMembers(g->second, false);
 }
 
-std::optional<ObjectId> Reconciler::WantedRouteObject(const wire::Prefix& prefix) const {
+std::optional<ObjectId> Reconciler::WantedRouteObject(const net::Prefix& prefix) const {
   const rib::GroupId* want = routes_.Find(prefix);
   if (want == nullptr) return std::nullopt;
   auto g = groups_.find(*want);
@@ -423,12 +423,12 @@ std::optional<ObjectId> Reconciler::WantedRouteObject(const wire::Prefix& prefix
 
 void Reconciler::TakeGoneGroups() {
   if (gone_groups_.empty()) return;
-  std::vector<wire::Prefix> gone;
-  confirmed_routes_.ForEach([&](const wire::Prefix& p, ObjectId id) {
+  std::vector<net::Prefix> gone;
+  confirmed_routes_.ForEach([&](const net::Prefix& p, ObjectId id) {
     if (gone_groups_.contains(id)) gone.push_back(p);
   });
   gone_groups_.clear();
-  for (const wire::Prefix& p : gone) {
+  for (const net::Prefix& p : gone) {
     SetConfirmedRoute(p, std::nullopt);
     if (routes_.contains(p)) dirty_routes_.TryEmplace(p);
   }
@@ -441,7 +441,7 @@ FlushResult Reconciler::Flush() {
   // 1. Next hops.
   {
     std::vector<FibOp> ops;
-    std::vector<wire::IpAddress> gws;
+    std::vector<net::IpAddress> gws;
     for (auto it = dirty_nexthops_.begin(); it != dirty_nexthops_.end();) {
       auto d = nexthops_.find(*it);
       auto c = d == nexthops_.end() ? confirmed_.nexthops.end() : confirmed_.nexthops.find(d->second.id);
@@ -630,7 +630,7 @@ std::optional<ObjectId> Reconciler::Rebind(rib::GroupId want, DesiredGroup& g, T
       }
     }
     if (!on.empty()) {
-      confirmed_routes_.ForEach([&](const wire::Prefix& prefix, ObjectId id) {
+      confirmed_routes_.ForEach([&](const net::Prefix& prefix, ObjectId id) {
         auto o = on.find(id);
         if (o == on.end()) return;
         const rib::GroupId* w = routes_.Find(prefix);
@@ -684,7 +684,7 @@ size_t Reconciler::FlushRoutes(FlushResult& r) {
   const size_t chunk = std::max<size_t>(1, options_.route_chunk);
   std::vector<FibOp> ops;
   ops.reserve(std::min(chunk, dirty_routes_.size()));
-  std::vector<wire::Prefix> settled;  // dirty routes with nothing to do, erased after each walk
+  std::vector<net::Prefix> settled;  // dirty routes with nothing to do, erased after each walk
   size_t done = 0;
   auto apply = [&] {
     const auto st = Apply(ops, r);
@@ -713,24 +713,24 @@ size_t Reconciler::FlushRoutes(FlushResult& r) {
   // Walks the dirty routes; `visit(prefix)` adds to ops or settled. A walk stops when either
   // is full: the settled ones are erased, and a full chunk of ops (or the last) is applied.
   auto walk = [&](auto&& visit) {
-    std::optional<wire::Prefix> after;
+    std::optional<net::Prefix> after;
     for (bool more = true; more;) {
       more = false;
-      dirty_routes_.ForEachAfter(after, [&](const wire::Prefix& prefix, bool) {
+      dirty_routes_.ForEachAfter(after, [&](const net::Prefix& prefix, bool) {
         after = prefix;
         visit(prefix);
         if (ops.size() < chunk && settled.size() < chunk) return true;
         more = true;
         return false;
       });
-      for (const wire::Prefix& p : settled) dirty_routes_.Erase(p);
+      for (const net::Prefix& p : settled) dirty_routes_.Erase(p);
       settled.clear();
       if (!more || ops.size() >= chunk) apply();
     }
   };
   // Routes to delete (in the second walk), counted here by the group they sit on.
   absl::flat_hash_map<ObjectId, size_t> deletes_of;
-  walk([&](const wire::Prefix& prefix) {
+  walk([&](const net::Prefix& prefix) {
     if (Busy(prefix)) return;  // its answer is still to come
     const ObjectId* current = confirmed_routes_.Find(prefix);
     const rib::GroupId* want = routes_.Find(prefix);
@@ -763,7 +763,7 @@ size_t Reconciler::FlushRoutes(FlushResult& r) {
   // Groups that go with every route on them (a full table's session loss): one group delete
   // removes them all where the backend can.
   const absl::flat_hash_set<ObjectId> with_group = GroupsGoingWithTheirRoutes(deletes_of);
-  walk([&](const wire::Prefix& prefix) {
+  walk([&](const net::Prefix& prefix) {
     if (routes_.contains(prefix) || stale_routes_.contains(prefix) || Busy(prefix)) return;
     if (const ObjectId* current = confirmed_routes_.Find(prefix)) {
       if (!with_group.contains(*current)) ops.push_back(RouteOp{prefix, *current, true});
@@ -782,7 +782,7 @@ size_t Reconciler::FlushRoutes(FlushResult& r) {
   }
   if (gone.empty()) return done;
   // (The predicate changes the confirmed routes, never the dirty set it walks.)
-  dirty_routes_.EraseIf([&](const wire::Prefix& prefix, bool) {
+  dirty_routes_.EraseIf([&](const net::Prefix& prefix, bool) {
     const ObjectId* current = confirmed_routes_.Find(prefix);
     if (current == nullptr || !gone.contains(*current) || routes_.contains(prefix)) {
       return false;
@@ -833,7 +833,7 @@ size_t Reconciler::DeleteUnusedGroups(FlushResult& r) {
 }
 
 void Reconciler::Sweep() {
-  stale_routes_.ForEach([&](const wire::Prefix& p, bool) {
+  stale_routes_.ForEach([&](const net::Prefix& p, bool) {
     if (!routes_.contains(p)) dirty_routes_.TryEmplace(p);
   });
   stats_.swept += stale_routes_.size() + stale_groups_.size() + stale_nexthops_.size();
@@ -857,7 +857,7 @@ void Reconciler::ForgetInFlight() {
   route_gen_.clear();
 }
 
-void Reconciler::NoteConflict(const wire::Prefix& p, const char* what) {
+void Reconciler::NoteConflict(const net::Prefix& p, const char* what) {
   if (!conflicts_.insert(p).second) return;
   ++stats_.conflicts_total;
   Report(absl::StrCat("route ", p.ToString(), ": a route of another protocol ", what,
@@ -866,7 +866,7 @@ void Reconciler::NoteConflict(const wire::Prefix& p, const char* what) {
 
 void Reconciler::SettleSuspects() {
   // An exclusive create found a route: bagd's own (the dump has it) or another protocol's.
-  for (const wire::Prefix& p : suspects_) {
+  for (const net::Prefix& p : suspects_) {
     if (!confirmed_routes_.contains(p)) NoteConflict(p, "is there");
   }
   suspects_.clear();
@@ -883,14 +883,14 @@ absl::Status Reconciler::Resync() {
   // Everything desired is looked at again; Flush() acts only where the backend differs.
   for (const auto& [gw, d] : nexthops_) dirty_nexthops_.insert(gw);
   for (const auto& [gid, g] : groups_) dirty_groups_.insert(gid);
-  routes_.ForEach([&](const wire::Prefix& prefix, rib::GroupId) { dirty_routes_.TryEmplace(prefix); });
+  routes_.ForEach([&](const net::Prefix& prefix, rib::GroupId) { dirty_routes_.TryEmplace(prefix); });
   MarkUnwanted();
   return absl::OkStatus();
 }
 
 void Reconciler::MarkUnwanted() {
   // What we own and no longer want goes (unless it waits for the sweep).
-  confirmed_routes_.ForEach([&](const wire::Prefix& prefix, ObjectId) {
+  confirmed_routes_.ForEach([&](const net::Prefix& prefix, ObjectId) {
     if (!routes_.contains(prefix) && !stale_routes_.contains(prefix)) dirty_routes_.TryEmplace(prefix);
   });
   for (const auto& [id, members] : confirmed_.groups) {
@@ -1025,11 +1025,11 @@ void Reconciler::AuditObjects(const FibState& d, TimePoint now) {
   }
 }
 
-void Reconciler::AuditRoute(const wire::Prefix& prefix, ObjectId object, TimePoint now) {
+void Reconciler::AuditRoute(const net::Prefix& prefix, ObjectId object, TimePoint now) {
   if (audit_touched_.contains(prefix) || Busy(prefix)) return;  // changed since the audit began
   const ObjectId* believed = confirmed_routes_.Find(prefix);
   if (believed != nullptr && *believed == object) {
-    ++audit_matched_by_[prefix.afi() == wire::Afi::kIpv6];
+    ++audit_matched_by_[prefix.afi() == net::Afi::kIpv6];
     return;
   }
   const std::optional<ObjectId> before = believed ? std::optional<ObjectId>(*believed) : std::nullopt;
@@ -1061,7 +1061,7 @@ void Reconciler::FinishAudit() {
   }
   audit_unknown_groups_.clear();
   // Suspects from before the audit that it did not find as bagd's: another protocol's routes.
-  for (const wire::Prefix& p : audit_suspects_) {
+  for (const net::Prefix& p : audit_suspects_) {
     if (suspects_.erase(p) > 0 && !confirmed_routes_.contains(p)) NoteConflict(p, "is there");
   }
   audit_suspects_.clear();
@@ -1072,13 +1072,13 @@ void Reconciler::FinishAudit() {
   // it skip or repeat others: IPv6 is then not counted this time.
   size_t excluded[2] = {0, 0};
   bool v6_changed = false;
-  for (const wire::Prefix& p : audit_touched_) {
-    const int f = p.afi() == wire::Afi::kIpv6;
+  for (const net::Prefix& p : audit_touched_) {
+    const int f = p.afi() == net::Afi::kIpv6;
     v6_changed |= f == 1;
     excluded[f] += confirmed_routes_.contains(p);
   }
   for (const auto& [p, gen] : route_gen_) {
-    excluded[p.afi() == wire::Afi::kIpv6] += confirmed_routes_.contains(p) && !audit_touched_.contains(p);
+    excluded[p.afi() == net::Afi::kIpv6] += confirmed_routes_.contains(p) && !audit_touched_.contains(p);
   }
   size_t missing = 0;
   for (int f = 0; f < 2; ++f) {
@@ -1094,7 +1094,7 @@ void Reconciler::FinishAudit() {
   }
   // Conflicts are tried again, once each (exclusively): the other protocol's route may have
   // gone without a word. Those the dump showed as bagd's are no conflicts any more.
-  for (const wire::Prefix& p : conflicts_) {
+  for (const net::Prefix& p : conflicts_) {
     if (routes_.contains(p)) {
       dirty_routes_.TryEmplace(p);
       conflict_retry_.insert(p);

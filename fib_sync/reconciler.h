@@ -60,7 +60,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "fib_sync/fib_backend.h"
 #include "rib/fib_update.h"
-#include "rib/prefix_map.h"
+#include "net/prefix_map.h"
 
 namespace bagd::fib {
 
@@ -162,7 +162,7 @@ class Reconciler {
   // count), for the log.
   std::vector<std::string> TakeReports();
   // Prefixes held by another protocol's route (bagd's route is not installed there).
-  const std::set<wire::Prefix>& conflicts() const { return conflicts_; }
+  const std::set<net::Prefix>& conflicts() const { return conflicts_; }
   size_t held_repairs() const { return held_.size(); }
   size_t in_flight() const { return in_flight_.size(); }
 
@@ -183,7 +183,7 @@ class Reconciler {
   // What the backend holds that we own: its next hops and groups (routes: empty), and its
   // routes (prefix -> group object).
   const FibState& confirmed() const { return confirmed_; }
-  const rib::PrefixMap<ObjectId>& confirmed_routes() const { return confirmed_routes_; }
+  const net::PrefixMap<ObjectId>& confirmed_routes() const { return confirmed_routes_; }
   const ReconcilerStats& stats() const { return stats_; }
 
  private:
@@ -198,12 +198,12 @@ class Reconciler {
 
   ObjectId Allocate();
   bool InUse(ObjectId id) const;
-  ObjectId NexthopFor(const wire::IpAddress& gateway);  // claims, reuses or allocates; refs++
-  void ReleaseNexthop(const wire::IpAddress& gateway);
+  ObjectId NexthopFor(const net::IpAddress& gateway);  // claims, reuses or allocates; refs++
+  void ReleaseNexthop(const net::IpAddress& gateway);
   std::optional<ObjectId> ClaimGroup(const DesiredGroup& g);
   // Gives a group its object at its first write: an old one with the same content, or a new id.
   void Bind(rib::GroupId gid, DesiredGroup& g);
-  void SetConfirmedRoute(const wire::Prefix& prefix, std::optional<ObjectId> group);
+  void SetConfirmedRoute(const net::Prefix& prefix, std::optional<ObjectId> group);
   // A backend's dump becomes the confirmed state (Start, Resync).
   void TakeConfirmed(FibState state);
   std::vector<std::pair<ObjectId, uint32_t>> KernelMembers(const DesiredGroup& g, bool confirmed_only) const;
@@ -218,18 +218,18 @@ class Reconciler {
   void ForgetInFlight();
   void SettleSuspects();
   // A prefix held by another protocol's route: counted and reported once.
-  void NoteConflict(const wire::Prefix& p, const char* what);
+  void NoteConflict(const net::Prefix& p, const char* what);
   // Marks for deletion what bagd owns and no longer wants (unless the sweep decides).
   void MarkUnwanted();
   // (Checked per dirty route in a flush: nothing is hashed while no answer is pending.)
   bool Busy(ObjectId id) const { return !object_gen_.empty() && object_gen_.contains(id); }
-  bool Busy(const wire::Prefix& p) const { return !route_gen_.empty() && route_gen_.contains(p); }
+  bool Busy(const net::Prefix& p) const { return !route_gen_.empty() && route_gen_.contains(p); }
   // A repair of an object someone else changed: true to do it now, false when its backoff
   // holds it (it is done by ReleaseHeld).
   struct RepairKey {
     RepairObject object = RepairObject::kRoute;
     ObjectId id = 0;
-    wire::Prefix prefix{};
+    net::Prefix prefix{};
     friend bool operator==(const RepairKey&, const RepairKey&) = default;
     template <typename H>
     friend H AbslHashValue(H h, const RepairKey& k) {
@@ -245,7 +245,7 @@ class Reconciler {
   std::optional<std::vector<std::pair<ObjectId, uint32_t>>> WantedMembers(ObjectId object) const;
   // What route `prefix` should point at (the object of its group), when it is wanted and its
   // group is installed.
-  std::optional<ObjectId> WantedRouteObject(const wire::Prefix& prefix) const;
+  std::optional<ObjectId> WantedRouteObject(const net::Prefix& prefix) const;
   void FlushGroups(FlushResult& r);
   size_t FlushRoutes(FlushResult& r);  // returns the route operations applied
   size_t DeleteUnusedGroups(FlushResult& r);  // returns how many went
@@ -267,15 +267,15 @@ class Reconciler {
   FibBackend& backend_;
   ReconcilerOptions options_;
   // Desired.
-  std::map<wire::IpAddress, DesiredNexthop> nexthops_;
+  std::map<net::IpAddress, DesiredNexthop> nexthops_;
   absl::flat_hash_map<rib::GroupId, DesiredGroup> groups_;
   // The per-route tables are ordered PrefixMaps (~17 bytes a route in table order): a hash
   // map of a full table holds ~52 MB, and the dirty set grows to the whole table while the
   // kernel takes the first sync (~60 MB more while it rehashed).
-  rib::PrefixMap<rib::GroupId> routes_;
+  net::PrefixMap<rib::GroupId> routes_;
   // Confirmed (what the backend holds that we own); its routes are kept apart, ordered.
   FibState confirmed_;
-  rib::PrefixMap<ObjectId> confirmed_routes_;
+  net::PrefixMap<ObjectId> confirmed_routes_;
   size_t confirmed_by_family_[2] = {0, 0};  // its IPv4 and IPv6 routes (an audit's count of what is missing)
   absl::flat_hash_map<ObjectId, uint32_t> route_refs_;  // confirmed routes per group
   std::set<ObjectId> foreign_;
@@ -283,11 +283,11 @@ class Reconciler {
   absl::flat_hash_map<ObjectId, rib::GroupId> group_object_;  // desired group object -> registry id
   // From the last start, not claimed yet.
   std::set<ObjectId> stale_nexthops_, stale_groups_;
-  rib::PrefixMap<bool> stale_routes_;  // the value is unused
+  net::PrefixMap<bool> stale_routes_;  // the value is unused
   // Dirty.
-  std::set<wire::IpAddress> dirty_nexthops_;
+  std::set<net::IpAddress> dirty_nexthops_;
   std::set<rib::GroupId> dirty_groups_;
-  rib::PrefixMap<bool> dirty_routes_;  // the value is unused
+  net::PrefixMap<bool> dirty_routes_;  // the value is unused
   std::set<ObjectId> delete_groups_, delete_nexthops_;
   bool resync_wanted_ = false;
   ObjectId next_id_ = 0;
@@ -301,10 +301,10 @@ class Reconciler {
   };
   absl::flat_hash_map<RepairKey, RepairHistory> repair_history_;
   absl::flat_hash_map<RepairKey, RepairCause> held_;
-  std::set<wire::IpAddress> rewrite_nexthops_;  // replaced by someone else: written again as they are
-  std::set<wire::Prefix> conflicts_;            // held by another protocol's route
-  std::set<wire::Prefix> conflict_retry_;       // conflicts the audit tries again once
-  std::set<wire::Prefix> suspects_;             // an exclusive create found a route there: whose?
+  std::set<net::IpAddress> rewrite_nexthops_;  // replaced by someone else: written again as they are
+  std::set<net::Prefix> conflicts_;            // held by another protocol's route
+  std::set<net::Prefix> conflict_retry_;       // conflicts the audit tries again once
+  std::set<net::Prefix> suspects_;             // an exclusive create found a route there: whose?
   std::vector<std::string> reports_;
   absl::flat_hash_set<ObjectId> gone_groups_;  // deleted under bagd: their routes go at the next flush
   void TakeGoneGroups();
@@ -312,7 +312,7 @@ class Reconciler {
   size_t reports_dropped_ = 0;
   // The audit under way.
   void AuditObjects(const FibState& dumped, TimePoint now);
-  void AuditRoute(const wire::Prefix& prefix, ObjectId object, TimePoint now);
+  void AuditRoute(const net::Prefix& prefix, ObjectId object, TimePoint now);
   void FinishAudit();
   void AbortAudit();
   std::unique_ptr<DumpCursor> audit_cursor_;
@@ -321,13 +321,13 @@ class Reconciler {
   size_t audit_found_ = 0;
   size_t audit_matched_by_[2] = {0, 0};  // IPv4, IPv6 routes found as bagd believes them
   std::vector<ObjectId> audit_unknown_groups_;  // bagd's protocol, unknown: deleted at the end
-  std::set<wire::Prefix> audit_suspects_;        // suspects when it began
-  absl::flat_hash_set<wire::Prefix> audit_touched_;  // routes changed since it began
+  std::set<net::Prefix> audit_suspects_;        // suspects when it began
+  absl::flat_hash_set<net::Prefix> audit_touched_;  // routes changed since it began
   // Answers.
   uint64_t next_generation_ = 1;
   absl::flat_hash_map<uint64_t, FibOp> in_flight_;        // generation -> the operation
   absl::flat_hash_map<ObjectId, uint64_t> object_gen_;    // next hop or group -> latest in flight
-  absl::flat_hash_map<wire::Prefix, uint64_t> route_gen_; // route -> latest in flight
+  absl::flat_hash_map<net::Prefix, uint64_t> route_gen_; // route -> latest in flight
   ReconcilerStats stats_;
 };
 

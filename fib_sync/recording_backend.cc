@@ -73,7 +73,7 @@ absl::Status RecordingBackend::ApplyOne(const FibOp& op) {
   return absl::OkStatus();
 }
 
-void RecordingBackend::HoldByOtherProtocol(const wire::Prefix& prefix) {
+void RecordingBackend::HoldByOtherProtocol(const net::Prefix& prefix) {
   state_.routes.erase(prefix);
   foreign_routes_.insert(prefix);
 }
@@ -85,7 +85,7 @@ void RecordingBackend::DeleteNexthopBehindOurBack(ObjectId id) {
     if (it->second.empty()) {
       // An empty group goes, and the routes that used it.
       const ObjectId gid = it->first;
-      std::vector<wire::Prefix> gone;
+      std::vector<net::Prefix> gone;
       for (const auto& [p, g] : state_.routes) {
         if (g == gid) gone.push_back(p);
       }

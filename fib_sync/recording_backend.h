@@ -32,8 +32,8 @@ class RecordingBackend : public FibBackend {
   // As another protocol's route (an operator's `ip route replace`): it takes `prefix` from
   // bagd's route. An exclusive create there fails (ALREADY_EXISTS); a replace overwrites it,
   // which bagd must never do (counted in foreign_overwritten()).
-  void HoldByOtherProtocol(const wire::Prefix& prefix);
-  void ReleaseOtherProtocol(const wire::Prefix& prefix) { foreign_routes_.erase(prefix); }
+  void HoldByOtherProtocol(const net::Prefix& prefix);
+  void ReleaseOtherProtocol(const net::Prefix& prefix) { foreign_routes_.erase(prefix); }
   size_t foreign_overwritten() const { return foreign_overwritten_; }
   const std::vector<FibOp>& log() const { return log_; }
   void ClearLog() { log_.clear(); }
@@ -46,7 +46,7 @@ class RecordingBackend : public FibBackend {
   std::function<absl::Status(const FibOp&)> fault_;
   std::function<void(const FibOp&, const FibState&)> after_each_;
   size_t peak_groups_ = 0;
-  absl::flat_hash_set<wire::Prefix> foreign_routes_;
+  absl::flat_hash_set<net::Prefix> foreign_routes_;
   size_t foreign_overwritten_ = 0;
 };
 

@@ -12,12 +12,12 @@ namespace bagd::policy {
 
 namespace {
 
-wire::IpAddress ToAddress(const conf::IpAddressText& a) {
-  return a.v6 ? wire::IpAddress::V6Bytes(a.bytes.data()) : wire::IpAddress::V4Bytes(a.bytes.data());
+net::IpAddress ToAddress(const conf::IpAddressText& a) {
+  return a.v6 ? net::IpAddress::V6Bytes(a.bytes.data()) : net::IpAddress::V4Bytes(a.bytes.data());
 }
 
-wire::Prefix HostPrefix(const wire::IpAddress& a) {
-  return wire::Prefix::Make(a.afi(), a.bytes(), static_cast<uint8_t>(a.size() * 8));
+net::Prefix HostPrefix(const net::IpAddress& a) {
+  return net::Prefix::Make(a.afi(), a.bytes(), static_cast<uint8_t>(a.size() * 8));
 }
 
 absl::Status InSet(absl::string_view kind, absl::string_view name, const absl::Status& status) {
@@ -26,15 +26,15 @@ absl::Status InSet(absl::string_view kind, absl::string_view name, const absl::S
 
 }  // namespace
 
-absl::StatusOr<wire::Prefix> PrefixFromText(const std::string& text) {
+absl::StatusOr<net::Prefix> PrefixFromText(const std::string& text) {
   const std::optional<conf::PrefixText> p = conf::ParsePrefixText(text);
   if (!p) return absl::InvalidArgumentError(absl::StrCat("\"", text, "\" is not a prefix such as 10.0.0.0/8"));
   if (p->HasHostBits()) return absl::InvalidArgumentError(absl::StrCat(text, " has host bits set"));
-  return wire::Prefix::Make(p->address.v6 ? wire::Afi::kIpv6 : wire::Afi::kIpv4, p->address.bytes.data(),
+  return net::Prefix::Make(p->address.v6 ? net::Afi::kIpv6 : net::Afi::kIpv4, p->address.bytes.data(),
                             static_cast<uint8_t>(p->length));
 }
 
-absl::StatusOr<wire::IpAddress> AddressFromText(const std::string& text) {
+absl::StatusOr<net::IpAddress> AddressFromText(const std::string& text) {
   const auto a = conf::ParseIpAddressText(text);
   if (!a) return absl::InvalidArgumentError(absl::StrCat("\"", text, "\" ", conf::SyntaxProblem(text)));
   return ToAddress(*a);
@@ -59,10 +59,10 @@ PrefixSet PrefixSet::Make(std::string name, const std::vector<Entry>& entries) {
 absl::StatusOr<PrefixSet> PrefixSet::Compile(const config::v1::PrefixSet& set) {
   std::vector<Entry> entries;
   for (const config::v1::PrefixSetEntry& e : set.prefixes()) {
-    const absl::StatusOr<wire::Prefix> prefix = PrefixFromText(e.prefix());
+    const absl::StatusOr<net::Prefix> prefix = PrefixFromText(e.prefix());
     if (!prefix.ok()) return InSet("prefix set", set.name(), prefix.status());
     // The same rule as the validator (and FRR): len <= ge <= le <= max; 0 = not given.
-    const uint32_t len = prefix->length(), max = prefix->afi() == wire::Afi::kIpv4 ? 32 : 128;
+    const uint32_t len = prefix->length(), max = prefix->afi() == net::Afi::kIpv4 ? 32 : 128;
     const uint32_t ge = e.ge() != 0 ? e.ge() : len;
     const uint32_t le = e.le() != 0 ? e.le() : (e.ge() != 0 ? max : len);
     if (ge < len || le > max || ge > le) {
@@ -77,27 +77,27 @@ absl::StatusOr<PrefixSet> PrefixSet::Compile(const config::v1::PrefixSet& set) {
 absl::StatusOr<PrefixSet> PrefixSet::CompileNextHops(const config::v1::NextHopSet& set) {
   std::vector<Entry> entries;
   for (const std::string& text : set.next_hops()) {
-    wire::Prefix prefix;
+    net::Prefix prefix;
     if (text.find('/') == std::string::npos) {
-      const absl::StatusOr<wire::IpAddress> a = AddressFromText(text);
+      const absl::StatusOr<net::IpAddress> a = AddressFromText(text);
       if (!a.ok()) return InSet("next-hop set", set.name(), a.status());
       prefix = HostPrefix(*a);
     } else {
-      const absl::StatusOr<wire::Prefix> p = PrefixFromText(text);
+      const absl::StatusOr<net::Prefix> p = PrefixFromText(text);
       if (!p.ok()) return InSet("next-hop set", set.name(), p.status());
       prefix = *p;
     }
-    const uint8_t max = prefix.afi() == wire::Afi::kIpv4 ? 32 : 128;
+    const uint8_t max = prefix.afi() == net::Afi::kIpv4 ? 32 : 128;
     entries.push_back({prefix, prefix.length(), max});
   }
   return Make(set.name(), entries);
 }
 
-bool PrefixSet::Contains(const wire::Prefix& route) const {
+bool PrefixSet::Contains(const net::Prefix& route) const {
   const PerFamily& f = families_[static_cast<int>(route.family())];
   for (const uint8_t length : f.lengths) {
     if (length > route.length()) break;
-    const auto it = f.entries.find(wire::Prefix::Make(route.afi(), route.bytes(), length));
+    const auto it = f.entries.find(net::Prefix::Make(route.afi(), route.bytes(), length));
     if (it == f.entries.end()) continue;
     for (const auto& [ge, le] : it->second) {
       if (route.length() >= ge && route.length() <= le) return true;
@@ -106,7 +106,7 @@ bool PrefixSet::Contains(const wire::Prefix& route) const {
   return false;
 }
 
-bool PrefixSet::Contains(const wire::IpAddress& address) const { return Contains(HostPrefix(address)); }
+bool PrefixSet::Contains(const net::IpAddress& address) const { return Contains(HostPrefix(address)); }
 
 // --- CommunitySet ----------------------------------------------------------------------------
 
@@ -243,7 +243,7 @@ absl::StatusOr<NeighborSet> NeighborSet::Compile(const config::v1::NeighborSet& 
   NeighborSet out;
   out.name_ = set.name();
   for (const std::string& text : set.addresses()) {
-    const absl::StatusOr<wire::IpAddress> a = AddressFromText(text);
+    const absl::StatusOr<net::IpAddress> a = AddressFromText(text);
     if (!a.ok()) return InSet("neighbor set", set.name(), a.status());
     out.addresses_.push_back(*a);
   }
@@ -251,7 +251,7 @@ absl::StatusOr<NeighborSet> NeighborSet::Compile(const config::v1::NeighborSet& 
   return out;
 }
 
-bool NeighborSet::Contains(const wire::IpAddress& address) const {
+bool NeighborSet::Contains(const net::IpAddress& address) const {
   return std::binary_search(addresses_.begin(), addresses_.end(), address);
 }
 

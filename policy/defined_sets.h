@@ -13,7 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
-#include "bgpd/wire/path_attributes.h"
+#include "wire/path_attributes.h"
 #include "conf/bagd.pb.h"
 
 namespace re2 {
@@ -32,7 +32,7 @@ enum class MatchType : uint8_t { kAny, kAll, kInvert };
 class PrefixSet {
  public:
   struct Entry {
-    wire::Prefix prefix;
+    net::Prefix prefix;
     uint8_t ge = 0;
     uint8_t le = 0;
   };
@@ -42,18 +42,18 @@ class PrefixSet {
   // A next-hop set: each address is an exact host prefix, each prefix covers its longer ones.
   static absl::StatusOr<PrefixSet> CompileNextHops(const config::v1::NextHopSet& set);
 
-  bool Contains(const wire::Prefix& route) const;
-  bool Contains(const wire::IpAddress& address) const;  // as a /32 or /128
+  bool Contains(const net::Prefix& route) const;
+  bool Contains(const net::IpAddress& address) const;  // as a /32 or /128
   const std::string& name() const { return name_; }
 
  private:
   using Ranges = absl::InlinedVector<std::pair<uint8_t, uint8_t>, 1>;  // (ge, le)
   struct PerFamily {
     std::vector<uint8_t> lengths;  // distinct entry lengths, ascending
-    absl::flat_hash_map<wire::Prefix, Ranges> entries;
+    absl::flat_hash_map<net::Prefix, Ranges> entries;
   };
   std::string name_;
-  PerFamily families_[wire::kFamilyCount];
+  PerFamily families_[net::kFamilyCount];
 };
 
 // Standard, large and extended communities, each kind a sorted vector.
@@ -97,16 +97,16 @@ class AsPathSet {
 class NeighborSet {
  public:
   static absl::StatusOr<NeighborSet> Compile(const config::v1::NeighborSet& set);
-  bool Contains(const wire::IpAddress& address) const;
+  bool Contains(const net::IpAddress& address) const;
   const std::string& name() const { return name_; }
 
  private:
   std::string name_;
-  std::vector<wire::IpAddress> addresses_;
+  std::vector<net::IpAddress> addresses_;
 };
 
 // Conversions from the config's text forms (conf/policy_text.h) to codec values.
-absl::StatusOr<wire::Prefix> PrefixFromText(const std::string& text);
-absl::StatusOr<wire::IpAddress> AddressFromText(const std::string& text);
+absl::StatusOr<net::Prefix> PrefixFromText(const std::string& text);
+absl::StatusOr<net::IpAddress> AddressFromText(const std::string& text);
 
 }  // namespace bagd::policy

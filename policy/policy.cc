@@ -58,7 +58,7 @@ struct Statement {
   std::vector<CommunityOp> communities;
   uint32_t prepend_asn = 0, prepend_count = 0;
   bool next_hop_self = false;
-  std::optional<wire::IpAddress> next_hop;
+  std::optional<net::IpAddress> next_hop;
   LinkBandwidthOp lb_op = LinkBandwidthOp::kNone;
   double lb_bits_per_second = 0;
   uint32_t lb_asn = 0;
@@ -242,7 +242,7 @@ absl::Status CompileActions(const v1::Actions& a, uint32_t router_asn, Statement
   if (a.next_hop().self()) {
     st.next_hop_self = true;
   } else if (!a.next_hop().address().empty()) {
-    const absl::StatusOr<wire::IpAddress> nh = AddressFromText(a.next_hop().address());
+    const absl::StatusOr<net::IpAddress> nh = AddressFromText(a.next_hop().address());
     if (!nh.ok()) return nh.status();
     st.next_hop = *nh;
   }
@@ -274,7 +274,7 @@ absl::Status CompileActions(const v1::Actions& a, uint32_t router_asn, Statement
 
 // --- evaluate --------------------------------------------------------------------------------
 
-const wire::IpAddress* RouteNextHop(const wire::PathAttributes& a) {
+const net::IpAddress* RouteNextHop(const wire::PathAttributes& a) {
   if (a.mp_reach) return &a.mp_reach->next_hop;
   if (a.next_hop) return &*a.next_hop;
   return nullptr;
@@ -303,7 +303,7 @@ std::optional<Condition> FirstFailed(const Statement& st, const RouteContext& ro
     }
   }
   if (st.next_hop_set.set) {
-    const wire::IpAddress* nh = RouteNextHop(a);
+    const net::IpAddress* nh = RouteNextHop(a);
     const bool in = nh != nullptr && st.next_hop_set.set->Contains(*nh);
     if (in == (st.next_hop_set.match == MatchType::kInvert)) return Condition::kNextHopSet;
   }
@@ -383,9 +383,9 @@ void Prepend(wire::PathAttributes& a, uint32_t asn, uint32_t count) {
 
 // Whether `nh` can be the next hop of a route with these attributes: MP_REACH holds either
 // family (RFC 8950 puts IPv6 next hops on IPv4 routes), the IPv4 NEXT_HOP only IPv4.
-bool NextHopFits(const wire::PathAttributes& a, const wire::IpAddress& nh) { return a.mp_reach || nh.is_v4(); }
+bool NextHopFits(const wire::PathAttributes& a, const net::IpAddress& nh) { return a.mp_reach || nh.is_v4(); }
 
-void SetNextHop(wire::PathAttributes& a, const wire::IpAddress& nh) {
+void SetNextHop(wire::PathAttributes& a, const net::IpAddress& nh) {
   if (a.mp_reach) {
     a.mp_reach->next_hop = nh;
     a.mp_reach->link_local.reset();  // it belonged to the old next hop's interface

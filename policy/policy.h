@@ -22,7 +22,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "bgpd/wire/path_attributes.h"
+#include "wire/path_attributes.h"
 #include "conf/bagd.pb.h"
 #include "policy/defined_sets.h"
 
@@ -50,9 +50,9 @@ class ConditionMemo {
 
 // The route being evaluated. `attributes` must outlive the evaluation.
 struct RouteContext {
-  wire::Prefix prefix;
+  net::Prefix prefix;
   const wire::PathAttributes* attributes = nullptr;
-  std::optional<wire::IpAddress> neighbor;  // the neighbor it came from; none for local routes
+  std::optional<net::IpAddress> neighbor;  // the neighbor it came from; none for local routes
   RouteSource source = RouteSource::kEbgp;
   // Optional: shared by evaluations that differ only in `prefix` (ConditionMemo). Not used
   // while tracing, so a trace always shows every condition tested.

@@ -9,34 +9,34 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 #include "rib/attribute_store.h"
 
 namespace bagd::rib {
 
 class AdjRibIn {
  public:
-  void Set(const wire::Nlri& nlri, const AttrRef& attrs) { paths_[Key{nlri.prefix, nlri.path_id}] = attrs; }
-  void Erase(const wire::Nlri& nlri) { paths_.erase(Key{nlri.prefix, nlri.path_id}); }
+  void Set(const net::Nlri& nlri, const AttrRef& attrs) { paths_[Key{nlri.prefix, nlri.path_id}] = attrs; }
+  void Erase(const net::Nlri& nlri) { paths_.erase(Key{nlri.prefix, nlri.path_id}); }
   void clear() { paths_.clear(); }
   size_t size() const { return paths_.size(); }
   // Bytes held beyond the attribute sets themselves (shared with the RIB): the table's slots.
   size_t bytes() const { return paths_.capacity() * (sizeof(Key) + sizeof(AttrRef) + 1); }
-  const AttrRef* Find(const wire::Nlri& nlri) const {
+  const AttrRef* Find(const net::Nlri& nlri) const {
     auto it = paths_.find(Key{nlri.prefix, nlri.path_id});
     return it == paths_.end() ? nullptr : &it->second;
   }
-  // f(const wire::Nlri&, const AttrRef&) for every path of `family`, in no particular order.
+  // f(const net::Nlri&, const AttrRef&) for every path of `family`, in no particular order.
   template <typename F>
-  void ForEachIn(wire::Family family, F&& f) const {
+  void ForEachIn(net::Family family, F&& f) const {
     for (const auto& [k, v] : paths_) {
-      if (k.prefix.family() == family) f(wire::Nlri{k.prefix, k.path_id}, v);
+      if (k.prefix.family() == family) f(net::Nlri{k.prefix, k.path_id}, v);
     }
   }
 
  private:
   struct Key {
-    wire::Prefix prefix;
+    net::Prefix prefix;
     uint32_t path_id;
     friend bool operator==(const Key&, const Key&) = default;
     template <typename H>

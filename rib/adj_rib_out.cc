@@ -31,7 +31,7 @@ void AdjRibOut::Release(uint32_t set) {
   free_.push_back(set);
 }
 
-bool AdjRibOut::Erase(const wire::Prefix& p) {
+bool AdjRibOut::Erase(const net::Prefix& p) {
   const Entry* e = map_.Find(p);
   if (e == nullptr) return false;
   Release(e->set);

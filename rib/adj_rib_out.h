@@ -21,7 +21,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "rib/attribute_store.h"
-#include "rib/prefix_map.h"
+#include "net/prefix_map.h"
 
 namespace bagd::rib {
 
@@ -43,19 +43,19 @@ class AdjRibOut {
   // `e` (of this table) is sent with `ref` now (a null one: none).
   void SetAttrs(Entry& e, const AttrRef& ref);
 
-  Entry* Find(const wire::Prefix& p) { return map_.Find(p); }
-  const Entry* Find(const wire::Prefix& p) const { return map_.Find(p); }
-  bool contains(const wire::Prefix& p) const { return map_.contains(p); }
+  Entry* Find(const net::Prefix& p) { return map_.Find(p); }
+  const Entry* Find(const net::Prefix& p) const { return map_.Find(p); }
+  bool contains(const net::Prefix& p) const { return map_.contains(p); }
   // The entry of `p`, a new one with no attributes if it was not there; second: it was
   // inserted. The pointer is valid until the next insertion or erasure.
-  std::pair<Entry*, bool> TryEmplace(const wire::Prefix& p) { return map_.TryEmplace(p); }
-  bool Erase(const wire::Prefix& p);
+  std::pair<Entry*, bool> TryEmplace(const net::Prefix& p) { return map_.TryEmplace(p); }
+  bool Erase(const net::Prefix& p);
 
   size_t size() const { return map_.size(); }
   bool empty() const { return map_.empty(); }
   void clear();
 
-  // f(const wire::Prefix&, Entry&) / (const wire::Prefix&, const Entry&), as PrefixMap's.
+  // f(const net::Prefix&, Entry&) / (const net::Prefix&, const Entry&), as PrefixMap's.
   template <typename F>
   void ForEach(F&& f) {
     map_.ForEach(f);
@@ -65,11 +65,11 @@ class AdjRibOut {
     map_.ForEach(f);
   }
   template <typename F>
-  void ForEachIn(wire::Family family, F&& f) const {
+  void ForEachIn(net::Family family, F&& f) const {
     map_.ForEachIn(family, f);
   }
   template <typename F>
-  void ForEachAfter(const std::optional<wire::Prefix>& after, F&& f) const {
+  void ForEachAfter(const std::optional<net::Prefix>& after, F&& f) const {
     map_.ForEachAfter(after, f);
   }
 
@@ -88,7 +88,7 @@ class AdjRibOut {
   std::vector<Set> sets_ = std::vector<Set>(1);  // [0]: none
   std::vector<uint32_t> free_;                   // numbers of sets no entry holds
   absl::flat_hash_map<const InternedAttributes*, uint32_t> index_;
-  PrefixMap<Entry> map_;
+  net::PrefixMap<Entry> map_;
 };
 
 }  // namespace bagd::rib

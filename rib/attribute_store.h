@@ -2,7 +2,7 @@
 // copy per distinct attribute set, as BIRD and FRR do. A full table from several peers has
 // a few thousand distinct sets for a million paths, so a path holds only an 8-byte AttrRef.
 //
-// The key is the canonical encoding (bgpd/wire encoder, 4-octet AS), so two sets are the
+// The key is the canonical encoding (wire/ encoder, 4-octet AS), so two sets are the
 // same exactly when they would go on the wire the same way. Not thread-safe: the RIB owns
 // its store on its own thread.
 #pragma once
@@ -13,7 +13,7 @@
 #include <optional>
 
 #include "absl/container/flat_hash_set.h"
-#include "bgpd/wire/path_attributes.h"
+#include "wire/path_attributes.h"
 
 namespace bagd::rib {
 
@@ -35,8 +35,8 @@ struct InternedAttributes {
   uint32_t neighbor_as = 0;  // first AS of the path (RFC 4271 §9.1.2.2 c), 0 if none
   uint32_t cluster_list_length = 0;
   std::optional<uint32_t> originator_id;
-  wire::IpAddress next_hop;
-  std::optional<wire::IpAddress> link_local_next_hop;
+  net::IpAddress next_hop;
+  std::optional<net::IpAddress> link_local_next_hop;
   wire::LinkBandwidthSelection link_bandwidth;
 };
 

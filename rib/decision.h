@@ -37,7 +37,7 @@ struct DecisionConfig {
 struct PathSource {
   bool ebgp = true;
   uint32_t router_id = 0;  // host order
-  wire::IpAddress address;
+  net::IpAddress address;
 };
 
 struct Candidate {

@@ -8,14 +8,14 @@
 #include <utility>
 #include <vector>
 
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 
 namespace bagd::rib {
 
 using GroupId = uint32_t;
 
 struct FibGroupMember {
-  wire::IpAddress next_hop;
+  net::IpAddress next_hop;
   uint32_t weight = 1;
   friend bool operator==(const FibGroupMember&, const FibGroupMember&) = default;
 };
@@ -28,8 +28,8 @@ struct FibGroup {
 
 struct FibUpdate {
   std::vector<FibGroup> group_upserts;  // new groups, or new weights/members under the same id
-  std::vector<std::pair<wire::Prefix, GroupId>> route_upserts;
-  std::vector<wire::Prefix> route_deletes;
+  std::vector<std::pair<net::Prefix, GroupId>> route_upserts;
+  std::vector<net::Prefix> route_deletes;
   std::vector<GroupId> group_deletes;  // no route uses them any more
   bool empty() const {
     return group_upserts.empty() && route_upserts.empty() && route_deletes.empty() && group_deletes.empty();
@@ -58,7 +58,7 @@ struct FibRepairStatus {
   uint64_t audits = 0;
   uint64_t stale_answers = 0;   // answers to an operation that was not its object's latest
   uint64_t conflicts_total = 0;
-  std::vector<wire::Prefix> conflicts;  // held by another protocol's route now (at most 100)
+  std::vector<net::Prefix> conflicts;  // held by another protocol's route now (at most 100)
   uint64_t conflicts_now = 0;
   uint32_t audit_interval_s = 0;  // 0: no periodic audit
 };

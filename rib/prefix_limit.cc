@@ -39,12 +39,12 @@ PrefixLimitEvent PrefixLimit::Check(uint64_t count) {
   return PrefixLimitEvent::kNone;
 }
 
-wire::NotificationMessage MaxPrefixesCease(wire::Family family, uint32_t limit) {
+wire::NotificationMessage MaxPrefixesCease(net::Family family, uint32_t limit) {
   wire::NotificationMessage n;
   n.code = static_cast<uint8_t>(wire::ErrorCode::kCease);
   n.subcode = wire::cease::kMaxPrefixesReached;
-  const auto afi = static_cast<uint16_t>(wire::FamilyAfi(family));
-  const auto safi = static_cast<uint8_t>(wire::Safi::kUnicast);
+  const auto afi = static_cast<uint16_t>(net::FamilyAfi(family));
+  const auto safi = static_cast<uint8_t>(net::Safi::kUnicast);
   n.data = {static_cast<uint8_t>(afi >> 8),    static_cast<uint8_t>(afi),          safi,
             static_cast<uint8_t>(limit >> 24), static_cast<uint8_t>(limit >> 16), static_cast<uint8_t>(limit >> 8),
             static_cast<uint8_t>(limit)};

@@ -11,8 +11,8 @@
 
 #include <cstdint>
 
-#include "bgpd/wire/ip_prefix.h"
-#include "bgpd/wire/notification.h"
+#include "net/ip_prefix.h"
+#include "wire/notification.h"
 
 namespace bagd::rib {
 
@@ -65,6 +65,6 @@ class PrefixLimit {
 
 // Cease / Maximum Number of Prefixes Reached (RFC 4486 §3, subcode 1) with the data RFC 4486
 // §4 allows: AFI (2 octets), SAFI (1 octet) and the upper bound (4 octets).
-wire::NotificationMessage MaxPrefixesCease(wire::Family family, uint32_t limit);
+wire::NotificationMessage MaxPrefixesCease(net::Family family, uint32_t limit);
 
 }  // namespace bagd::rib

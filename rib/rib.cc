@@ -91,25 +91,25 @@ PeerIndex Rib::AddPeer(PeerInfo info) {
 
 void Rib::SetDecisionConfig(const DecisionConfig& c) {
   config_ = c;
-  table_.ForEach([&](const wire::Prefix& prefix, Destination& d) { Decide(prefix, d, MultipathOf(d)); });
+  table_.ForEach([&](const net::Prefix& prefix, Destination& d) { Decide(prefix, d, MultipathOf(d)); });
 }
 
 Candidate Rib::CandidateOf(const Path& p) const { return Candidate{p.attrs.get(), &peers_[p.peer].source, p.path_id}; }
 
-void Rib::Announce(PeerIndex peer, std::span<const wire::Nlri> nlri, const AttrRef& attrs) {
+void Rib::Announce(PeerIndex peer, std::span<const net::Nlri> nlri, const AttrRef& attrs) {
   ImportStats& st = peer_stats_[peer];
   const bool loop = attrs->attrs.as_path && attrs->attrs.as_path->Contains(local_as_);
   // Next-hop validation: a path needs a next hop (NEXT_HOP or MP_REACH), and not 0.0.0.0 / ::.
   const bool bad_nh = !peers_[peer].local && ((!attrs->attrs.next_hop && !attrs->attrs.mp_reach) ||
-                      attrs->next_hop == wire::IpAddress{} ||
-                      (attrs->next_hop.is_v6() && attrs->next_hop == wire::IpAddress::V6Bytes(kZero16)));
+                      attrs->next_hop == net::IpAddress{} ||
+                      (attrs->next_hop.is_v6() && attrs->next_hop == net::IpAddress::V6Bytes(kZero16)));
   if (loop || bad_nh) {
     // The new path is unusable; an older one from the same peer is replaced by nothing.
     (loop ? st.rejected_as_loop : st.rejected_next_hop) += nlri.size();
     Withdraw(peer, nlri);
     return;
   }
-  for (const wire::Nlri& n : nlri) {
+  for (const net::Nlri& n : nlri) {
     auto [d, inserted] = table_.TryEmplace(n.prefix);
     if (inserted) ++prefixes_[static_cast<int>(n.prefix.family())];
     Path* same = nullptr;
@@ -137,8 +137,8 @@ void Rib::Announce(PeerIndex peer, std::span<const wire::Nlri> nlri, const AttrR
 }
 
 void SplitUpdate(const wire::UpdateMessage& u, AttributeStore& store,
-                 absl::FunctionRef<void(std::span<const wire::Nlri>)> withdraw,
-                 absl::FunctionRef<void(std::span<const wire::Nlri>, const AttrRef&)> announce) {
+                 absl::FunctionRef<void(std::span<const net::Nlri>)> withdraw,
+                 absl::FunctionRef<void(std::span<const net::Nlri>, const AttrRef&)> announce) {
   if (!u.withdrawn.empty()) withdraw(u.withdrawn);
   const wire::PathAttributes& a = u.attrs;
   if (a.mp_unreach && !a.mp_unreach->withdrawn.empty()) withdraw(a.mp_unreach->withdrawn);
@@ -172,12 +172,12 @@ void SplitUpdate(const wire::UpdateMessage& u, AttributeStore& store,
 
 void Rib::ApplyUpdate(PeerIndex peer, const wire::UpdateMessage& u, AttributeStore& store) {
   SplitUpdate(
-      u, store, [&](std::span<const wire::Nlri> nlri) { Withdraw(peer, nlri); },
-      [&](std::span<const wire::Nlri> nlri, const AttrRef& attrs) { Announce(peer, nlri, attrs); });
+      u, store, [&](std::span<const net::Nlri> nlri) { Withdraw(peer, nlri); },
+      [&](std::span<const net::Nlri> nlri, const AttrRef& attrs) { Announce(peer, nlri, attrs); });
 }
 
-void Rib::Withdraw(PeerIndex peer, std::span<const wire::Nlri> nlri) {
-  for (const wire::Nlri& n : nlri) {
+void Rib::Withdraw(PeerIndex peer, std::span<const net::Nlri> nlri) {
+  for (const net::Nlri& n : nlri) {
     Destination* d = table_.Find(n.prefix);
     if (d == nullptr) continue;
     for (size_t i = 0; i < d->size_; ++i) {
@@ -195,13 +195,13 @@ void Rib::Withdraw(PeerIndex peer, std::span<const wire::Nlri> nlri) {
   }
 }
 
-std::vector<wire::Nlri> Rib::PathsOf(PeerIndex peer, wire::Family family) const {
-  std::vector<wire::Nlri> out;
+std::vector<net::Nlri> Rib::PathsOf(PeerIndex peer, net::Family family) const {
+  std::vector<net::Nlri> out;
   if (paths_of(peer, family) == 0) return out;
   out.reserve(paths_of(peer, family));
-  table_.ForEachIn(family, [&](const wire::Prefix& prefix, const Destination& d) {
+  table_.ForEachIn(family, [&](const net::Prefix& prefix, const Destination& d) {
     for (const Path& p : d.paths()) {
-      if (p.peer == peer) out.push_back(wire::Nlri{prefix, p.path_id});
+      if (p.peer == peer) out.push_back(net::Nlri{prefix, p.path_id});
     }
   });
   return out;
@@ -212,10 +212,10 @@ void Rib::PeerDown(PeerIndex peer) {
   PeerDownFrom(peer, std::nullopt, SIZE_MAX);
 }
 
-std::optional<wire::Prefix> Rib::PeerDownFrom(PeerIndex peer, const std::optional<wire::Prefix>& from,
+std::optional<net::Prefix> Rib::PeerDownFrom(PeerIndex peer, const std::optional<net::Prefix>& from,
                                               size_t max_prefixes) {
   if (per_peer_[peer][0] + per_peer_[peer][1] == 0) return std::nullopt;  // nothing of it left
-  return table_.EraseIfFrom(from, max_prefixes, [&](const wire::Prefix& prefix, Destination& d) {
+  return table_.EraseIfFrom(from, max_prefixes, [&](const net::Prefix& prefix, Destination& d) {
     // Every path of the peer first, then one decision: a decision in between may move the
     // best path to the front (Select), past the scan.
     PathSet before;
@@ -235,7 +235,7 @@ std::optional<wire::Prefix> Rib::PeerDownFrom(PeerIndex peer, const std::optiona
   });
 }
 
-void Rib::Remove(const wire::Prefix& prefix, Destination& d, size_t index) {
+void Rib::Remove(const net::Prefix& prefix, Destination& d, size_t index) {
   PathSet before = MultipathOf(d);
   --per_peer_[d.data()[index].peer][static_cast<int>(prefix.family())];
   --path_count_;
@@ -243,7 +243,7 @@ void Rib::Remove(const wire::Prefix& prefix, Destination& d, size_t index) {
   Decide(prefix, d, std::move(before));
 }
 
-void Rib::Decide(const wire::Prefix& prefix, Destination& d, PathSet before) {
+void Rib::Decide(const net::Prefix& prefix, Destination& d, PathSet before) {
   Select(d);
   PathSet now = MultipathOf(d);
   if (now != before) pending_.push_back(RouteChange{prefix, std::move(before), std::move(now)});
@@ -298,14 +298,14 @@ std::vector<RouteChange> Rib::TakeChanges() {
   if (pending_.empty()) return out;
   // In prefix order (a peer's UPDATE usually is already). A prefix changed more than once
   // goes from the first entry's old set to the last entry's new set.
-  auto before = [](const RouteChange& a, const RouteChange& b) { return InTableOrder(a.prefix, b.prefix); };
+  auto before = [](const RouteChange& a, const RouteChange& b) { return net::InTableOrder(a.prefix, b.prefix); };
   if (!std::is_sorted(pending_.begin(), pending_.end(), before)) {
     // Several peers' UPDATEs interleaved: order indices (cheap to move), then the changes.
     std::vector<uint32_t> order(pending_.size());
     for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
       if (pending_[a].prefix == pending_[b].prefix) return a < b;  // stable: the first change first
-      return InTableOrder(pending_[a].prefix, pending_[b].prefix);
+      return net::InTableOrder(pending_[a].prefix, pending_[b].prefix);
     });
     std::vector<RouteChange> sorted;
     sorted.reserve(pending_.size());
@@ -336,7 +336,7 @@ void Rib::Recycle(std::vector<RouteChange>&& used) {
   if (used.capacity() > spare_.capacity() && used.capacity() <= 65536) spare_ = std::move(used);
 }
 
-const Destination* Rib::Find(const wire::Prefix& prefix) const { return table_.Find(prefix); }
+const Destination* Rib::Find(const net::Prefix& prefix) const { return table_.Find(prefix); }
 
 DecisionStep Rib::LostAt(const Destination& d, size_t i) const {
   if (d.best_ < 0 || static_cast<int>(i) == d.best_) return DecisionStep::kNone;
@@ -345,7 +345,7 @@ DecisionStep Rib::LostAt(const Destination& d, size_t i) const {
 
 size_t Rib::memory_bytes() const {
   size_t heap = 0;
-  table_.ForEach([&](const wire::Prefix&, const Destination& d) {
+  table_.ForEach([&](const net::Prefix&, const Destination& d) {
     if (d.heap_shift_) heap += (size_t{1} << d.heap_shift_) * sizeof(Path) + 16;  // malloc overhead
   });
   return table_.memory_bytes() + heap;

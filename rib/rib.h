@@ -4,7 +4,7 @@
 //
 // Memory per path is kept small (design.md rule 10): a destination is 24 bytes and holds its
 // path inline when there is one, a path is 16 bytes (peer index, path id, interned attribute
-// reference), and the table is a B-tree per family with 8-byte IPv4 keys (rib/prefix_map.h).
+// reference), and the table is a B-tree per family with 8-byte IPv4 keys (net/prefix_map.h).
 #pragma once
 
 #include <array>
@@ -16,10 +16,10 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
-#include "bgpd/wire/message.h"
+#include "wire/message.h"
 #include "rib/attribute_store.h"
 #include "rib/decision.h"
-#include "rib/prefix_map.h"
+#include "net/prefix_map.h"
 
 namespace bagd::rib {
 
@@ -94,7 +94,7 @@ class Destination {
 
 // One prefix whose best path or multipath set changed, with what it was before.
 struct RouteChange {
-  wire::Prefix prefix;
+  net::Prefix prefix;
   PathSet old_multipath;  // old best first; empty: the prefix was unreachable
   PathSet new_multipath;  // new best first; empty: the prefix is gone
 };
@@ -132,8 +132,8 @@ struct ImportStats {
 // NLRI is interned as two attribute sets. RFC 7606 treat-as-withdraw withdraws the announced
 // NLRI. Rib::ApplyUpdate and the routing core's import (policy before the RIB) both use it.
 void SplitUpdate(const wire::UpdateMessage& update, AttributeStore& store,
-                 absl::FunctionRef<void(std::span<const wire::Nlri>)> withdraw,
-                 absl::FunctionRef<void(std::span<const wire::Nlri>, const AttrRef&)> announce);
+                 absl::FunctionRef<void(std::span<const net::Nlri>)> withdraw,
+                 absl::FunctionRef<void(std::span<const net::Nlri>, const AttrRef&)> announce);
 
 class Rib {
  public:
@@ -147,8 +147,8 @@ class Rib {
 
   // The NLRI of one UPDATE from `peer`. Paths that fail loop detection (our AS in the
   // AS_PATH, RFC 4271 §9.1.2) or next-hop validation replace nothing and are counted.
-  void Announce(PeerIndex peer, std::span<const wire::Nlri> nlri, const AttrRef& attrs);
-  void Withdraw(PeerIndex peer, std::span<const wire::Nlri> nlri);
+  void Announce(PeerIndex peer, std::span<const net::Nlri> nlri, const AttrRef& attrs);
+  void Withdraw(PeerIndex peer, std::span<const net::Nlri> nlri);
   // One decoded UPDATE from `peer` (SplitUpdate): its withdrawals, then its announcements.
   void ApplyUpdate(PeerIndex peer, const wire::UpdateMessage& update, AttributeStore& store);
   // The session went down: every path from the peer goes.
@@ -156,17 +156,17 @@ class Rib {
   // The same in slices: the peer's paths in at most `max_prefixes` prefixes from `from` on
   // (nullopt: the start), so the caller can take the changes between slices instead of
   // holding a whole table's change set. Returns where to go on, nullopt when done.
-  std::optional<wire::Prefix> PeerDownFrom(PeerIndex peer, const std::optional<wire::Prefix>& from, size_t max_prefixes);
+  std::optional<net::Prefix> PeerDownFrom(PeerIndex peer, const std::optional<net::Prefix>& from, size_t max_prefixes);
 
   // The prefixes whose best/multipath changed since the last call (coalesced), in prefix
-  // order (rib/prefix_map.h: IPv4 first).
+  // order (net/prefix_map.h: IPv4 first).
   std::vector<RouteChange> TakeChanges();
   size_t pending_changes() const { return pending_.size(); }
   // Hands a taken change set back once consumed: its storage records the next changes, so a
   // stream of UPDATEs does not map fresh pages for every one (~170 KiB per packed UPDATE).
   void Recycle(std::vector<RouteChange>&& used);
 
-  const Destination* Find(const wire::Prefix& prefix) const;
+  const Destination* Find(const net::Prefix& prefix) const;
   // For the step that made `paths[i]` lose to the best (kNone for the best itself).
   DecisionStep LostAt(const Destination& d, size_t i) const;
   Candidate CandidateOf(const Path& p) const;
@@ -174,26 +174,26 @@ class Rib {
   PathSet MultipathOf(const Destination& d) const;
 
   size_t prefix_count() const { return table_.size(); }
-  // f(const wire::Prefix&, const Destination&) for every prefix, in prefix order.
+  // f(const net::Prefix&, const Destination&) for every prefix, in prefix order.
   template <typename F>
   void ForEach(F&& f) const {
     table_.ForEach(f);
   }
-  // f(const wire::Prefix&, const Destination&) for the prefixes after `after` in prefix
+  // f(const net::Prefix&, const Destination&) for the prefixes after `after` in prefix
   // order (all when nullopt), until f returns false: a walk that can stop and resume.
   template <typename F>
-  void ForEachAfter(const std::optional<wire::Prefix>& after, F&& f) const {
+  void ForEachAfter(const std::optional<net::Prefix>& after, F&& f) const {
     table_.ForEachAfter(after, f);
   }
   // Every path `peer` has in `family`, in table order: what an Enhanced Route Refresh marks
   // stale at BoRR (rib/stale_paths.h). One walk of the family's table.
-  std::vector<wire::Nlri> PathsOf(PeerIndex peer, wire::Family family) const;
-  size_t prefix_count(wire::Family f) const { return prefixes_[static_cast<int>(f)]; }
+  std::vector<net::Nlri> PathsOf(PeerIndex peer, net::Family family) const;
+  size_t prefix_count(net::Family f) const { return prefixes_[static_cast<int>(f)]; }
   size_t path_count() const { return path_count_; }
   size_t paths_of(PeerIndex p) const {
     return p < per_peer_.size() ? per_peer_[p][0] + per_peer_[p][1] : 0;
   }
-  size_t paths_of(PeerIndex p, wire::Family f) const {
+  size_t paths_of(PeerIndex p, net::Family f) const {
     return p < per_peer_.size() ? per_peer_[p][static_cast<int>(f)] : 0;
   }
   size_t peer_count() const { return peers_.size(); }
@@ -205,17 +205,17 @@ class Rib {
   void Select(Destination& d);
   // After a change to `d` (its set before it: `before`), re-runs the decision and records
   // the change if the multipath set moved.
-  void Decide(const wire::Prefix& prefix, Destination& d, PathSet before);
-  void Remove(const wire::Prefix& prefix, Destination& d, size_t index);
+  void Decide(const net::Prefix& prefix, Destination& d, PathSet before);
+  void Remove(const net::Prefix& prefix, Destination& d, size_t index);
 
   uint32_t local_as_;
   DecisionConfig config_;
   std::vector<PeerInfo> peers_;
-  std::vector<std::array<size_t, wire::kFamilyCount>> per_peer_;
-  size_t prefixes_[wire::kFamilyCount] = {};
+  std::vector<std::array<size_t, net::kFamilyCount>> per_peer_;
+  size_t prefixes_[net::kFamilyCount] = {};
   uint64_t decision_runs_ = 0;
   std::vector<ImportStats> peer_stats_;
-  PrefixMap<Destination> table_;
+  net::PrefixMap<Destination> table_;
   size_t path_count_ = 0;
   // The changes in the order they happened; a prefix may appear more than once (the first
   // entry's old set is the one before TakeChanges(), the last one's new set is current).

@@ -2,19 +2,19 @@
 
 #include <algorithm>
 
-#include "rib/prefix_map.h"
+#include "net/prefix_map.h"
 
 namespace bagd::rib {
 namespace {
 
-bool Before(const wire::Nlri& a, const wire::Nlri& b) {
-  if (a.prefix != b.prefix) return InTableOrder(a.prefix, b.prefix);
+bool Before(const net::Nlri& a, const net::Nlri& b) {
+  if (a.prefix != b.prefix) return net::InTableOrder(a.prefix, b.prefix);
   return a.path_id < b.path_id;
 }
 
 }  // namespace
 
-StalePaths::StalePaths(std::vector<wire::Nlri> paths) : paths_(std::move(paths)) {
+StalePaths::StalePaths(std::vector<net::Nlri> paths) : paths_(std::move(paths)) {
   // A table walk gives them in table order already; only the path ids of one prefix may not be.
   if (!std::is_sorted(paths_.begin(), paths_.end(), Before)) std::sort(paths_.begin(), paths_.end(), Before);
   paths_.erase(std::unique(paths_.begin(), paths_.end()), paths_.end());
@@ -22,7 +22,7 @@ StalePaths::StalePaths(std::vector<wire::Nlri> paths) : paths_(std::move(paths))
   stale_ = paths_.size();
 }
 
-void StalePaths::Refreshed(const wire::Nlri& nlri) {
+void StalePaths::Refreshed(const net::Nlri& nlri) {
   const auto it = std::lower_bound(paths_.begin(), paths_.end(), nlri, Before);
   if (it == paths_.end() || !(*it == nlri)) return;
   const size_t i = static_cast<size_t>(it - paths_.begin());
@@ -31,8 +31,8 @@ void StalePaths::Refreshed(const wire::Nlri& nlri) {
   --stale_;
 }
 
-std::vector<wire::Nlri> StalePaths::TakeStale(size_t max) {
-  std::vector<wire::Nlri> out;
+std::vector<net::Nlri> StalePaths::TakeStale(size_t max) {
+  std::vector<net::Nlri> out;
   for (; next_ < paths_.size() && out.size() < max; ++next_) {
     if (refreshed_[next_]) continue;
     refreshed_[next_] = true;  // taken: each once

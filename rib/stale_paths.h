@@ -12,28 +12,28 @@
 #include <cstddef>
 #include <vector>
 
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 
 namespace bagd::rib {
 
 class StalePaths {
  public:
   // `paths`: the peer's paths in the family at BoRR (Rib::PathsOf), in any order.
-  explicit StalePaths(std::vector<wire::Nlri> paths);
+  explicit StalePaths(std::vector<net::Nlri> paths);
 
   // The peer announced `nlri` since the BoRR: it is not stale. A path that was not there at
   // BoRR changes nothing.
-  void Refreshed(const wire::Nlri& nlri);
+  void Refreshed(const net::Nlri& nlri);
 
   size_t marked() const { return paths_.size(); }  // stale at BoRR
   size_t stale() const { return stale_; }          // still stale
 
   // The next up to `max` paths still stale, in table order (then path id), each once; empty
   // when there are no more. The caller removes them from the RIB.
-  std::vector<wire::Nlri> TakeStale(size_t max);
+  std::vector<net::Nlri> TakeStale(size_t max);
 
  private:
-  std::vector<wire::Nlri> paths_;  // sorted
+  std::vector<net::Nlri> paths_;  // sorted
   std::vector<bool> refreshed_;    // parallel to paths_
   size_t stale_ = 0;
   size_t next_ = 0;  // where TakeStale goes on

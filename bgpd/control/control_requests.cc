@@ -5,7 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "bgpd/control/utf8.h"
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 
 namespace bagd::control {
 namespace {
@@ -25,7 +25,7 @@ constexpr const char* kPrefixExpected =
 
 absl::StatusOr<std::string> CanonicalNeighborAddress(std::string_view text) {
   if (text.empty()) return absl::InvalidArgumentError("a neighbor address is required");
-  auto addr = wire::IpAddress::Parse(text);
+  auto addr = net::IpAddress::Parse(text);
   if (!addr.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         Quoted(text), " is not a neighbor address: expected an IPv4 or IPv6 address such as 192.0.2.1 or 2001:db8::1"));
@@ -60,7 +60,7 @@ absl::Status CheckClearMode(v1::ClearNeighborRequest::Mode mode) {
 
 absl::StatusOr<std::string> CanonicalRoutePrefix(std::string_view text) {
   const size_t slash = text.find('/');
-  auto addr = wire::IpAddress::Parse(text.substr(0, slash));
+  auto addr = net::IpAddress::Parse(text.substr(0, slash));
   if (!addr.ok()) return absl::InvalidArgumentError(absl::StrCat(Quoted(text), " is not a prefix or address: ", kPrefixExpected));
   if (slash == std::string_view::npos) return addr->ToString();
   const std::string_view length_text = text.substr(slash + 1);
@@ -79,14 +79,14 @@ absl::StatusOr<std::string> CanonicalRoutePrefix(std::string_view text) {
     return absl::InvalidArgumentError(absl::StrCat(Quoted(text), " is not a prefix: the length must be 0 to ",
                                                    max_length, " for ", addr->is_v4() ? "IPv4" : "IPv6"));
   }
-  return wire::Prefix::Make(addr->afi(), addr->bytes(), static_cast<uint8_t>(length)).ToString();
+  return net::Prefix::Make(addr->afi(), addr->bytes(), static_cast<uint8_t>(length)).ToString();
 }
 
 absl::StatusOr<v1::ListRoutesRequest> CanonicalListRoutesRequest(const v1::ListRoutesRequest& request) {
   v1::ListRoutesRequest out = request;
   const std::string& family = request.family();
-  const char* const v4 = wire::FamilyName(wire::Family::kIpv4Unicast);
-  const char* const v6 = wire::FamilyName(wire::Family::kIpv6Unicast);
+  const char* const v4 = net::FamilyName(net::Family::kIpv4Unicast);
+  const char* const v6 = net::FamilyName(net::Family::kIpv6Unicast);
   if (!family.empty() && family != v4 && family != v6) {
     return absl::InvalidArgumentError(
         absl::StrCat(Quoted(family), " is not an address family: expected ", v4, " or ", v6, " (or none for both)"));

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "bgpd/control/control.pb.h"
-#include "bgpd/wire/notification.h"
+#include "wire/notification.h"
 
 namespace bagd::control {
 

@@ -6,7 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "bgpd/session/log.h"
-#include "bgpd/wire/update_packer.h"
+#include "wire/update_packer.h"
 
 namespace bagd::daemon {
 
@@ -25,13 +25,13 @@ bool SameExceptLinkBandwidth(const wire::PathAttributes& a, const wire::PathAttr
   return x == y;
 }
 
-std::optional<wire::IpAddress> NextHopOf(const wire::PathAttributes& a) {
+std::optional<net::IpAddress> NextHopOf(const wire::PathAttributes& a) {
   if (a.mp_reach) return a.mp_reach->next_hop;
   return a.next_hop;
 }
 
-void SetNextHop(wire::PathAttributes& a, wire::Family family, const wire::IpAddress& nh) {
-  if (family == wire::Family::kIpv4Unicast) {
+void SetNextHop(wire::PathAttributes& a, net::Family family, const net::IpAddress& nh) {
+  if (family == net::Family::kIpv4Unicast) {
     a.next_hop = nh;
     a.mp_reach.reset();
   } else {
@@ -44,13 +44,13 @@ void SetNextHop(wire::PathAttributes& a, wire::Family family, const wire::IpAddr
 // encoded once and its prefixes packed together.
 class AnnouncementGroups {
  public:
-  void Add(const rib::AttrRef& ref, const wire::Prefix& prefix) {
+  void Add(const rib::AttrRef& ref, const net::Prefix& prefix) {
     if (last_ == SIZE_MAX || groups_[last_].first != ref) {
       auto [g, fresh] = group_of_.try_emplace(ref.get(), groups_.size());
-      if (fresh) groups_.emplace_back(ref, std::vector<wire::Nlri>{});
+      if (fresh) groups_.emplace_back(ref, std::vector<net::Nlri>{});
       last_ = g->second;
     }
-    groups_[last_].second.push_back(wire::Nlri{prefix, 0});
+    groups_[last_].second.push_back(net::Nlri{prefix, 0});
     ++prefixes_;
   }
   size_t prefixes() const { return prefixes_; }
@@ -70,7 +70,7 @@ class AnnouncementGroups {
   }
 
  private:
-  std::vector<std::pair<rib::AttrRef, std::vector<wire::Nlri>>> groups_;
+  std::vector<std::pair<rib::AttrRef, std::vector<net::Nlri>>> groups_;
   absl::flat_hash_map<const rib::InternedAttributes*, size_t> group_of_;
   size_t last_ = SIZE_MAX;
   size_t prefixes_ = 0;
@@ -135,7 +135,7 @@ bool Advertiser::Reconfigure(rib::PeerIndex index, ExportConfig config) {
   const rib::LinkBandwidthExport& b = config.link_bandwidth;
   bool changed = a.mode != b.mode || a.fixed_bps != b.fixed_bps || a.reference_bps != b.reference_bps ||
                  a.transitive != b.transitive;
-  for (int f = 0; f < wire::kFamilyCount; ++f) changed |= p->config.chains[f].fingerprint != config.chains[f].fingerprint;
+  for (int f = 0; f < net::kFamilyCount; ++f) changed |= p->config.chains[f].fingerprint != config.chains[f].fingerprint;
   p->config = std::move(config);
   if (changed && p->out->established()) AdvertisePaced(*p, Everything());
   return changed;
@@ -148,12 +148,12 @@ void Advertiser::LocalCapacityChanged() {
   }
 }
 
-std::optional<wire::PathAttributes> Advertiser::ExportAttributes(rib::PeerIndex to_index, const wire::Prefix& prefix,
+std::optional<wire::PathAttributes> Advertiser::ExportAttributes(rib::PeerIndex to_index, const net::Prefix& prefix,
                                                                  std::span<const rib::Path> multipath) const {
   if (multipath.empty() || to_index >= peers_.size() || peers_[to_index].out == nullptr) return std::nullopt;
   const PeerState& state = peers_[to_index];
   const Outbound& to = *state.out;
-  const wire::Family family = prefix.family();
+  const net::Family family = prefix.family();
   const rib::Path& best = multipath.front();
   const rib::Rib& rib = core_.rib();
   // 1. Protocol rules.
@@ -219,12 +219,12 @@ std::optional<wire::PathAttributes> Advertiser::ExportAttributes(rib::PeerIndex 
   }
   if (policy_next_hop) {
     const auto nh = NextHopOf(a);
-    if (!nh || nh->is_v4() != (family == wire::Family::kIpv4Unicast)) return std::nullopt;
+    if (!nh || nh->is_v4() != (family == net::Family::kIpv4Unicast)) return std::nullopt;
     SetNextHop(a, family, *nh);
   } else if (next_hop_self) {
     const auto local = to.LocalAddress();
     // An IPv4 route needs an IPv4 next hop (no RFC 8950 export yet), IPv6 an IPv6 one.
-    if (!local || local->is_v4() != (family == wire::Family::kIpv4Unicast)) return std::nullopt;
+    if (!local || local->is_v4() != (family == net::Family::kIpv4Unicast)) return std::nullopt;
     SetNextHop(a, family, *local);
   }
   // Link bandwidth: replaced, never appended (RFC 10005 §7.1). A policy's cumulative or
@@ -269,7 +269,7 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
   const rib::PeerIndex index = static_cast<rib::PeerIndex>(&state - peers_.data());
   auto& out = state.adj_out;
   AnnouncementGroups announce;
-  std::vector<wire::Nlri> withdraw[wire::kFamilyCount];
+  std::vector<net::Nlri> withdraw[net::kFamilyCount];
   BandwidthExport& lbx = state.lb;
   const absl::Time now = Now();
   // What goes out depends only on the family and the multipath set's paths (their peers and
@@ -281,10 +281,10 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
   // A family this peer gets nothing of (export rejects everything, RFC 8212's default toward
   // an eBGP neighbor without policy, or a family not negotiated): export_of says none at once,
   // without the memo's comparisons; a batch with nothing to withdraw either is not walked.
-  std::array<bool, wire::kFamilyCount> none{};
+  std::array<bool, net::kFamilyCount> none{};
   bool none_at_all = true;
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
-    none[f] = state.config.chains[f].rejects_everything() || !to.family_negotiated(static_cast<wire::Family>(f));
+  for (int f = 0; f < net::kFamilyCount; ++f) {
+    none[f] = state.config.chains[f].rejects_everything() || !to.family_negotiated(static_cast<net::Family>(f));
     none_at_all &= none[f];
   }
   if (none_at_all && out.empty()) return to.Advertised(0);
@@ -293,12 +293,12 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
   // One-entry memos in front of the map: neighbouring prefixes usually share their sets.
   struct Memo {
     const rib::PathSet* set = nullptr;
-    wire::Family family = wire::Family::kIpv4Unicast;
+    net::Family family = net::Family::kIpv4Unicast;
     rib::AttrRef ref;
   };
   Memo old_memo, new_memo;
-  auto export_of = [&](const wire::Prefix& prefix, const rib::PathSet& set, Memo& m) -> rib::AttrRef {
-    const wire::Family family = prefix.family();
+  auto export_of = [&](const net::Prefix& prefix, const rib::PathSet& set, Memo& m) -> rib::AttrRef {
+    const net::Family family = prefix.family();
     if (set.empty() || none[static_cast<int>(family)]) return {};
     if (per_prefix) {
       auto exported = ExportAttributes(index, prefix, set);
@@ -332,7 +332,7 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
     return same;
   };
   for (const auto& c : changes) {
-    const wire::Family family = c.prefix.family();
+    const net::Family family = c.prefix.family();
     const rib::AttrRef ref = export_of(c.prefix, c.new_multipath, new_memo);
     // What this peer should get did not move (another peer's path joined the multipath
     // set, say): the Adj-RIB-Out is left as it is, not even looked up.
@@ -365,14 +365,14 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
       out.SetAttrs(*cur, ref);
       announce.Add(ref, c.prefix);
     } else if (out.Erase(c.prefix)) {
-      withdraw[static_cast<int>(family)].push_back(wire::Nlri{c.prefix, 0});
+      withdraw[static_cast<int>(family)].push_back(net::Nlri{c.prefix, 0});
     }
   }
   const wire::CodecContext ctx = to.EncodeContext();
   std::vector<wire::Bytes> messages;
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
+  for (int f = 0; f < net::kFamilyCount; ++f) {
     if (withdraw[f].empty()) continue;
-    auto packed = wire::PackWithdrawals(static_cast<wire::Family>(f), withdraw[f], ctx);
+    auto packed = wire::PackWithdrawals(static_cast<net::Family>(f), withdraw[f], ctx);
     if (packed.ok()) std::move(packed->begin(), packed->end(), std::back_inserter(messages));
   }
   announce.PackFor(to, messages);
@@ -399,7 +399,7 @@ void Advertiser::StartInterval(PeerState& p, uint32_t mrai) {
   p.pacing.timer->Start(std::chrono::seconds(mrai), [this, index] { FlushPaced(index); });
 }
 
-void Advertiser::AdvertisePacedInSlices(PeerState& p, std::span<const wire::Prefix> prefixes) {
+void Advertiser::AdvertisePacedInSlices(PeerState& p, std::span<const net::Prefix> prefixes) {
   const uint32_t mrai = p.out->advertisement_interval_s();
   const bool paced = mrai > 0 && p.out->established();
   if (paced && p.pacing.running) {
@@ -430,19 +430,19 @@ void Advertiser::FlushDeferredBandwidth(rib::PeerIndex index) {
   PeerState* p = Writable(index);
   if (p == nullptr) return;
   p->lb.timer_at = absl::InfiniteFuture();
-  const std::vector<wire::Prefix> deferred = p->lb.damping.TakeDeferred(p->adj_out);
+  const std::vector<net::Prefix> deferred = p->lb.damping.TakeDeferred(p->adj_out);
   if (deferred.empty() || !p->out->established()) return;
   AdvertisePacedInSlices(*p, deferred);
 }
 
-std::vector<rib::RouteChange> Advertiser::CurrentState(const absl::flat_hash_set<wire::Prefix>& prefixes) const {
+std::vector<rib::RouteChange> Advertiser::CurrentState(const absl::flat_hash_set<net::Prefix>& prefixes) const {
   // Table order: the same UPDATEs for the same state, whatever the set's order.
-  std::vector<wire::Prefix> sorted(prefixes.begin(), prefixes.end());
-  std::sort(sorted.begin(), sorted.end(), rib::InTableOrder);
+  std::vector<net::Prefix> sorted(prefixes.begin(), prefixes.end());
+  std::sort(sorted.begin(), sorted.end(), net::InTableOrder);
   return CurrentState(sorted);
 }
 
-std::vector<rib::RouteChange> Advertiser::CurrentState(std::span<const wire::Prefix> in_table_order) const {
+std::vector<rib::RouteChange> Advertiser::CurrentState(std::span<const net::Prefix> in_table_order) const {
   const rib::Rib& rib = core_.rib();
   std::vector<rib::RouteChange> out;
   out.reserve(in_table_order.size());
@@ -458,7 +458,7 @@ std::vector<rib::RouteChange> Advertiser::Everything() const {
   const rib::Rib& rib = core_.rib();
   std::vector<rib::RouteChange> all;
   all.reserve(rib.prefix_count());
-  rib.ForEach([&](const wire::Prefix& prefix, const rib::Destination& d) {
+  rib.ForEach([&](const net::Prefix& prefix, const rib::Destination& d) {
     all.push_back(rib::RouteChange{prefix, {}, d.best() >= 0 ? rib.MultipathOf(d) : rib::PathSet{}});
   });
   return all;
@@ -488,7 +488,7 @@ void Advertiser::SessionDown(rib::PeerIndex index) {
   p->out->Advertised(0);
 }
 
-size_t Advertiser::Resend(rib::PeerIndex index, wire::Family family, bool enhanced) {
+size_t Advertiser::Resend(rib::PeerIndex index, net::Family family, bool enhanced) {
   PeerState* p = Writable(index);
   if (p == nullptr || !p->out->established()) return 0;
   Outbound& to = *p->out;
@@ -502,7 +502,7 @@ size_t Advertiser::Resend(rib::PeerIndex index, wire::Family family, bool enhanc
   // Graceful Restart).
   if (enhanced) to.SendRouteRefresh(wire::RouteRefreshMessage::Make(family, wire::route_refresh_subtype::kBorr));
   AnnouncementGroups announce;
-  p->adj_out.ForEachIn(family, [&](const wire::Prefix& prefix, const rib::AdjRibOut::Entry& e) {
+  p->adj_out.ForEachIn(family, [&](const net::Prefix& prefix, const rib::AdjRibOut::Entry& e) {
     announce.Add(p->adj_out.attrs(e), prefix);
   });
   std::vector<wire::Bytes> messages;

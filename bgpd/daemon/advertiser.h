@@ -29,9 +29,9 @@
 #include "bgpd/daemon/config_translation.h"
 #include "bgpd/daemon/routing_core.h"
 #include "bgpd/session/clock.h"
-#include "bgpd/wire/message.h"
+#include "wire/message.h"
 #include "rib/adj_rib_out.h"
-#include "rib/prefix_map.h"
+#include "net/prefix_map.h"
 #include "rib/weights/link_bandwidth_export.h"
 
 namespace bagd::daemon {
@@ -45,10 +45,10 @@ class Outbound {
   virtual bool established() const = 0;
   virtual bool ebgp() const = 0;
   // Negotiated for the session (false when none is up).
-  virtual bool family_negotiated(wire::Family family) const = 0;
+  virtual bool family_negotiated(net::Family family) const = 0;
   virtual wire::CodecContext EncodeContext() const = 0;
   // Our address on the session: the next hop we advertise as "self".
-  virtual std::optional<wire::IpAddress> LocalAddress() const = 0;
+  virtual std::optional<net::IpAddress> LocalAddress() const = 0;
   virtual uint32_t advertisement_interval_s() const = 0;
   virtual void SendUpdates(std::vector<wire::Bytes> messages) = 0;
   virtual void SendRouteRefresh(const wire::RouteRefreshMessage& message) = 0;
@@ -69,7 +69,7 @@ class LocalCapacityView {
 // A neighbor's export side, from the config.
 struct ExportConfig {
   rib::LinkBandwidthExport link_bandwidth;
-  std::array<PolicyChain, wire::kFamilyCount> chains;  // by wire::Family
+  std::array<PolicyChain, net::kFamilyCount> chains;  // by net::Family
 };
 
 class Advertiser {
@@ -101,19 +101,19 @@ class Advertiser {
   void SessionDown(rib::PeerIndex index);
   // Route refresh (RFC 2918, RFC 7313): the Adj-RIB-Out for `family` sent again at once
   // (between BoRR and EoRR when `enhanced`); returns the number of prefixes.
-  size_t Resend(rib::PeerIndex index, wire::Family family, bool enhanced);
+  size_t Resend(rib::PeerIndex index, net::Family family, bool enhanced);
 
   // What `index` has been sent (null: no such neighbor). May lag the RIB by one posted flush.
   const rib::AdjRibOut* advertised(rib::PeerIndex index) const;
   const ExportConfig* export_config(rib::PeerIndex index) const;
 
   // Steps 1 to 3 for one prefix: what `to` gets for `multipath` (best first), or nothing.
-  std::optional<wire::PathAttributes> ExportAttributes(rib::PeerIndex to, const wire::Prefix& prefix,
+  std::optional<wire::PathAttributes> ExportAttributes(rib::PeerIndex to, const net::Prefix& prefix,
                                                        std::span<const rib::Path> multipath) const;
 
  private:
   struct Pacing {
-    absl::flat_hash_set<wire::Prefix> pending;
+    absl::flat_hash_set<net::Prefix> pending;
     std::unique_ptr<session::Timer> timer;
     bool running = false;
   };
@@ -138,14 +138,14 @@ class Advertiser {
   void AdvertisePaced(PeerState& to, std::span<const rib::RouteChange> changes);
   void Advertise(PeerState& to, std::span<const rib::RouteChange> changes);
   // AdvertisePaced for prefixes in table order, from their current state, kAdvertiseSlice at a time.
-  void AdvertisePacedInSlices(PeerState& to, std::span<const wire::Prefix> prefixes);
+  void AdvertisePacedInSlices(PeerState& to, std::span<const net::Prefix> prefixes);
   void StartInterval(PeerState& to, uint32_t mrai);
   static constexpr size_t kAdvertiseSlice = 16384;
   void FlushPaced(rib::PeerIndex index);
   void FlushDeferredBandwidth(rib::PeerIndex index);
   // Each prefix's multipath set now, in table order.
-  std::vector<rib::RouteChange> CurrentState(const absl::flat_hash_set<wire::Prefix>& prefixes) const;
-  std::vector<rib::RouteChange> CurrentState(std::span<const wire::Prefix> in_table_order) const;
+  std::vector<rib::RouteChange> CurrentState(const absl::flat_hash_set<net::Prefix>& prefixes) const;
+  std::vector<rib::RouteChange> CurrentState(std::span<const net::Prefix> in_table_order) const;
   std::vector<rib::RouteChange> Everything() const;
   absl::Time Now() const { return absl::FromUnixMillis(clock_.WallMs()); }
 

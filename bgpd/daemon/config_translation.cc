@@ -17,7 +17,7 @@ using session::PeerConfig;
 namespace {
 
 absl::StatusOr<uint32_t> RouterId(const std::string& text) {
-  auto a = wire::IpAddress::Parse(text);
+  auto a = net::IpAddress::Parse(text);
   if (!a.ok() || !a->is_v4()) return absl::InvalidArgumentError(absl::StrCat("router_id '", text, "' is not an IPv4 address"));
   return a->v4();
 }
@@ -32,11 +32,11 @@ absl::StatusOr<double> Rate(const std::string& field, const std::string& text) {
 
 }  // namespace
 
-std::array<rib::PrefixLimitConfig, wire::kFamilyCount> PrefixLimitsOf(const config::v1::Neighbor& n) {
-  std::array<rib::PrefixLimitConfig, wire::kFamilyCount> out{};
+std::array<rib::PrefixLimitConfig, net::kFamilyCount> PrefixLimitsOf(const config::v1::Neighbor& n) {
+  std::array<rib::PrefixLimitConfig, net::kFamilyCount> out{};
   for (const auto& m : n.max_prefixes()) {
-    const wire::Family family =
-        m.family() == config::v1::IPV6_UNICAST ? wire::Family::kIpv6Unicast : wire::Family::kIpv4Unicast;
+    const net::Family family =
+        m.family() == config::v1::IPV6_UNICAST ? net::Family::kIpv6Unicast : net::Family::kIpv4Unicast;
     rib::PrefixLimitConfig& limit = out[static_cast<int>(family)];
     limit.limit = m.limit();
     limit.warning_threshold_percent = m.has_warning_threshold_percent() ? m.warning_threshold_percent() : conf::kDefaultPrefixWarningPercent;
@@ -55,7 +55,7 @@ GracefulRestartSettings GracefulRestartOf(const config::v1::Router& router, cons
   s.stale_routes_time = g.has_stale_routes_time() ? g.stale_routes_time()
                                                   : (r.has_stale_routes_time() ? r.stale_routes_time() : conf::kDefaultStaleRoutesTime);
   const auto& listed = !g.families().empty() ? g.families() : r.families();
-  for (int i = 0; i < wire::kFamilyCount; ++i) s.families[i] = listed.empty();
+  for (int i = 0; i < net::kFamilyCount; ++i) s.families[i] = listed.empty();
   for (int af : listed) {
     if (af == v1::IPV4_UNICAST) s.families[0] = true;
     if (af == v1::IPV6_UNICAST) s.families[1] = true;
@@ -70,12 +70,12 @@ absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& co
   if (!rid.ok()) return rid.status();
   for (const auto& n : config.neighbors()) {
     PeerConfig p;
-    auto addr = wire::IpAddress::Parse(n.address());
+    auto addr = net::IpAddress::Parse(n.address());
     if (!addr.ok()) return addr.status();
     p.address = *addr;
     p.port = static_cast<uint16_t>(n.port() ? n.port() : conf::kBgpPort);
     if (!n.local_address().empty()) {
-      auto la = wire::IpAddress::Parse(n.local_address());
+      auto la = net::IpAddress::Parse(n.local_address());
       if (!la.ok()) return la.status();
       p.local_address = *la;
     }
@@ -116,7 +116,7 @@ absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& co
     const GracefulRestartSettings gr = GracefulRestartOf(router, n);
     f.local.graceful_restart = true;
     f.local.graceful_restart_time = gr.enabled ? static_cast<uint16_t>(gr.restart_time) : 0;
-    for (int i = 0; i < wire::kFamilyCount; ++i) f.local.graceful_restart_families[i] = gr.enabled && gr.families[i];
+    for (int i = 0; i < net::kFamilyCount; ++i) f.local.graceful_restart_families[i] = gr.enabled && gr.families[i];
     p.stale_routes_time_s = gr.stale_routes_time;
     char host[256] = {};
     if (gethostname(host, sizeof host - 1) == 0) f.local.hostname = host;
@@ -226,9 +226,9 @@ absl::StatusOr<rib::LinkBandwidthExport> LinkBandwidthExportOf(const config::v1:
 absl::StatusOr<std::vector<Network>> NetworksOf(const config::v1::Config& config) {
   std::vector<Network> out;
   for (const auto& n : config.networks()) {
-    auto p = wire::Prefix::Parse(n.prefix());
+    auto p = net::Prefix::Parse(n.prefix());
     if (!p.ok()) return absl::InvalidArgumentError(absl::StrCat("network '", n.prefix(), "': ", p.status().message()));
-    Network net{wire::Nlri{*p, 0}, std::nullopt, n.capacity_source()};
+    Network net{net::Nlri{*p, 0}, std::nullopt, n.capacity_source()};
     if (!n.link_bandwidth().empty()) {
       auto r = Rate(absl::StrCat("network ", n.prefix(), ": link_bandwidth"), n.link_bandwidth());
       if (!r.ok()) return r.status();
@@ -305,8 +305,8 @@ absl::StatusOr<NeighborPolicies> PoliciesOf(const config::v1::Config& config, co
                                             const policy::PolicySet& set) {
   NeighborPolicies out;
   out.soft_reconfiguration_inbound = n.soft_reconfiguration_inbound();
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
-    const v1::AddressFamily af = f == static_cast<int>(wire::Family::kIpv6Unicast) ? v1::IPV6_UNICAST : v1::IPV4_UNICAST;
+  for (int f = 0; f < net::kFamilyCount; ++f) {
+    const v1::AddressFamily af = f == static_cast<int>(net::Family::kIpv6Unicast) ? v1::IPV6_UNICAST : v1::IPV4_UNICAST;
     const auto* import_names = &n.import_policies();
     const auto* export_names = &n.export_policies();
     for (const v1::FamilyPolicies& fp : n.family_policies()) {
@@ -314,7 +314,7 @@ absl::StatusOr<NeighborPolicies> PoliciesOf(const config::v1::Config& config, co
       if (!fp.import_policies().empty()) import_names = &fp.import_policies();
       if (!fp.export_policies().empty()) export_names = &fp.export_policies();
     }
-    const std::string what = absl::StrCat("neighbor ", n.address(), " ", wire::FamilyName(static_cast<wire::Family>(f)));
+    const std::string what = absl::StrCat("neighbor ", n.address(), " ", net::FamilyName(static_cast<net::Family>(f)));
     auto in = ChainOf(config, *import_names, n.default_import(), set, absl::StrCat(what, " import"));
     if (!in.ok()) return in.status();
     auto ex = ChainOf(config, *export_names, n.default_export(), set, absl::StrCat(what, " export"));

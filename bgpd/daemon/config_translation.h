@@ -26,7 +26,7 @@ struct GracefulRestartSettings {
   bool enabled = true;
   uint32_t restart_time = 120;
   uint32_t stale_routes_time = 360;
-  std::array<bool, wire::kFamilyCount> families{true, true};
+  std::array<bool, net::kFamilyCount> families{true, true};
 };
 GracefulRestartSettings GracefulRestartOf(const config::v1::Router& router, const config::v1::Neighbor& n);
 
@@ -37,8 +37,8 @@ absl::StatusOr<std::vector<session::PeerConfig>> PeerConfigs(const config::v1::C
 absl::StatusOr<rib::WeightsConfig> WeightsConfigOf(const config::v1::Config& config,
                                                    uint32_t backend_max_weight = 65535,
                                                    uint32_t backend_max_groups = 0);
-// A neighbor's maximum prefixes per family (index wire::Family; limit 0: none).
-std::array<rib::PrefixLimitConfig, wire::kFamilyCount> PrefixLimitsOf(const config::v1::Neighbor& n);
+// A neighbor's maximum prefixes per family (index net::Family; limit 0: none).
+std::array<rib::PrefixLimitConfig, net::kFamilyCount> PrefixLimitsOf(const config::v1::Neighbor& n);
 // A neighbor's link-bandwidth export settings.
 absl::StatusOr<rib::LinkBandwidthExport> LinkBandwidthExportOf(const config::v1::NeighborLinkBandwidth& n);
 
@@ -50,7 +50,7 @@ bool ReweighOnReload(const config::v1::Config& before, const config::v1::Config&
 
 // A prefix of `networks`: originated by this router.
 struct Network {
-  wire::Nlri nlri;
+  net::Nlri nlri;
   std::optional<double> link_bandwidth_bps;
   std::string capacity_source;  // the link bandwidth follows this source's live capacity
 };
@@ -73,8 +73,8 @@ struct PolicyChain {
   std::string Describe() const;
 };
 struct NeighborPolicies {
-  std::array<PolicyChain, wire::kFamilyCount> import;   // by wire::Family
-  std::array<PolicyChain, wire::kFamilyCount> export_;  // by wire::Family
+  std::array<PolicyChain, net::kFamilyCount> import;   // by net::Family
+  std::array<PolicyChain, net::kFamilyCount> export_;  // by net::Family
   bool soft_reconfiguration_inbound = false;
 };
 // `neighbor` as the loader left it (defaults applied: default_import/default_export set).

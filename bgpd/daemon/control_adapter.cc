@@ -154,10 +154,10 @@ absl::StatusOr<control::v1::AddNetworkResponse> ControlAdapter::AddNetwork(const
   if (text->HasHostBits()) {
     return absl::InvalidArgumentError(absl::StrCat("network ", request.prefix(), " has host bits set: write the prefix itself"));
   }
-  auto prefix = wire::Prefix::Parse(request.prefix());
+  auto prefix = net::Prefix::Parse(request.prefix());
   if (!prefix.ok()) return absl::InvalidArgumentError(prefix.status().message());
   Network n;
-  n.nlri = wire::Nlri{*prefix, 0};
+  n.nlri = net::Nlri{*prefix, 0};
   if (!request.link_bandwidth().empty()) {
     auto bps = conf::ParseRate(request.link_bandwidth());
     if (!bps.ok()) return absl::InvalidArgumentError(absl::StrCat("link_bandwidth: ", bps.status().message()));
@@ -174,7 +174,7 @@ absl::StatusOr<control::v1::AddNetworkResponse> ControlAdapter::AddNetwork(const
 }
 
 absl::Status ControlAdapter::DeleteNetwork(const control::v1::DeleteNetworkRequest& request) {
-  auto prefix = wire::Prefix::Parse(request.prefix());
+  auto prefix = net::Prefix::Parse(request.prefix());
   if (!prefix.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("network \"", request.prefix(), "\" is not a prefix such as 10.100.0.0/24 or 2001:db8::/48"));

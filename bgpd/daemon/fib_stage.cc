@@ -35,7 +35,7 @@ absl::Status FibStage::Start() {
   log::Info("fib: %d next hops, %d groups and %d routes of a previous run found; kept while the new state claims them",
             s.nexthops.size(), s.groups.size(), routes.size());
   found_previous_run_ = !s.nexthops.empty() || !s.groups.empty() || !routes.empty();
-  routes.ForEach([&](const wire::Prefix& prefix, fib::ObjectId) { ++previous_routes_[static_cast<int>(prefix.family())]; });
+  routes.ForEach([&](const net::Prefix& prefix, fib::ObjectId) { ++previous_routes_[static_cast<int>(prefix.family())]; });
   ArmAudit();
   if (reconciler_.stale_count() == 0) {
     released_ = true;  // nothing to wait for, nothing to sweep
@@ -357,7 +357,7 @@ std::optional<rib::FibRepairStatus> FibStage::RepairStatus() const {
   s.stale_answers = st.stale_answers;
   s.conflicts_total = st.conflicts_total;
   s.conflicts_now = reconciler_.conflicts().size();
-  for (const wire::Prefix& p : reconciler_.conflicts()) {
+  for (const net::Prefix& p : reconciler_.conflicts()) {
     if (s.conflicts.size() >= 100) break;
     s.conflicts.push_back(p);
   }

@@ -79,10 +79,10 @@ class FibStage final : public rib::FibSink {
   // neighbors have said (End-of-RIB) that their tables are complete. Once only.
   void Release();
   bool holding() const { return holding_; }
-  // What Start() found of a previous run: its routes per family (index wire::Family) and
+  // What Start() found of a previous run: its routes per family (index net::Family) and
   // whether it found anything at all. Graceful restart's R and F bits (RFC 4724 §4.1).
   bool found_previous_run() const { return found_previous_run_; }
-  const std::array<size_t, wire::kFamilyCount>& previous_routes() const { return previous_routes_; }
+  const std::array<size_t, net::kFamilyCount>& previous_routes() const { return previous_routes_; }
   // Removes everything bagd owns in the backend: routes, then groups, then next hops.
   void RemoveAll();
   const fib::Reconciler& reconciler() const { return reconciler_; }
@@ -128,7 +128,7 @@ class FibStage final : public rib::FibSink {
   bool holding_ = false;
   bool released_ = false;
   bool found_previous_run_ = false;
-  std::array<size_t, wire::kFamilyCount> previous_routes_{};
+  std::array<size_t, net::kFamilyCount> previous_routes_{};
 };
 
 }  // namespace bagd::daemon

@@ -27,7 +27,7 @@ Pipeline::Pipeline(uint32_t local_as, const rib::DecisionConfig& decision, const
   local_index_ = core_.AddPeer(std::move(local), std::nullopt, NeighborPolicies{});
 }
 
-rib::PeerIndex Pipeline::AddNeighbor(rib::PeerInfo info, const wire::IpAddress& address, Outbound& out,
+rib::PeerIndex Pipeline::AddNeighbor(rib::PeerInfo info, const net::IpAddress& address, Outbound& out,
                                      const NeighborPolicies& policies, const rib::LinkBandwidthExport& lb_export) {
   const rib::PeerIndex index = core_.AddPeer(std::move(info), address, policies);
   advertiser_.AddPeer(index, out, ExportConfig{lb_export, policies.export_});
@@ -49,7 +49,7 @@ void Pipeline::SessionUp(rib::PeerIndex index, uint32_t router_id) {
 
 void Pipeline::SessionDown(rib::PeerIndex index) {
   advertiser_.Flush();  // what came before the loss goes out first
-  for (std::optional<wire::Prefix> next; (next = core_.PeerDownFrom(index, next, kFlushSlice));) advertiser_.Flush();
+  for (std::optional<net::Prefix> next; (next = core_.PeerDownFrom(index, next, kFlushSlice));) advertiser_.Flush();
   advertiser_.SessionDown(index);
 }
 
@@ -63,8 +63,8 @@ Pipeline::Reconfigured Pipeline::ReconfigureNeighbor(rib::PeerIndex index, const
   Reconfigured r;
   r.had_stored_routes = core_.received(index) != nullptr;
   r.import_changed = r.had_stored_routes != policies.soft_reconfiguration_inbound;
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
-    r.import_changed |= core_.import_chain(index, static_cast<wire::Family>(f)).fingerprint != policies.import[f].fingerprint;
+  for (int f = 0; f < net::kFamilyCount; ++f) {
+    r.import_changed |= core_.import_chain(index, static_cast<net::Family>(f)).fingerprint != policies.import[f].fingerprint;
   }
   // Always: the chains point into the new policy set.
   core_.SetImport(index, policies);

@@ -35,7 +35,7 @@ class Pipeline final : private LocalCapacityView {
   // This router's own routes' index (config networks).
   rib::PeerIndex local_index() const { return local_index_; }
   // A neighbor in every stage; `out` outlives it here (RemoveNeighbor).
-  rib::PeerIndex AddNeighbor(rib::PeerInfo info, const wire::IpAddress& address, Outbound& out,
+  rib::PeerIndex AddNeighbor(rib::PeerInfo info, const net::IpAddress& address, Outbound& out,
                              const NeighborPolicies& policies, const rib::LinkBandwidthExport& lb_export);
   void RemoveNeighbor(rib::PeerIndex index);
 

@@ -130,9 +130,9 @@ absl::Status PolicyNotFound(const policy::PolicySet& set, const std::string& nam
 // ---- pages ----
 
 struct Query {
-  std::optional<wire::Prefix> prefix;      // exactly this one
-  std::optional<wire::IpAddress> address;  // the most specific prefix covering it
-  std::optional<wire::Prefix> after;
+  std::optional<net::Prefix> prefix;      // exactly this one
+  std::optional<net::IpAddress> address;  // the most specific prefix covering it
+  std::optional<net::Prefix> after;
   bool v4_only = false;
   bool v6_only = false;
   bool single() const { return prefix || address; }
@@ -143,33 +143,33 @@ absl::StatusOr<Query> QueryOf(const ListRoutesRequest& request) {
   const std::string& text = request.prefix();
   if (!text.empty()) {
     if (text.find('/') != std::string::npos) {
-      auto p = wire::Prefix::Parse(text);
+      auto p = net::Prefix::Parse(text);
       if (!p.ok()) return p.status();
       q.prefix = *p;
     } else {
-      auto a = wire::IpAddress::Parse(text);
+      auto a = net::IpAddress::Parse(text);
       if (!a.ok()) return a.status();
       q.address = *a;
     }
     return q;
   }
-  q.v4_only = request.family() == wire::FamilyName(wire::Family::kIpv4Unicast);
-  q.v6_only = request.family() == wire::FamilyName(wire::Family::kIpv6Unicast);
+  q.v4_only = request.family() == net::FamilyName(net::Family::kIpv4Unicast);
+  q.v6_only = request.family() == net::FamilyName(net::Family::kIpv6Unicast);
   if (!request.after().empty()) {
-    auto p = wire::Prefix::Parse(request.after());
+    auto p = net::Prefix::Parse(request.after());
     if (!p.ok()) return p.status();
     q.after = *p;
   }
-  if (q.v6_only && (!q.after || q.after->afi() == wire::Afi::kIpv4)) {
+  if (q.v6_only && (!q.after || q.after->afi() == net::Afi::kIpv4)) {
     // Every IPv6 prefix comes after the last possible IPv4 one (as rib_view.cc does).
     const uint8_t ones[4] = {0xff, 0xff, 0xff, 0xff};
-    q.after = wire::Prefix::Make(wire::Afi::kIpv4, ones, 32);
+    q.after = net::Prefix::Make(net::Afi::kIpv4, ones, 32);
   }
   return q;
 }
 
-bool Covers(const wire::Prefix& p, const wire::IpAddress& a) {
-  return p.afi() == a.afi() && wire::Prefix::Make(a.afi(), a.bytes(), p.length()) == p;
+bool Covers(const net::Prefix& p, const net::IpAddress& a) {
+  return p.afi() == a.afi() && net::Prefix::Make(a.afi(), a.bytes(), p.length()) == p;
 }
 
 // A page of an ordered table (the RIB, an Adj-RIB-Out): `in_view(prefix, value)` says
@@ -178,7 +178,7 @@ bool Covers(const wire::Prefix& p, const wire::IpAddress& a) {
 template <typename Table, typename InView, typename Fill>
 RoutesPage OrderedPage(const Table& table, const Query& q, size_t max_routes, InView in_view, Fill fill) {
   RoutesPage page;
-  const auto add = [&](const wire::Prefix& prefix, const auto& value) {
+  const auto add = [&](const net::Prefix& prefix, const auto& value) {
     control::v1::Route& r = page.routes.emplace_back();
     r.set_prefix(prefix.ToString());
     return fill(prefix, value, r);
@@ -190,7 +190,7 @@ RoutesPage OrderedPage(const Table& table, const Query& q, size_t max_routes, In
       return page;
     }
     for (int len = q.address->is_v4() ? 32 : 128; len >= 0; --len) {
-      const wire::Prefix p = wire::Prefix::Make(q.address->afi(), q.address->bytes(), static_cast<uint8_t>(len));
+      const net::Prefix p = net::Prefix::Make(q.address->afi(), q.address->bytes(), static_cast<uint8_t>(len));
       if (const auto* v = table.Find(p); v != nullptr && in_view(p, *v)) {
         add(p, *v);
         break;
@@ -201,8 +201,8 @@ RoutesPage OrderedPage(const Table& table, const Query& q, size_t max_routes, In
   // As rib_view.cc: max_routes prefixes, or fewer once the page holds 4 x max_routes paths.
   const size_t max_paths = 4 * std::max<size_t>(max_routes, 1);
   size_t paths = 0;
-  table.ForEachAfter(q.after, [&](const wire::Prefix& prefix, const auto& value) {
-    if (q.v4_only && prefix.family() != wire::Family::kIpv4Unicast) return false;  // IPv6 follows: done
+  table.ForEachAfter(q.after, [&](const net::Prefix& prefix, const auto& value) {
+    if (q.v4_only && prefix.family() != net::Family::kIpv4Unicast) return false;  // IPv6 follows: done
     if (!in_view(prefix, value)) return true;
     if (page.routes.size() >= max_routes || (!page.routes.empty() && paths >= max_paths)) {
       page.more = true;
@@ -219,7 +219,7 @@ RoutesPage OrderedPage(const Table& table, const Query& q, size_t max_routes, In
 // ---- bagctl policy test ----
 
 absl::StatusOr<wire::PathAttributes> TestRouteAttributes(const TestPolicyRequest& request) {
-  auto prefix = wire::Prefix::Parse(request.prefix());
+  auto prefix = net::Prefix::Parse(request.prefix());
   if (!prefix.ok()) return absl::InvalidArgumentError(absl::StrCat("prefix ", request.prefix(), ": ", prefix.status().message()));
   const control::v1::TestRouteAttributes& t = request.attributes();
   wire::PathAttributes a;
@@ -269,24 +269,24 @@ absl::StatusOr<wire::PathAttributes> TestRouteAttributes(const TestPolicyRequest
     a.extended_communities.push_back(wire::LinkBandwidth::FromBitsPerSecond(asn, *bps, true).ToExtendedCommunity());
   }
 
-  std::optional<wire::IpAddress> next_hop;
+  std::optional<net::IpAddress> next_hop;
   if (!t.next_hop().empty()) {
-    auto nh = wire::IpAddress::Parse(t.next_hop());
+    auto nh = net::IpAddress::Parse(t.next_hop());
     if (!nh.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("next hop \"", t.next_hop(), "\" is not an address such as 192.0.2.1 or 2001:db8::1"));
     }
     next_hop = *nh;
   } else if (!request.neighbor().empty()) {
-    auto nh = wire::IpAddress::Parse(request.neighbor());
+    auto nh = net::IpAddress::Parse(request.neighbor());
     if (nh.ok()) next_hop = *nh;
   }
   if (next_hop) {
-    if (prefix->afi() == wire::Afi::kIpv6 && next_hop->is_v4()) {
+    if (prefix->afi() == net::Afi::kIpv6 && next_hop->is_v4()) {
       return absl::InvalidArgumentError(absl::StrCat("next hop ", next_hop->ToString(), ": an IPv6 prefix (",
                                                      prefix->ToString(), ") needs an IPv6 next hop"));
     }
-    if (prefix->afi() == wire::Afi::kIpv4 && next_hop->is_v4()) {
+    if (prefix->afi() == net::Afi::kIpv4 && next_hop->is_v4()) {
       a.next_hop = *next_hop;
     } else {
       // RFC 4760 MP_REACH_NLRI; an IPv4 prefix with an IPv6 next hop is RFC 8950.
@@ -309,7 +309,7 @@ absl::StatusOr<control::v1::TestPolicyResponse> TestPolicy(const policy::PolicyS
   if (!attrs.ok()) return attrs.status();
 
   policy::RouteContext route;
-  route.prefix = *wire::Prefix::Parse(request.prefix());  // TestRouteAttributes parsed it
+  route.prefix = *net::Prefix::Parse(request.prefix());  // TestRouteAttributes parsed it
   route.attributes = &*attrs;
   switch (request.source()) {
     case TestPolicyRequest::SOURCE_IBGP: route.source = policy::RouteSource::kIbgp; break;
@@ -317,7 +317,7 @@ absl::StatusOr<control::v1::TestPolicyResponse> TestPolicy(const policy::PolicyS
     default: route.source = policy::RouteSource::kEbgp; break;
   }
   if (!request.neighbor().empty()) {
-    auto n = wire::IpAddress::Parse(request.neighbor());
+    auto n = net::IpAddress::Parse(request.neighbor());
     if (!n.ok()) return absl::InvalidArgumentError(absl::StrCat("neighbor ", request.neighbor(), " is not an address"));
     route.neighbor = *n;
   }
@@ -376,28 +376,28 @@ absl::StatusOr<RoutesPage> ReceivedRoutesPage(const rib::AdjRibIn& received, con
   auto q = QueryOf(request);
   if (!q.ok()) return q.status();
   struct Entry {
-    wire::Prefix prefix;
+    net::Prefix prefix;
     uint32_t path_id;
     const rib::AttrRef* attrs;
   };
   const auto less = [](const Entry& a, const Entry& b) {
-    if (a.prefix != b.prefix) return rib::InTableOrder(a.prefix, b.prefix);
+    if (a.prefix != b.prefix) return net::InTableOrder(a.prefix, b.prefix);
     return a.path_id < b.path_id;
   };
   std::vector<Entry> entries;
-  const auto collect = [&](wire::Family family) {
-    received.ForEachIn(family, [&](const wire::Nlri& n, const rib::AttrRef& attrs) {
+  const auto collect = [&](net::Family family) {
+    received.ForEachIn(family, [&](const net::Nlri& n, const rib::AttrRef& attrs) {
       if (q->prefix && n.prefix != *q->prefix) return;
       if (q->address && !Covers(n.prefix, *q->address)) return;
-      if (!q->single() && q->after && !rib::InTableOrder(*q->after, n.prefix)) return;
+      if (!q->single() && q->after && !net::InTableOrder(*q->after, n.prefix)) return;
       entries.push_back({n.prefix, n.path_id, &attrs});
     });
   };
   if (q->single()) {
-    collect(q->prefix ? q->prefix->family() : (q->address->is_v4() ? wire::Family::kIpv4Unicast : wire::Family::kIpv6Unicast));
+    collect(q->prefix ? q->prefix->family() : (q->address->is_v4() ? net::Family::kIpv4Unicast : net::Family::kIpv6Unicast));
   } else {
-    if (!q->v6_only) collect(wire::Family::kIpv4Unicast);
-    if (!q->v4_only) collect(wire::Family::kIpv6Unicast);
+    if (!q->v6_only) collect(net::Family::kIpv4Unicast);
+    if (!q->v4_only) collect(net::Family::kIpv6Unicast);
   }
 
   RoutesPage page;
@@ -417,7 +417,7 @@ absl::StatusOr<RoutesPage> ReceivedRoutesPage(const rib::AdjRibIn& received, con
     // a prefix is never split between pages (the next one resumes after it).
     std::nth_element(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(take), entries.end(), less);
     std::sort(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(take), less);
-    const wire::Prefix last = entries[take - 1].prefix;
+    const net::Prefix last = entries[take - 1].prefix;
     const auto rest = entries.begin() + static_cast<std::ptrdiff_t>(take);
     const auto same = std::partition(rest, entries.end(), [&](const Entry& e) { return e.prefix == last; });
     std::sort(rest, same, less);
@@ -443,10 +443,10 @@ absl::StatusOr<RoutesPage> AcceptedRoutesPage(const rib::Rib& rib, rib::PeerInde
                                               const ListRoutesRequest& request, size_t max_routes) {
   auto q = QueryOf(request);
   if (!q.ok()) return q.status();
-  const auto in_view = [&](const wire::Prefix&, const rib::Destination& d) {
+  const auto in_view = [&](const net::Prefix&, const rib::Destination& d) {
     return std::any_of(d.paths().begin(), d.paths().end(), [&](const rib::Path& p) { return p.peer == peer; });
   };
-  const auto fill = [&](const wire::Prefix&, const rib::Destination& d, control::v1::Route& out) {
+  const auto fill = [&](const net::Prefix&, const rib::Destination& d, control::v1::Route& out) {
     std::vector<size_t> mine;
     for (size_t i = 0; i < d.paths().size(); ++i) {
       if (d.paths()[i].peer == peer) mine.push_back(i);
@@ -468,10 +468,10 @@ absl::StatusOr<RoutesPage> AdvertisedRoutesPage(const rib::AdjRibOut& advertised
                                                 size_t max_routes) {
   auto q = QueryOf(request);
   if (!q.ok()) return q.status();
-  const auto in_view = [&](const wire::Prefix&, const rib::AdjRibOut::Entry& e) {
+  const auto in_view = [&](const net::Prefix&, const rib::AdjRibOut::Entry& e) {
     return static_cast<bool>(advertised.attrs(e));
   };
-  const auto fill = [&](const wire::Prefix&, const rib::AdjRibOut::Entry& e, control::v1::Route& out) {
+  const auto fill = [&](const net::Prefix&, const rib::AdjRibOut::Entry& e, control::v1::Route& out) {
     control::v1::RoutePath& p = *out.add_paths();
     p.set_peer(to.name);
     p.set_peer_as(to.asn);

@@ -22,7 +22,7 @@
 #include "rib/adj_rib_out.h"
 #include "policy/policy.h"
 #include "rib/adj_rib_in.h"
-#include "rib/prefix_map.h"
+#include "net/prefix_map.h"
 #include "rib/rib.h"
 
 namespace bagd::daemon {

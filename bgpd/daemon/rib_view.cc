@@ -36,8 +36,8 @@ void FillPathAttributes(const rib::InternedAttributes& x, bool with_next_hop, Ro
     out.set_has_link_bandwidth(true);
     out.set_link_bandwidth_bps(x.link_bandwidth.chosen->bits_per_second());
   }
-  if (x.originator_id) out.set_originator_id(wire::IpAddress::V4(*x.originator_id).ToString());
-  for (uint32_t c : x.attrs.cluster_list) out.add_cluster_list(wire::IpAddress::V4(c).ToString());
+  if (x.originator_id) out.set_originator_id(net::IpAddress::V4(*x.originator_id).ToString());
+  for (uint32_t c : x.attrs.cluster_list) out.add_cluster_list(net::IpAddress::V4(c).ToString());
   out.set_atomic_aggregate(x.attrs.atomic_aggregate);
 }
 
@@ -59,7 +59,7 @@ void FillPath(const rib::Rib& rib, const rib::Destination& d, size_t i, RoutePat
 
 namespace {
 
-void FillRoute(const rib::Rib& rib, const wire::Prefix& prefix, const rib::Destination& d, control::v1::Route& out) {
+void FillRoute(const rib::Rib& rib, const net::Prefix& prefix, const rib::Destination& d, control::v1::Route& out) {
   out.set_prefix(prefix.ToString());
   // The best first, then the others in decision order.
   const auto paths = d.paths();
@@ -75,17 +75,17 @@ void FillRoute(const rib::Rib& rib, const wire::Prefix& prefix, const rib::Desti
 
 }  // namespace
 
-std::optional<wire::Prefix> FindRoute(const rib::Rib& rib, const std::string& q) {
+std::optional<net::Prefix> FindRoute(const rib::Rib& rib, const std::string& q) {
   if (q.find('/') != std::string::npos) {
-    auto p = wire::Prefix::Parse(q);
+    auto p = net::Prefix::Parse(q);
     if (!p.ok() || rib.Find(*p) == nullptr) return std::nullopt;
     return *p;
   }
-  auto addr = wire::IpAddress::Parse(q);
+  auto addr = net::IpAddress::Parse(q);
   if (!addr.ok()) return std::nullopt;
   // Longest match.
   for (int len = addr->is_v4() ? 32 : 128; len >= 0; --len) {
-    const wire::Prefix p = wire::Prefix::Make(addr->afi(), addr->bytes(), static_cast<uint8_t>(len));
+    const net::Prefix p = net::Prefix::Make(addr->afi(), addr->bytes(), static_cast<uint8_t>(len));
     if (rib.Find(p) != nullptr) return p;
   }
   return std::nullopt;
@@ -96,7 +96,7 @@ absl::StatusOr<control::ControlBackend::RoutesPage> ListRoutesPage(const rib::Ri
                                                                    size_t max_routes,
                                                                    const rib::NextHopGroupRegistry* groups) {
   control::ControlBackend::RoutesPage page;
-  auto fill = [&](const wire::Prefix& p, const rib::Destination& d) {
+  auto fill = [&](const net::Prefix& p, const rib::Destination& d) {
     control::v1::Route& r = page.routes.emplace_back();
     FillRoute(rib, p, d, r);
     if (groups) {
@@ -106,8 +106,8 @@ absl::StatusOr<control::ControlBackend::RoutesPage> ListRoutesPage(const rib::Ri
   const std::string& q = request.prefix();
   if (!q.empty()) {
     if (q.find('/') != std::string::npos) {
-      if (auto p = wire::Prefix::Parse(q); !p.ok()) return p.status();
-    } else if (auto a = wire::IpAddress::Parse(q); !a.ok()) {
+      if (auto p = net::Prefix::Parse(q); !p.ok()) return p.status();
+    } else if (auto a = net::IpAddress::Parse(q); !a.ok()) {
       return a.status();
     }
     if (auto p = FindRoute(rib, q); p && max_routes > 0) fill(*p, *rib.Find(*p));
@@ -115,23 +115,23 @@ absl::StatusOr<control::ControlBackend::RoutesPage> ListRoutesPage(const rib::Ri
   }
   const bool v4_only = request.family() == "ipv4-unicast";
   const bool v6_only = request.family() == "ipv6-unicast";
-  std::optional<wire::Prefix> after;
+  std::optional<net::Prefix> after;
   if (!request.after().empty()) {
-    auto p = wire::Prefix::Parse(request.after());
+    auto p = net::Prefix::Parse(request.after());
     if (!p.ok()) return p.status();
     after = *p;
   }
-  if (v6_only && (!after || after->afi() == wire::Afi::kIpv4)) {
+  if (v6_only && (!after || after->afi() == net::Afi::kIpv4)) {
     // Every IPv6 prefix comes after the last possible IPv4 one: skip the IPv4 table.
     const uint8_t ones[4] = {0xff, 0xff, 0xff, 0xff};
-    after = wire::Prefix::Make(wire::Afi::kIpv4, ones, 32);
+    after = net::Prefix::Make(net::Afi::kIpv4, ones, 32);
   }
   // A page ends after max_routes prefixes, or earlier once it holds this many paths (a
   // prefix may have thousands), so a page stays a bounded amount of work and memory.
   const size_t max_paths = 4 * std::max<size_t>(max_routes, 1);
   size_t paths = 0;
-  rib.ForEachAfter(after, [&](const wire::Prefix& prefix, const rib::Destination& d) {
-    if (v4_only && prefix.family() != wire::Family::kIpv4Unicast) return false;  // IPv6 follows: done
+  rib.ForEachAfter(after, [&](const net::Prefix& prefix, const rib::Destination& d) {
+    if (v4_only && prefix.family() != net::Family::kIpv4Unicast) return false;  // IPv6 follows: done
     if (page.routes.size() >= max_routes || (!page.routes.empty() && paths >= max_paths)) {
       page.more = true;  // one more route after this page
       return false;
@@ -145,14 +145,14 @@ absl::StatusOr<control::ControlBackend::RoutesPage> ListRoutesPage(const rib::Ri
 
 control::v1::RibSummary RibSummary(const rib::Rib& rib, const rib::AttributeStore& store) {
   control::v1::RibSummary s;
-  size_t multipath[wire::kFamilyCount] = {};
-  rib.ForEach([&](const wire::Prefix& prefix, const rib::Destination& d) {
+  size_t multipath[net::kFamilyCount] = {};
+  rib.ForEach([&](const net::Prefix& prefix, const rib::Destination& d) {
     if (__builtin_popcount(d.multipath()) > 1) ++multipath[static_cast<int>(prefix.family())];
   });
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
-    const auto fam = static_cast<wire::Family>(f);
+  for (int f = 0; f < net::kFamilyCount; ++f) {
+    const auto fam = static_cast<net::Family>(f);
     auto* fs = s.add_families();
-    fs->set_family(wire::FamilyName(fam));
+    fs->set_family(net::FamilyName(fam));
     fs->set_prefixes(rib.prefix_count(fam));
     size_t paths = 0;
     for (rib::PeerIndex p = 0; p < rib.peer_count(); ++p) paths += rib.paths_of(p, fam);
@@ -164,8 +164,8 @@ control::v1::RibSummary RibSummary(const rib::Rib& rib, const rib::AttributeStor
     auto* ps = s.add_peers();
     ps->set_peer(info.local ? "local" : info.name);
     ps->set_peer_as(info.asn);
-    ps->set_paths_ipv4(rib.paths_of(p, wire::Family::kIpv4Unicast));
-    ps->set_paths_ipv6(rib.paths_of(p, wire::Family::kIpv6Unicast));
+    ps->set_paths_ipv4(rib.paths_of(p, net::Family::kIpv4Unicast));
+    ps->set_paths_ipv6(rib.paths_of(p, net::Family::kIpv6Unicast));
     ps->set_rejected_as_loop(rib.stats(p).rejected_as_loop);
     ps->set_rejected_next_hop(rib.stats(p).rejected_next_hop);
     ps->set_withdrawn(rib.stats(p).withdrawn);
@@ -203,7 +203,7 @@ std::string AppliedFrom(const rib::NextHopGroup::Member& m, const rib::LocalLink
 void FillGroup(const rib::NextHopGroup& g, absl::Time now, const rib::DampingConfig& damping,
                const rib::NextHopGroupRegistry& groups, control::v1::NextHopGroup& out) {
   out.set_id(g.id);
-  out.set_family(wire::FamilyName(g.family));
+  out.set_family(net::FamilyName(g.family));
   out.set_prefixes(g.prefixes);
   out.set_max_error(g.max_error);
   out.set_all_drained(g.all_drained);
@@ -323,7 +323,7 @@ void FillFibRepair(const rib::FibRepairStatus& st, control::v1::ListNextHopGroup
   r.set_stale_answers(st.stale_answers);
   r.set_conflicts_now(st.conflicts_now);
   r.set_conflicts_total(st.conflicts_total);
-  for (const wire::Prefix& p : st.conflicts) r.add_conflicts(p.ToString());
+  for (const net::Prefix& p : st.conflicts) r.add_conflicts(p.ToString());
 }
 
 absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(

@@ -30,7 +30,7 @@ void FillPathAttributes(const rib::InternedAttributes& attrs, bool with_next_hop
 void FillPath(const rib::Rib& rib, const rib::Destination& d, size_t i, control::v1::RoutePath& out);
 // The most specific prefix of the table covering `query` (a prefix: exactly it; an address:
 // longest match); nullopt when there is none or `query` does not parse.
-std::optional<wire::Prefix> FindRoute(const rib::Rib& rib, const std::string& query);
+std::optional<net::Prefix> FindRoute(const rib::Rib& rib, const std::string& query);
 // bagctl show nexthop-groups. `request` was checked by the control server.
 // `fib_object` (optional) gives a group's id in the FIB.
 absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(

@@ -4,7 +4,7 @@ namespace bagd::daemon {
 
 RoutingCore::RoutingCore(uint32_t local_as, rib::DecisionConfig decision) : local_as_(local_as), rib_(local_as, decision) {}
 
-rib::PeerIndex RoutingCore::AddPeer(rib::PeerInfo info, std::optional<wire::IpAddress> address,
+rib::PeerIndex RoutingCore::AddPeer(rib::PeerInfo info, std::optional<net::IpAddress> address,
                                     const NeighborPolicies& policies) {
   const policy::RouteSource source =
       info.local ? policy::RouteSource::kLocal : (info.source.ebgp ? policy::RouteSource::kEbgp : policy::RouteSource::kIbgp);
@@ -39,14 +39,14 @@ void RoutingCore::Ingest(rib::PeerIndex peer, const wire::UpdateMessage& u) {
   Inbound& in = inbound_[peer];
   if (in.passes_everything) return rib_.ApplyUpdate(peer, u, store_);
   rib::SplitUpdate(
-      u, store_, [&](std::span<const wire::Nlri> nlri) { Withdraw(peer, nlri); },
-      [&](std::span<const wire::Nlri> nlri, const rib::AttrRef& attrs) { Import(peer, in, nlri, attrs); });
+      u, store_, [&](std::span<const net::Nlri> nlri) { Withdraw(peer, nlri); },
+      [&](std::span<const net::Nlri> nlri, const rib::AttrRef& attrs) { Import(peer, in, nlri, attrs); });
 }
 
-void RoutingCore::Import(rib::PeerIndex peer, Inbound& in, std::span<const wire::Nlri> nlri, const rib::AttrRef& received) {
+void RoutingCore::Import(rib::PeerIndex peer, Inbound& in, std::span<const net::Nlri> nlri, const rib::AttrRef& received) {
   if (nlri.empty()) return;
   if (in.adj_in) {
-    for (const wire::Nlri& n : nlri) in.adj_in->Set(n, received);
+    for (const net::Nlri& n : nlri) in.adj_in->Set(n, received);
   }
   const PolicyChain& chain = in.chains[static_cast<int>(nlri.front().prefix.family())];
   if (chain.passes_everything()) return rib_.Announce(peer, nlri, received);
@@ -81,7 +81,7 @@ void RoutingCore::Import(rib::PeerIndex peer, Inbound& in, std::span<const wire:
     in.memo_attrs = received;
   }
   route.memo = &in.memo;
-  for (const wire::Nlri& n : nlri) {
+  for (const net::Nlri& n : nlri) {
     route.prefix = n.prefix;
     policy::PolicyResult r = policy::EvaluateChain(chain.policies, route, chain.default_verdict);
     if (r.verdict != policy::Verdict::kAccept) {
@@ -97,11 +97,11 @@ void RoutingCore::Import(rib::PeerIndex peer, Inbound& in, std::span<const wire:
   if (!rejected_.empty()) rib_.Withdraw(peer, rejected_);
 }
 
-void RoutingCore::Announce(rib::PeerIndex peer, std::span<const wire::Nlri> nlri, wire::PathAttributes attrs) {
+void RoutingCore::Announce(rib::PeerIndex peer, std::span<const net::Nlri> nlri, wire::PathAttributes attrs) {
   rib_.Announce(peer, nlri, store_.Intern(std::move(attrs)));
 }
 
-void RoutingCore::Originate(rib::PeerIndex local, const wire::Nlri& nlri, std::optional<double> link_bandwidth_bps) {
+void RoutingCore::Originate(rib::PeerIndex local, const net::Nlri& nlri, std::optional<double> link_bandwidth_bps) {
   wire::PathAttributes a;
   a.origin = wire::Origin::kIgp;
   a.as_path = wire::AsPath{};
@@ -113,16 +113,16 @@ void RoutingCore::Originate(rib::PeerIndex local, const wire::Nlri& nlri, std::o
   rib_.Announce(local, std::span(&nlri, 1), store_.Intern(std::move(a)));
 }
 
-void RoutingCore::Withdraw(rib::PeerIndex peer, std::span<const wire::Nlri> nlri) {
+void RoutingCore::Withdraw(rib::PeerIndex peer, std::span<const net::Nlri> nlri) {
   if (peer < inbound_.size() && inbound_[peer].adj_in) {
-    for (const wire::Nlri& n : nlri) inbound_[peer].adj_in->Erase(n);
+    for (const net::Nlri& n : nlri) inbound_[peer].adj_in->Erase(n);
   }
   rib_.Withdraw(peer, nlri);
 }
 
-void RoutingCore::WithdrawOwn(rib::PeerIndex local, const wire::Nlri& nlri) { rib_.Withdraw(local, std::span(&nlri, 1)); }
+void RoutingCore::WithdrawOwn(rib::PeerIndex local, const net::Nlri& nlri) { rib_.Withdraw(local, std::span(&nlri, 1)); }
 
-std::optional<wire::Prefix> RoutingCore::PeerDownFrom(rib::PeerIndex peer, std::optional<wire::Prefix> from,
+std::optional<net::Prefix> RoutingCore::PeerDownFrom(rib::PeerIndex peer, std::optional<net::Prefix> from,
                                                       size_t max_prefixes) {
   if (!from && peer < inbound_.size()) {
     Inbound& in = inbound_[peer];
@@ -132,14 +132,14 @@ std::optional<wire::Prefix> RoutingCore::PeerDownFrom(rib::PeerIndex peer, std::
   return rib_.PeerDownFrom(peer, from, max_prefixes);
 }
 
-size_t RoutingCore::Reimport(rib::PeerIndex peer, wire::Family family) {
+size_t RoutingCore::Reimport(rib::PeerIndex peer, net::Family family) {
   if (peer >= inbound_.size() || !inbound_[peer].adj_in) return 0;
   Inbound& in = inbound_[peer];
   // The stored routes, grouped by attribute set (Import evaluates a group at once when the
   // chain allows). The walk collects first: Import writes the Adj-RIB-In it reads.
-  absl::flat_hash_map<const rib::InternedAttributes*, std::pair<rib::AttrRef, std::vector<wire::Nlri>>> by_attrs;
+  absl::flat_hash_map<const rib::InternedAttributes*, std::pair<rib::AttrRef, std::vector<net::Nlri>>> by_attrs;
   size_t n = 0;
-  in.adj_in->ForEachIn(family, [&](const wire::Nlri& nlri, const rib::AttrRef& ref) {
+  in.adj_in->ForEachIn(family, [&](const net::Nlri& nlri, const rib::AttrRef& ref) {
     auto& slot = by_attrs[ref.get()];
     if (!slot.first) slot.first = ref;
     slot.second.push_back(nlri);
@@ -147,7 +147,7 @@ size_t RoutingCore::Reimport(rib::PeerIndex peer, wire::Family family) {
   });
   for (auto& [key, group] : by_attrs) {
     std::sort(group.second.begin(), group.second.end(),
-              [](const wire::Nlri& a, const wire::Nlri& b) { return rib::InTableOrder(a.prefix, b.prefix); });
+              [](const net::Nlri& a, const net::Nlri& b) { return net::InTableOrder(a.prefix, b.prefix); });
     Import(peer, in, group.second, group.first);
   }
   return n;

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "bgpd/daemon/config_translation.h"
-#include "bgpd/wire/message.h"
+#include "wire/message.h"
 #include "rib/adj_rib_in.h"
 #include "rib/attribute_store.h"
 #include "rib/rib.h"
@@ -32,7 +32,7 @@ class RoutingCore {
 
   // A neighbor's index in the RIB and its import side. `address`: the neighbor, for
   // neighbor-set conditions (none for the local routes).
-  rib::PeerIndex AddPeer(rib::PeerInfo info, std::optional<wire::IpAddress> address, const NeighborPolicies& policies);
+  rib::PeerIndex AddPeer(rib::PeerInfo info, std::optional<net::IpAddress> address, const NeighborPolicies& policies);
   // New import chains or soft reconfiguration (reload). What the neighbor already sent is
   // not re-evaluated here (Reimport).
   void SetImport(rib::PeerIndex peer, const NeighborPolicies& policies);
@@ -45,18 +45,18 @@ class RoutingCore {
   // This router's own route (no import policy: it is the config's): ORIGIN IGP, an empty
   // AS_PATH (the next hop is set per neighbor on export), and the link bandwidth when given
   // (the neighbors' export settings decide its form).
-  void Originate(rib::PeerIndex local, const wire::Nlri& nlri, std::optional<double> link_bandwidth_bps);
+  void Originate(rib::PeerIndex local, const net::Nlri& nlri, std::optional<double> link_bandwidth_bps);
   // Paths the neighbor no longer has (stale after a refresh), its Adj-RIB-In included.
-  void Withdraw(rib::PeerIndex peer, std::span<const wire::Nlri> nlri);
-  void WithdrawOwn(rib::PeerIndex local, const wire::Nlri& nlri);
+  void Withdraw(rib::PeerIndex peer, std::span<const net::Nlri> nlri);
+  void WithdrawOwn(rib::PeerIndex local, const net::Nlri& nlri);
   // The session ended: the peer's paths go, in slices (Rib::PeerDownFrom), and its
   // Adj-RIB-In with them.
-  std::optional<wire::Prefix> PeerDownFrom(rib::PeerIndex peer, std::optional<wire::Prefix> from, size_t max_prefixes);
+  std::optional<net::Prefix> PeerDownFrom(rib::PeerIndex peer, std::optional<net::Prefix> from, size_t max_prefixes);
 
   // Soft reconfiguration inbound: every stored route of `peer` in `family` through the
   // import chain again (an import policy change applied without the neighbor). Returns the
   // number of routes evaluated; 0 without an Adj-RIB-In.
-  size_t Reimport(rib::PeerIndex peer, wire::Family family);
+  size_t Reimport(rib::PeerIndex peer, net::Family family);
 
   // Null unless the neighbor keeps its routes as received.
   const rib::AdjRibIn* received(rib::PeerIndex peer) const;
@@ -65,7 +65,7 @@ class RoutingCore {
   uint64_t rejected_by_policy(rib::PeerIndex peer) const {
     return peer < inbound_.size() ? inbound_[peer].rejected : 0;
   }
-  const PolicyChain& import_chain(rib::PeerIndex peer, wire::Family family) const {
+  const PolicyChain& import_chain(rib::PeerIndex peer, net::Family family) const {
     return inbound_[peer].chains[static_cast<int>(family)];
   }
 
@@ -76,8 +76,8 @@ class RoutingCore {
 
  private:
   struct Inbound {
-    std::array<PolicyChain, wire::kFamilyCount> chains;
-    std::optional<wire::IpAddress> address;
+    std::array<PolicyChain, net::kFamilyCount> chains;
+    std::optional<net::IpAddress> address;
     policy::RouteSource source = policy::RouteSource::kEbgp;
     std::unique_ptr<rib::AdjRibIn> adj_in;  // soft reconfiguration inbound
     bool passes_everything = true;           // both chains, and no Adj-RIB-In: the fast path
@@ -87,15 +87,15 @@ class RoutingCore {
     rib::AttrRef memo_attrs;
   };
   // `nlri` (one family) with the same received attributes through the chain into the RIB.
-  void Import(rib::PeerIndex peer, Inbound& in, std::span<const wire::Nlri> nlri, const rib::AttrRef& received);
-  void Announce(rib::PeerIndex peer, std::span<const wire::Nlri> nlri, wire::PathAttributes attrs);
+  void Import(rib::PeerIndex peer, Inbound& in, std::span<const net::Nlri> nlri, const rib::AttrRef& received);
+  void Announce(rib::PeerIndex peer, std::span<const net::Nlri> nlri, wire::PathAttributes attrs);
 
   uint32_t local_as_;
   rib::AttributeStore store_;  // declared before the RIB, whose paths hold references into it
   rib::Rib rib_;
   std::vector<Inbound> inbound_;  // by rib index
   // Scratch of Import, kept between calls.
-  std::vector<wire::Nlri> accepted_, rejected_;
+  std::vector<net::Nlri> accepted_, rejected_;
 };
 
 }  // namespace bagd::daemon

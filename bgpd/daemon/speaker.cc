@@ -13,7 +13,7 @@
 #include "bgpd/fsm/route_refresh.h"
 #include "bgpd/session/log.h"
 #include "bgpd/session/socket_options.h"
-#include "bgpd/wire/update_packer.h"
+#include "wire/update_packer.h"
 #include "conf/config_defaults.h"
 #include "conf/rate_text.h"
 
@@ -49,12 +49,12 @@ class Speaker::PeerOutbound final : public Outbound {
   bool established() const override { return p_.established() && !held; }
   bool held = false;
   bool ebgp() const override { return p_.config().ebgp(); }
-  bool family_negotiated(wire::Family f) const override {
+  bool family_negotiated(net::Family f) const override {
     const auto& n = p_.negotiated();
     return n && n->families[static_cast<int>(f)];
   }
   wire::CodecContext EncodeContext() const override { return p_.EncodeContext(); }
-  std::optional<wire::IpAddress> LocalAddress() const override { return p_.LocalAddress(); }
+  std::optional<net::IpAddress> LocalAddress() const override { return p_.LocalAddress(); }
   uint32_t advertisement_interval_s() const override { return p_.config().advertisement_interval_s; }
   void SendUpdates(std::vector<wire::Bytes> messages) override {
     p_.series().UpdatesPacked(messages.size());
@@ -145,7 +145,7 @@ void Speaker::ApplyLocalCapacity(const config::v1::Config& config) {
   std::vector<std::string> by_peer;
   for (const auto& n : config.neighbors()) {
     if (n.local_capacity_source().empty() || n.local_capacity() == config::v1::LOCAL_CAPACITY_IGNORE) continue;
-    auto a = wire::IpAddress::Parse(n.address());
+    auto a = net::IpAddress::Parse(n.address());
     Peer* p = a.ok() ? FindPeer(a->ToString()) : nullptr;
     if (p == nullptr) continue;
     if (by_peer.size() <= p->rib_index) by_peer.resize(p->rib_index + 1);
@@ -233,10 +233,10 @@ std::optional<rib::PeerIndex> Speaker::RibIndexOf(const std::string& canonical_a
 void Speaker::ShowPolicies(Peer& peer) {
   // RFC 8212 §3: say it where an operator looks, when it is the reason nothing flows.
   std::vector<std::string> notes;
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
+  for (int f = 0; f < net::kFamilyCount; ++f) {
     if (!peer.config().fsm.local.families[f]) continue;
-    const char* family = wire::FamilyName(static_cast<wire::Family>(f));
-    if (pipeline_->core().import_chain(peer.rib_index, static_cast<wire::Family>(f)).rejects_everything()) {
+    const char* family = net::FamilyName(static_cast<net::Family>(f));
+    if (pipeline_->core().import_chain(peer.rib_index, static_cast<net::Family>(f)).rejects_everything()) {
       notes.push_back(absl::StrCat(family, ": no import policy and default_import REJECT (RFC 8212): no route from this "
                                    "neighbor is accepted"));
     }
@@ -386,7 +386,7 @@ void Speaker::Shutdown(const std::string& message, std::chrono::milliseconds gra
 std::vector<control::v1::NeighborStatus> Speaker::ListNeighbors(const std::string& filter) const {
   std::vector<control::v1::NeighborStatus> out;
   std::string canonical = filter;
-  if (auto a = wire::IpAddress::Parse(filter); a.ok()) canonical = a->ToString();
+  if (auto a = net::IpAddress::Parse(filter); a.ok()) canonical = a->ToString();
   for (const auto& p : peers_) {
     if (!filter.empty() && p->config().Name() != canonical) continue;
     out.push_back(p->Status());
@@ -396,7 +396,7 @@ std::vector<control::v1::NeighborStatus> Speaker::ListNeighbors(const std::strin
 }
 
 absl::Status Speaker::ShutdownNeighbor(const std::string& address, const std::string& message) {
-  auto a = wire::IpAddress::Parse(address);
+  auto a = net::IpAddress::Parse(address);
   if (!a.ok()) return a.status();
   Peer* p = FindPeer(a->ToString());
   if (p == nullptr) return absl::NotFoundError(absl::StrCat("no neighbor ", address, " is configured"));
@@ -408,7 +408,7 @@ absl::Status Speaker::ShutdownNeighbor(const std::string& address, const std::st
 }
 
 absl::Status Speaker::EnableNeighbor(const std::string& address) {
-  auto a = wire::IpAddress::Parse(address);
+  auto a = net::IpAddress::Parse(address);
   if (!a.ok()) return a.status();
   Peer* p = FindPeer(a->ToString());
   if (p == nullptr) return absl::NotFoundError(absl::StrCat("no neighbor ", address, " is configured"));
@@ -420,8 +420,8 @@ void Speaker::RefreshCounts(Peer& p) {
   const rib::Rib& rib = pipeline_->core().rib();
   p.prefixes_received = rib.paths_of(p.rib_index);
   p.prefixes_rejected = pipeline_->core().rejected_by_policy(p.rib_index);
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
-    const auto fam = static_cast<wire::Family>(f);
+  for (int f = 0; f < net::kFamilyCount; ++f) {
+    const auto fam = static_cast<net::Family>(f);
     p.prefixes_received_by_family[f] = rib.paths_of(p.rib_index, fam);
   }
   // bagd_prefixes_received follows with the RIB gauges (RefreshRibMetrics), not per UPDATE.
@@ -430,25 +430,25 @@ void Speaker::RefreshCounts(Peer& p) {
 void Speaker::RefreshRibMetrics() {
   if (!metrics_) return;
   const rib::Rib& rib = pipeline_->core().rib();
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
-    const auto fam = static_cast<wire::Family>(f);
-    metrics_->RibPrefixes(wire::FamilyName(fam)).Set(static_cast<double>(rib.prefix_count(fam)));
+  for (int f = 0; f < net::kFamilyCount; ++f) {
+    const auto fam = static_cast<net::Family>(f);
+    metrics_->RibPrefixes(net::FamilyName(fam)).Set(static_cast<double>(rib.prefix_count(fam)));
     size_t paths = 0;
     for (rib::PeerIndex i = 0; i < rib.peer_count(); ++i) paths += rib.paths_of(i, fam);
-    metrics_->RibPaths(wire::FamilyName(fam)).Set(static_cast<double>(paths));
+    metrics_->RibPaths(net::FamilyName(fam)).Set(static_cast<double>(paths));
   }
   metrics_->AttributeSets().Set(static_cast<double>(pipeline_->core().store().size()));
   if (policies_) SyncPolicyMetrics(*policies_, *metrics_, policy_hits_synced_);
   for (const auto& p : peers_) {
-    for (int f = 0; f < wire::kFamilyCount; ++f) {
-      const auto fam = static_cast<wire::Family>(f);
+    for (int f = 0; f < net::kFamilyCount; ++f) {
+      const auto fam = static_cast<net::Family>(f);
       p->series().SetPrefixes(fam, rib.paths_of(p->rib_index, fam));
     }
     if (p->rib_index >= restart_.size()) continue;
     const PeerRestart& gr = restart_[p->rib_index];
-    for (int f = 0; f < wire::kFamilyCount; ++f) {
+    for (int f = 0; f < net::kFamilyCount; ++f) {
       if (!gr.stale[f] && gr.restarts == 0) continue;  // a neighbor that never restarted shows nothing
-      metrics_->GracefulRestartStalePaths(p->config().Name(), wire::FamilyName(static_cast<wire::Family>(f)))
+      metrics_->GracefulRestartStalePaths(p->config().Name(), net::FamilyName(static_cast<net::Family>(f)))
           .Set(gr.stale[f] ? static_cast<double>(gr.stale[f]->stale()) : 0.0);
     }
   }
@@ -468,7 +468,7 @@ void Speaker::OnSessionUp(Peer& peer) {
   // is about its forwarding state, not ours); one without it drops our routes anyway.
   const fsm::LocalSettings& local = peer.config().fsm.local;
   bool listed = false;
-  for (int f = 0; f < wire::kFamilyCount; ++f) listed |= n && n->families[f] && local.graceful_restart_families[f];
+  for (int f = 0; f < net::kFamilyCount; ++f) listed |= n && n->families[f] && local.graceful_restart_families[f];
   out.held = Restarting() && n && n->peer_graceful_restart.offered && local.graceful_restart_time > 0 && listed;
   if (out.held) {
     log::Info("neighbor %s: initial advertisement deferred until bagd's tables are in (it restarted; the neighbor "
@@ -498,7 +498,7 @@ void Speaker::OnSessionDown(Peer& peer) {
   // RFC 4724 §4.2: a peer that negotiated graceful restart and dropped without a
   // NOTIFICATION is restarting: its paths stay, stale, in the families it listed.
   const auto& n = peer.negotiated();
-  std::array<bool, wire::kFamilyCount> retain{};
+  std::array<bool, net::kFamilyCount> retain{};
   bool keep = false;
   if (n && peer.last_down_graceful() && !stopping_) {
     retain = n->graceful_restart_retain;
@@ -520,7 +520,7 @@ void Speaker::OnSessionDown(Peer& peer) {
   RefreshCounts(peer);
   RefreshRibMetrics();
   // Its End-of-RIB counted for the session that ended; a new session sends its own.
-  for (int f = 0; f < wire::kFamilyCount; ++f) end_of_rib_.erase({peer.rib_index, f});
+  for (int f = 0; f < net::kFamilyCount; ++f) end_of_rib_.erase({peer.rib_index, f});
   CheckConvergence();  // it may have been the one the others waited for
 }
 
@@ -531,9 +531,9 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
     const int64_t now = clock_->WallMs();
     const double after_s = static_cast<double>(now - peer.established_since_ms()) / 1000.0;
     log::Event(log::Level::kInfo,
-               {{"neighbor", peer.config().Name()}, {"event", "end-of-rib"}, {"family", wire::FamilyName(*eor)}},
+               {{"neighbor", peer.config().Name()}, {"event", "end-of-rib"}, {"family", net::FamilyName(*eor)}},
                "neighbor %s: End-of-RIB %s: %d paths, %.3fs after Established", peer.config().Name(),
-               wire::FamilyName(*eor), pipeline_->core().rib().paths_of(idx, *eor), after_s);
+               net::FamilyName(*eor), pipeline_->core().rib().paths_of(idx, *eor), after_s);
     if (metrics_) metrics_->EndOfRibSeconds().Observe(after_s);
     end_of_rib_.insert({idx, static_cast<int>(*eor)});
     FlushRibChanges();  // the table so far, before convergence releases the FIB
@@ -610,7 +610,7 @@ void Speaker::CheckConvergence() {
       ++not_up;
       continue;
     }
-    for (int f = 0; f < wire::kFamilyCount; ++f) {
+    for (int f = 0; f < net::kFamilyCount; ++f) {
       if (n->families[f] && !end_of_rib_.contains({p->rib_index, f})) return;
     }
   }
@@ -708,7 +708,7 @@ absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::
   // Neighbors, matched by address (the list's order means nothing).
   absl::flat_hash_map<std::string, int> old_at, new_at;
   for (int i = 0; i < config_.neighbors_size(); ++i) {
-    if (auto a = wire::IpAddress::Parse(config_.neighbors(i).address()); a.ok()) old_at[a->ToString()] = i;
+    if (auto a = net::IpAddress::Parse(config_.neighbors(i).address()); a.ok()) old_at[a->ToString()] = i;
   }
   for (int i = 0; i < config.neighbors_size(); ++i) new_at[(*next)[i].Name()] = i;
   std::vector<std::string> removed, added, reset, updated;
@@ -772,7 +772,7 @@ absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::
 
   // Our own networks: the new list is originated, what left it is withdrawn.
   {
-    absl::flat_hash_set<wire::Prefix> keep;
+    absl::flat_hash_set<net::Prefix> keep;
     for (const Network& n : *networks) keep.insert(n.nlri.prefix);
     // A prefix the file now has is the file's: the control API's entry for it goes.
     std::erase_if(api_networks_, [&](const Network& n) {
@@ -836,7 +836,7 @@ absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::
 }
 
 absl::StatusOr<bool> Speaker::AddNetwork(const Network& network) {
-  const wire::Prefix& prefix = network.nlri.prefix;
+  const net::Prefix& prefix = network.nlri.prefix;
   for (const Network& n : networks_) {
     if (n.nlri.prefix == prefix) {
       return absl::AlreadyExistsError(absl::StrCat(prefix.ToString(),
@@ -862,7 +862,7 @@ absl::StatusOr<bool> Speaker::AddNetwork(const Network& network) {
   return replaced;
 }
 
-absl::Status Speaker::DeleteNetwork(const wire::Prefix& prefix) {
+absl::Status Speaker::DeleteNetwork(const net::Prefix& prefix) {
   auto it = std::find_if(api_networks_.begin(), api_networks_.end(),
                          [&](const Network& n) { return n.nlri.prefix == prefix; });
   if (it == api_networks_.end()) {
@@ -874,7 +874,7 @@ absl::Status Speaker::DeleteNetwork(const wire::Prefix& prefix) {
     }
     return absl::NotFoundError(absl::StrCat("no network ", prefix.ToString(), " was added over the control API"));
   }
-  const wire::Nlri nlri = it->nlri;
+  const net::Nlri nlri = it->nlri;
   api_networks_.erase(it);
   log::Info("control API: withdrawing %s", prefix.ToString());
   if (started_) {
@@ -889,19 +889,19 @@ std::string Speaker::ReapplyImport(Peer& peer, bool had_stored) {
   const rib::PeerIndex idx = peer.rib_index;
   const auto& n = peer.negotiated();
   std::vector<std::string> done;
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
+  for (int f = 0; f < net::kFamilyCount; ++f) {
     if (!n || !n->families[f]) continue;
-    const auto family = static_cast<wire::Family>(f);
+    const auto family = static_cast<net::Family>(f);
     if (had_stored && pipeline_->core().received(idx) != nullptr) {
       // Soft reconfiguration inbound: from the routes as received, no word to the neighbor.
       const size_t evaluated = pipeline_->core().Reimport(idx, family);
       FlushRibChanges();
-      done.push_back(absl::StrCat(wire::FamilyName(family), ": ", evaluated, " stored routes evaluated again"));
+      done.push_back(absl::StrCat(net::FamilyName(family), ": ", evaluated, " stored routes evaluated again"));
     } else if (n->route_refresh) {
       RequestRefresh(peer, family);
-      done.push_back(absl::StrCat(wire::FamilyName(family), ": route refresh requested"));
+      done.push_back(absl::StrCat(net::FamilyName(family), ": route refresh requested"));
     } else {
-      done.push_back(absl::StrCat(wire::FamilyName(family),
+      done.push_back(absl::StrCat(net::FamilyName(family),
                                   ": applies to routes received from now on (no route refresh, no "
                                   "soft_reconfiguration_inbound; `bagctl neighbor ",
                                   peer.config().Name(), " clear` applies it to all)"));
@@ -929,7 +929,7 @@ void Speaker::OnRouteRefresh(Peer& peer, const wire::RouteRefreshMessage& m) {
   if (!peer.negotiated()) return;
   InboundRefresh& in = RefreshOf(peer);
   fsm::InboundRefreshState state;
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
+  for (int f = 0; f < net::kFamilyCount; ++f) {
     state.end_of_rib[f] = end_of_rib_.contains({peer.rib_index, f});
     state.refreshing[f] = in.stale[f].has_value();
   }
@@ -947,7 +947,7 @@ void Speaker::OnRouteRefresh(Peer& peer, const wire::RouteRefreshMessage& m) {
       if (!a.reason.empty()) log::Info("neighbor %s: route refresh request: %s", name, a.reason);
       const size_t sent = ResendAdjRibOut(peer, a.family, a.enhanced);
       log::Info("neighbor %s: route refresh request for %s: Adj-RIB-Out re-sent, %d prefixes%s", name,
-                wire::FamilyName(a.family), sent, a.enhanced ? " between BoRR and EoRR" : "");
+                net::FamilyName(a.family), sent, a.enhanced ? " between BoRR and EoRR" : "");
       return;
     }
     case fsm::RefreshActionType::kBeginStale:
@@ -960,13 +960,13 @@ void Speaker::OnRouteRefresh(Peer& peer, const wire::RouteRefreshMessage& m) {
   }
 }
 
-void Speaker::RequestRefresh(Peer& peer, wire::Family family) {
+void Speaker::RequestRefresh(Peer& peer, net::Family family) {
   peer.SendRouteRefresh(wire::RouteRefreshMessage::Make(family));
   control::v1::RouteRefreshStatus& st = peer.refresh_status();
   st.set_requests_sent(st.requests_sent() + 1);
 }
 
-size_t Speaker::ResendAdjRibOut(Peer& to, wire::Family family, bool enhanced) {
+size_t Speaker::ResendAdjRibOut(Peer& to, net::Family family, bool enhanced) {
   const size_t sent = pipeline_->advertiser().Resend(to.rib_index, family, enhanced);
   control::v1::RouteRefreshStatus& st = to.refresh_status();
   st.set_adj_rib_out_resends(st.adj_rib_out_resends() + 1);
@@ -974,7 +974,7 @@ size_t Speaker::ResendAdjRibOut(Peer& to, wire::Family family, bool enhanced) {
   return sent;
 }
 
-void Speaker::BeginStale(Peer& peer, wire::Family family) {
+void Speaker::BeginStale(Peer& peer, net::Family family) {
   InboundRefresh& in = RefreshOf(peer);
   const int f = static_cast<int>(family);
   // RFC 7313 §4.2: every path of the peer in the family is stale; each one it announces
@@ -986,7 +986,7 @@ void Speaker::BeginStale(Peer& peer, wire::Family family) {
   ShowRefreshing(peer);
   log::Info("neighbor %s: BoRR %s: the neighbor re-sends its routes; %d paths stale until announced again "
             "(removed at EoRR, or in %d s without one)",
-            peer.config().Name(), wire::FamilyName(family), in.stale[f]->marked(), kStaleRefreshTimeout.count());
+            peer.config().Name(), net::FamilyName(family), in.stale[f]->marked(), kStaleRefreshTimeout.count());
 }
 
 void Speaker::NoteRefreshed(const Peer& peer, const wire::UpdateMessage& u) {
@@ -994,8 +994,8 @@ void Speaker::NoteRefreshed(const Peer& peer, const wire::UpdateMessage& u) {
   InboundRefresh& in = refresh_[peer.rib_index];
   // Per UPDATE on the ingest path: nothing to walk unless the peer is re-sending a family.
   if (std::none_of(in.stale.begin(), in.stale.end(), [](const auto& s) { return s.has_value(); })) return;
-  auto refreshed = [&](const std::vector<wire::Nlri>& nlri) {
-    for (const wire::Nlri& n : nlri) {
+  auto refreshed = [&](const std::vector<net::Nlri>& nlri) {
+    for (const net::Nlri& n : nlri) {
       if (auto& stale = in.stale[static_cast<int>(n.prefix.family())]) stale->Refreshed(n);
     }
   };
@@ -1003,7 +1003,7 @@ void Speaker::NoteRefreshed(const Peer& peer, const wire::UpdateMessage& u) {
   if (u.attrs.mp_reach) refreshed(u.attrs.mp_reach->nlri);
 }
 
-void Speaker::EndStale(Peer& peer, wire::Family family, bool timed_out) {
+void Speaker::EndStale(Peer& peer, net::Family family, bool timed_out) {
   InboundRefresh& in = RefreshOf(peer);
   const int f = static_cast<int>(family);
   if (!in.stale[f]) return;
@@ -1027,16 +1027,16 @@ void Speaker::EndStale(Peer& peer, wire::Family family, bool timed_out) {
   RefreshRibMetrics();
   if (timed_out) {
     log::Warning("neighbor %s: no EoRR for %s within %d s of its BoRR: %d stale paths removed (of %d)",
-                 peer.config().Name(), wire::FamilyName(family), kStaleRefreshTimeout.count(), removed, marked);
+                 peer.config().Name(), net::FamilyName(family), kStaleRefreshTimeout.count(), removed, marked);
   } else {
     log::Info("neighbor %s: EoRR %s: refresh complete, %d stale paths removed (of %d marked at BoRR)",
-              peer.config().Name(), wire::FamilyName(family), removed, marked);
+              peer.config().Name(), net::FamilyName(family), removed, marked);
   }
 }
 
 void Speaker::ResetRefresh(Peer& peer) {
   InboundRefresh& in = RefreshOf(peer);
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
+  for (int f = 0; f < net::kFamilyCount; ++f) {
     if (in.timeout[f]) in.timeout[f]->Stop();
     in.stale[f].reset();
   }
@@ -1047,15 +1047,15 @@ void Speaker::ShowRefreshing(Peer& peer) {
   control::v1::RouteRefreshStatus& st = peer.refresh_status();
   st.clear_refreshing();
   const InboundRefresh& in = RefreshOf(peer);
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
-    if (in.stale[f]) st.add_refreshing(wire::FamilyName(static_cast<wire::Family>(f)));
+  for (int f = 0; f < net::kFamilyCount; ++f) {
+    if (in.stale[f]) st.add_refreshing(net::FamilyName(static_cast<net::Family>(f)));
   }
 }
 
 absl::StatusOr<control::v1::ClearNeighborResponse> Speaker::ClearNeighbor(
     const std::string& address, control::v1::ClearNeighborRequest::Mode mode) {
   using Request = control::v1::ClearNeighborRequest;
-  auto a = wire::IpAddress::Parse(address);
+  auto a = net::IpAddress::Parse(address);
   if (!a.ok()) return a.status();
   Peer* p = FindPeer(a->ToString());
   if (p == nullptr) return absl::NotFoundError(absl::StrCat("no neighbor ", address, " is configured"));
@@ -1083,21 +1083,21 @@ absl::StatusOr<control::v1::ClearNeighborResponse> Speaker::ClearNeighbor(
         "neighbor ", address, " did not offer route refresh (RFC 2918) in its OPEN, so it cannot be asked to re-send "
         "its routes; nothing was done (`bagctl neighbor ", address, " clear` resets the session instead)"));
   }
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
+  for (int f = 0; f < net::kFamilyCount; ++f) {
     if (!n.families[f] || !in) continue;
-    const auto family = static_cast<wire::Family>(f);
+    const auto family = static_cast<net::Family>(f);
     RequestRefresh(*p, family);
-    r.add_refresh_requested(wire::FamilyName(family));
-    log::Info("neighbor %s: soft reset in: route refresh request sent for %s", name, wire::FamilyName(family));
+    r.add_refresh_requested(net::FamilyName(family));
+    log::Info("neighbor %s: soft reset in: route refresh request sent for %s", name, net::FamilyName(family));
   }
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
+  for (int f = 0; f < net::kFamilyCount; ++f) {
     if (!n.families[f] || !out) continue;
-    const auto family = static_cast<wire::Family>(f);
+    const auto family = static_cast<net::Family>(f);
     const size_t sent = ResendAdjRibOut(*p, family, n.enhanced_route_refresh);
-    r.add_resent(wire::FamilyName(family));
+    r.add_resent(net::FamilyName(family));
     r.set_prefixes_resent(r.prefixes_resent() + sent);
     log::Info("neighbor %s: soft reset out: Adj-RIB-Out re-sent for %s, %d prefixes%s", name,
-              wire::FamilyName(family), sent, n.enhanced_route_refresh ? " between BoRR and EoRR" : "");
+              net::FamilyName(family), sent, n.enhanced_route_refresh ? " between BoRR and EoRR" : "");
   }
   r.set_enhanced(out && n.enhanced_route_refresh);
   return r;
@@ -1125,7 +1125,7 @@ fsm::RestartState Speaker::RestartStateFor(const Peer& peer) const {
   // not a restart of bagd. F as the FIB found it at start: the kernel kept bagd's routes.
   r.restarting = Restarting();
   r.forwarding_preserved = options_.fib != nullptr ? options_.restart.forwarding_preserved
-                                                   : std::array<bool, wire::kFamilyCount>{};
+                                                   : std::array<bool, net::kFamilyCount>{};
   return r;
 }
 
@@ -1149,29 +1149,29 @@ void Speaker::ReleaseDeferred(const char* why) {
   }
 }
 
-void Speaker::KeepStale(Peer& peer, const std::array<bool, wire::kFamilyCount>& retain, uint16_t restart_time_s) {
+void Speaker::KeepStale(Peer& peer, const std::array<bool, net::kFamilyCount>& retain, uint16_t restart_time_s) {
   PeerRestart& gr = RestartOf(peer);
   const rib::PeerIndex idx = peer.rib_index;
   const std::string& name = peer.config().Name();
   FlushRibChanges();
   std::vector<std::string> kept;
   size_t marked = 0;
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
-    const auto family = static_cast<wire::Family>(f);
-    std::vector<wire::Nlri> paths = pipeline_->core().rib().PathsOf(idx, family);
+  for (int f = 0; f < net::kFamilyCount; ++f) {
+    const auto family = static_cast<net::Family>(f);
+    std::vector<net::Nlri> paths = pipeline_->core().rib().PathsOf(idx, family);
     if (retain[f]) {
       // Every path of the family, also those announced again after an earlier restart whose
       // End-of-RIB never came: they are all the peer's previous state now.
       gr.stale[f].emplace(std::move(paths));
       marked += gr.stale[f]->marked();
-      kept.push_back(wire::FamilyName(family));
+      kept.push_back(net::FamilyName(family));
       continue;
     }
     gr.stale[f].reset();
     // A family without graceful restart: its paths go now, in slices.
     for (size_t at = 0; at < paths.size(); at += kFlushSlice) {
       const size_t n = std::min(kFlushSlice, paths.size() - at);
-      pipeline_->core().Withdraw(idx, std::span<const wire::Nlri>(paths.data() + at, n));
+      pipeline_->core().Withdraw(idx, std::span<const net::Nlri>(paths.data() + at, n));
       FlushRibChanges();
     }
   }
@@ -1195,7 +1195,7 @@ void Speaker::KeepStale(Peer& peer, const std::array<bool, wire::kFamilyCount>& 
                name, marked, absl::StrJoin(kept, ", "), restart_time_s);
 }
 
-void Speaker::SweepStale(Peer& peer, wire::Family family, const char* event, const std::string& why) {
+void Speaker::SweepStale(Peer& peer, net::Family family, const char* event, const std::string& why) {
   PeerRestart& gr = RestartOf(peer);
   const int f = static_cast<int>(family);
   if (!gr.stale[f]) return;
@@ -1218,11 +1218,11 @@ void Speaker::SweepStale(Peer& peer, wire::Family family, const char* event, con
   RefreshCounts(peer);
   RefreshRibMetrics();
   log::Info("neighbor %s: graceful restart %s: %s: %d stale paths removed (of %d kept)", peer.config().Name(),
-            wire::FamilyName(family), why, removed, marked);
+            net::FamilyName(family), why, removed, marked);
 }
 
 void Speaker::SweepAllStale(Peer& peer, const char* event, const std::string& why) {
-  for (int f = 0; f < wire::kFamilyCount; ++f) SweepStale(peer, static_cast<wire::Family>(f), event, why);
+  for (int f = 0; f < net::kFamilyCount; ++f) SweepStale(peer, static_cast<net::Family>(f), event, why);
 }
 
 void Speaker::RestartedPeerUp(Peer& peer) {
@@ -1234,9 +1234,9 @@ void Speaker::RestartedPeerUp(Peer& peer) {
   const fsm::PeerGracefulRestart& offer = n.peer_graceful_restart;
   // RFC 4724 §4.2: a family that the new capability lacks, or lists without F (its
   // forwarding state is gone), has its stale paths removed at once.
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
+  for (int f = 0; f < net::kFamilyCount; ++f) {
     if (!gr.stale[f]) continue;
-    const auto family = static_cast<wire::Family>(f);
+    const auto family = static_cast<net::Family>(f);
     if (!offer.offered) {
       SweepStale(peer, family, "forwarding_not_preserved", "its new OPEN has no Graceful Restart capability");
     } else if (!n.families[f] || !offer.families[f]) {
@@ -1261,8 +1261,8 @@ void Speaker::NoteGracefulRefresh(const Peer& peer, const wire::UpdateMessage& u
   if (restart_.size() <= peer.rib_index) return;
   PeerRestart& gr = restart_[peer.rib_index];
   if (!gr.any()) return;  // per UPDATE: nothing to do unless the peer has stale paths
-  auto mark = [&](const std::vector<wire::Nlri>& nlri) {
-    for (const wire::Nlri& n : nlri) {
+  auto mark = [&](const std::vector<net::Nlri>& nlri) {
+    for (const net::Nlri& n : nlri) {
       if (auto& stale = gr.stale[static_cast<int>(n.prefix.family())]) stale->Refreshed(n);
     }
   };
@@ -1279,8 +1279,8 @@ void Speaker::FillGracefulRestart(const Peer& peer, control::v1::GracefulRestart
   out.set_restart_time(local.graceful_restart_time);
   out.set_stale_routes_time(peer.config().stale_routes_time_s);
   const fsm::RestartState r = RestartStateFor(peer);
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
-    const char* name = wire::FamilyName(static_cast<wire::Family>(f));
+  for (int f = 0; f < net::kFamilyCount; ++f) {
+    const char* name = net::FamilyName(static_cast<net::Family>(f));
     if (out.enabled() && local.families[f] && local.graceful_restart_families[f]) {
       out.add_families(name);
       if (r.forwarding_preserved[f]) out.add_forwarding_preserved_sent(name);
@@ -1293,8 +1293,8 @@ void Speaker::FillGracefulRestart(const Peer& peer, control::v1::GracefulRestart
     out.set_peer_restart_state(o.restart_state);
     out.set_peer_notification(o.notification);
     out.set_peer_restart_time(o.restart_time);
-    for (int f = 0; f < wire::kFamilyCount; ++f) {
-      const char* name = wire::FamilyName(static_cast<wire::Family>(f));
+    for (int f = 0; f < net::kFamilyCount; ++f) {
+      const char* name = net::FamilyName(static_cast<net::Family>(f));
       if (o.families[f]) out.add_peer_families(name);
       if (o.families[f] && o.forwarding_preserved[f]) out.add_peer_forwarding_preserved(name);
       if (n->graceful_restart_retain[f]) out.add_retained(name);
@@ -1312,10 +1312,10 @@ void Speaker::FillGracefulRestart(const Peer& peer, control::v1::GracefulRestart
   out.set_phase(gr.restarting ? "restarting" : "stale");
   out.set_deadline_unix_ms(gr.deadline_ms);
   uint64_t stale = 0;
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
+  for (int f = 0; f < net::kFamilyCount; ++f) {
     if (!gr.stale[f]) continue;
     stale += gr.stale[f]->stale();
-    out.add_stale_families(wire::FamilyName(static_cast<wire::Family>(f)));
+    out.add_stale_families(net::FamilyName(static_cast<net::Family>(f)));
   }
   out.set_stale_paths(stale);
 }

@@ -92,7 +92,7 @@ class Speaker : public RouteSink, public NeighborRibs {
   // kept across reloads until deleted. AlreadyExists for a prefix of the configuration's
   // networks; adding one again replaces its link bandwidth (returns true then).
   absl::StatusOr<bool> AddNetwork(const Network& network);
-  absl::Status DeleteNetwork(const wire::Prefix& prefix);
+  absl::Status DeleteNetwork(const net::Prefix& prefix);
   // Live capacity: the link bandwidth of the networks originated for `source` (bits/s; 0:
   // the source has no capacity up). Before Start it is the starting value.
   void SetOriginatedBandwidth(const std::string& source, double bps);
@@ -146,7 +146,7 @@ class Speaker : public RouteSink, public NeighborRibs {
   bool DefersEndOfRib(const Peer& peer) const override;
 
   // What `to` gets for `multipath` (best first) of `prefix`: the advertiser's steps 1-3.
-  std::optional<wire::PathAttributes> ExportAttributes(const Peer& to, const wire::Prefix& prefix,
+  std::optional<wire::PathAttributes> ExportAttributes(const Peer& to, const net::Prefix& prefix,
                                                        std::span<const rib::Path> multipath) const {
     return pipeline_->advertiser().ExportAttributes(to.rib_index, prefix, multipath);
   }
@@ -165,12 +165,12 @@ class Speaker : public RouteSink, public NeighborRibs {
   void RefreshCounts(Peer& p);
   // Route refresh from the peer's side (RFC 7313): its BoRR makes its paths in `family`
   // stale until announced again; its EoRR (or the stale timeout) removes what is still stale.
-  void BeginStale(Peer& peer, wire::Family family);
+  void BeginStale(Peer& peer, net::Family family);
   // A ROUTE-REFRESH request to `peer` (RFC 2918), counted in its status.
-  void RequestRefresh(Peer& peer, wire::Family family);
+  void RequestRefresh(Peer& peer, net::Family family);
   // Our Adj-RIB-Out for `family` to `to` again (the advertiser), counted in its status.
-  size_t ResendAdjRibOut(Peer& to, wire::Family family, bool enhanced);
-  void EndStale(Peer& peer, wire::Family family, bool timed_out);
+  size_t ResendAdjRibOut(Peer& to, net::Family family, bool enhanced);
+  void EndStale(Peer& peer, net::Family family, bool timed_out);
   // An UPDATE from a peer in a refresh: the paths it announces are not stale.
   void NoteRefreshed(const Peer& peer, const wire::UpdateMessage& update);
   // A session began or ended: no refresh in progress, no End-of-RIB seen.
@@ -180,7 +180,7 @@ class Speaker : public RouteSink, public NeighborRibs {
   // Graceful restart, helper role (RFC 4724 §4.2), per peer: its paths kept as stale while
   // it restarts (RestartingPeer), then until its End-of-RIB per family.
   struct PeerRestart {
-    std::array<std::optional<rib::StalePaths>, wire::kFamilyCount> stale;
+    std::array<std::optional<rib::StalePaths>, net::kFamilyCount> stale;
     std::unique_ptr<Timer> restart_timer;  // session down: the peer's restart time
     std::unique_ptr<Timer> stale_timer;    // session back: stale_routes_time
     bool restarting = false;               // session down, paths kept
@@ -194,9 +194,9 @@ class Speaker : public RouteSink, public NeighborRibs {
   PeerRestart& RestartOf(const Peer& peer);  // sized on first use
   // The session dropped without a NOTIFICATION: keep the paths of `retain` families as
   // stale for `restart_time_s`, withdraw the others.
-  void KeepStale(Peer& peer, const std::array<bool, wire::kFamilyCount>& retain, uint16_t restart_time_s);
+  void KeepStale(Peer& peer, const std::array<bool, net::kFamilyCount>& retain, uint16_t restart_time_s);
   // The stale paths of `family` still stale go (End-of-RIB, a timer, the new OPEN lacking F).
-  void SweepStale(Peer& peer, wire::Family family, const char* event, const std::string& why);
+  void SweepStale(Peer& peer, net::Family family, const char* event, const std::string& why);
   void SweepAllStale(Peer& peer, const char* event, const std::string& why);
   // Session back: the new OPEN decides which stale families stay until End-of-RIB.
   void RestartedPeerUp(Peer& peer);
@@ -246,8 +246,8 @@ class Speaker : public RouteSink, public NeighborRibs {
   // Route refresh from the peer's side, per peer (by rib index): the paths it is re-sending
   // (BoRR received, no EoRR yet) with their stale timeout.
   struct InboundRefresh {
-    std::array<std::optional<rib::StalePaths>, wire::kFamilyCount> stale;
-    std::array<std::unique_ptr<Timer>, wire::kFamilyCount> timeout;
+    std::array<std::optional<rib::StalePaths>, net::kFamilyCount> stale;
+    std::array<std::unique_ptr<Timer>, net::kFamilyCount> timeout;
   };
   std::vector<InboundRefresh> refresh_;
   InboundRefresh& RefreshOf(const Peer& peer);  // sized on first use

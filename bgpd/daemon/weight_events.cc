@@ -58,7 +58,7 @@ void WeightEventReporter::Report(const rib::FibUpdate& update, const rib::NextHo
     control::v1::WeightsEvent& w = *out.mutable_weights();
     w.set_group(g.id);
     if (known != nullptr) {
-      w.set_family(wire::FamilyName(known->family));
+      w.set_family(net::FamilyName(known->family));
       w.set_prefixes(known->prefixes);
     }
     // Every next hop before or after, by next hop (both lists are sorted by it).

@@ -31,7 +31,7 @@ class WeightEventReporter {
 
  private:
   struct Member {
-    wire::IpAddress next_hop;
+    net::IpAddress next_hop;
     uint32_t weight = 0;
     double bps = 0;
     double applied_bps = 0;

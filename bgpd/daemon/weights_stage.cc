@@ -47,7 +47,7 @@ void WeightsStage::OnRouteChanges(std::span<const rib::RouteChange> changes) {
       gone_.push_back(c.prefix);
       continue;
     }
-    if (first && (pending_.empty() || rib::InTableOrder(c.prefix, pending_.back()))) runs_.push_back(pending_.size());
+    if (first && (pending_.empty() || net::InTableOrder(c.prefix, pending_.back()))) runs_.push_back(pending_.size());
     first = false;
     pending_.push_back(c.prefix);
   }
@@ -72,11 +72,11 @@ void WeightsStage::RunNow() {
 }
 
 void WeightsStage::RunGone() {
-  std::sort(gone_.begin(), gone_.end(), rib::InTableOrder);
+  std::sort(gone_.begin(), gone_.end(), net::InTableOrder);
   gone_.erase(std::unique(gone_.begin(), gone_.end()), gone_.end());
   bool back = false;  // a prefix that has a route again: to the next batch, as any change
   batch_.Reserve(gone_.size());
-  for (const wire::Prefix& prefix : gone_) {
+  for (const net::Prefix& prefix : gone_) {
     if (rib::HasMembers(rib_, prefix)) {
       if (!back) runs_.push_back(pending_.size());  // one more sorted run
       back = true;
@@ -103,7 +103,7 @@ void WeightsStage::CompactPending() {
   std::vector<size_t>& runs = runs_;
   runs.push_back(v.size());
   if (runs.size() > 64) {  // many short runs: a sort is cheaper than the merge passes
-    std::sort(v.begin(), v.end(), rib::InTableOrder);
+    std::sort(v.begin(), v.end(), net::InTableOrder);
     runs.clear();
   }
   while (runs.size() > 2) {
@@ -112,7 +112,7 @@ void WeightsStage::CompactPending() {
       merged.push_back(runs[i]);
       if (i + 2 < runs.size()) {
         std::inplace_merge(v.begin() + static_cast<ptrdiff_t>(runs[i]), v.begin() + static_cast<ptrdiff_t>(runs[i + 1]),
-                           v.begin() + static_cast<ptrdiff_t>(runs[i + 2]), rib::InTableOrder);
+                           v.begin() + static_cast<ptrdiff_t>(runs[i + 2]), net::InTableOrder);
       }  // else an odd run out, to the end: merged in the next pass
     }
     merged.push_back(v.size());
@@ -126,7 +126,7 @@ void WeightsStage::CompactPending() {
 void WeightsStage::Run() {
   // The gone prefixes left over are changes like the others (one batch decides the same).
   if (!gone_.empty()) {
-    std::sort(gone_.begin(), gone_.end(), rib::InTableOrder);
+    std::sort(gone_.begin(), gone_.end(), net::InTableOrder);
     runs_.push_back(pending_.size());
     pending_.insert(pending_.end(), gone_.begin(), gone_.end());
     gone_.clear();
@@ -154,7 +154,7 @@ bool WeightsStage::RunCheckSlice() {
   std::optional<rib::CheckSlice> slice = groups_.TakeCheckSlice(Now(), kCheckSlice);
   if (!slice) return false;
   // The members as the RIB has them now, as a batch reads them.
-  for (const wire::Prefix& prefix : slice->prefixes) batch_.Add(rib_, prefix, local_);
+  for (const net::Prefix& prefix : slice->prefixes) batch_.Add(rib_, prefix, local_);
   groups_.Check(slice->group, batch_.View(), Now());
   batch_.Clear();
   return true;
@@ -172,7 +172,7 @@ void WeightsStage::Reconfigure(const rib::WeightsConfig& config, bool reweigh) {
 
 void WeightsStage::ReweighAll() {
   rib::MembersBatch all;
-  rib_.ForEach([&](const wire::Prefix& prefix, const rib::Destination&) { all.Add(rib_, prefix, local_); });
+  rib_.ForEach([&](const net::Prefix& prefix, const rib::Destination&) { all.Add(rib_, prefix, local_); });
   groups_.Update(all.View(), Now(), /*immediate=*/true);
 }
 

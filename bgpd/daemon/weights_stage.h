@@ -74,7 +74,7 @@ class WeightsStage final : public rib::RouteChangeListener {
   rib::NextHopGroupRegistry groups_;
   // Changed since the last batch, may repeat. A deque: it grows without copying itself
   // (no old and new array at once) and gives its blocks back as the batch takes them.
-  std::deque<wire::Prefix> pending_;
+  std::deque<net::Prefix> pending_;
   std::vector<size_t> runs_;           // where each sorted run of pending_ starts
   // Changed to no route at all since the last batch, may repeat. A full table going (a
   // session loss) is taken in slices of these as it comes, not in one batch: a gone prefix
@@ -85,7 +85,7 @@ class WeightsStage final : public rib::RouteChangeListener {
   // current state even if it was following an early reweight, where one batch holding both
   // would have split them off), and a group the slices deleted is not there for others
   // moving to its key to join (they re-key in place, their own damping state).
-  std::vector<wire::Prefix> gone_;
+  std::vector<net::Prefix> gone_;
   size_t compact_at_ = 65536;  // pending_'s size that merges it (CompactPending)
   bool gone_unpublished_ = false;  // RunGone changed the registry since the last Run
   rib::MembersBatch batch_;            // storage kept between batches

@@ -14,7 +14,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "bgpd/fsm/negotiation.h"
-#include "bgpd/wire/notification.h"
+#include "wire/notification.h"
 
 namespace bagd::fsm {
 

@@ -5,15 +5,15 @@
 namespace bagd::fsm {
 
 using wire::AddPathCap;
-using wire::Family;
+using net::Family;
 using wire::NotificationMessage;
 
 namespace {
 
-constexpr Family kFamilies[] = {Family::kIpv4Unicast, Family::kIpv6Unicast};
+constexpr net::Family kFamilies[] = {net::Family::kIpv4Unicast, net::Family::kIpv6Unicast};
 
-uint16_t AfiOf(Family f) { return static_cast<uint16_t>(wire::FamilyAfi(f)); }
-int Idx(Family f) { return static_cast<int>(f); }
+uint16_t AfiOf(net::Family f) { return static_cast<uint16_t>(net::FamilyAfi(f)); }
+int Idx(net::Family f) { return static_cast<int>(f); }
 
 NotificationMessage OpenError(uint8_t subcode, wire::Bytes data = {}) {
   return NotificationMessage{static_cast<uint8_t>(wire::ErrorCode::kOpenMessage), subcode, std::move(data)};
@@ -41,7 +41,7 @@ wire::OpenMessage BuildOpen(const LocalSettings& local, const RestartState& rest
   m.my_as = static_cast<uint16_t>(local.local_as > 0xffff ? wire::kAsTrans : local.local_as);
   m.hold_time = local.hold_time;
   m.bgp_id = local.router_id;
-  for (Family f : kFamilies) {
+  for (net::Family f : kFamilies) {
     if (local.families[Idx(f)]) m.capabilities.push_back(wire::MultiprotocolCap{AfiOf(f), 1});
   }
   if (local.route_refresh) {
@@ -51,7 +51,7 @@ wire::OpenMessage BuildOpen(const LocalSettings& local, const RestartState& rest
   if (local.extended_message) m.capabilities.push_back(wire::ExtendedMessageCap{});
   m.capabilities.push_back(wire::FourOctetAsCap{local.local_as});
   AddPathCap ap;
-  for (Family f : kFamilies) {
+  for (net::Family f : kFamilies) {
     const uint8_t dir = (local.add_path_receive[Idx(f)] ? AddPathCap::kReceive : 0) |
                         (local.add_path_send[Idx(f)] ? AddPathCap::kSend : 0);
     if (dir && local.families[Idx(f)]) ap.families.push_back({AfiOf(f), 1, dir});
@@ -63,7 +63,7 @@ wire::OpenMessage BuildOpen(const LocalSettings& local, const RestartState& rest
     // Restart time 0 and no families: "I send and understand End-of-RIB" (RFC 4724 §3),
     // without asking the peer to keep our routes when the session drops.
     if (local.graceful_restart_time > 0) {
-      for (Family f : kFamilies) {
+      for (net::Family f : kFamilies) {
         if (local.families[Idx(f)] && local.graceful_restart_families[Idx(f)])
           gr.families.push_back({AfiOf(f), 1, restart.forwarding_preserved[Idx(f)]});
       }
@@ -106,12 +106,12 @@ std::variant<Negotiated, NotificationMessage> Negotiate(const LocalSettings& loc
   if (n.hold_time != 0 && n.keepalive == 0) n.keepalive = 1;
 
   // Families: without any MP capability, the peer speaks IPv4 unicast only (RFC 4760 §8).
-  std::array<bool, wire::kFamilyCount> peer_families{};
+  std::array<bool, net::kFamilyCount> peer_families{};
   bool any_mp = false;
   for (const auto& c : peer.capabilities) {
     if (const auto* mp = std::get_if<wire::MultiprotocolCap>(&c)) {
       any_mp = true;
-      if (auto f = wire::FamilyFromAfiSafi(mp->afi, mp->safi)) peer_families[Idx(*f)] = true;
+      if (auto f = net::FamilyFromAfiSafi(mp->afi, mp->safi)) peer_families[Idx(*f)] = true;
     } else if (std::holds_alternative<wire::RouteRefreshCap>(c)) {
       n.route_refresh = local.route_refresh;
     } else if (std::holds_alternative<wire::EnhancedRouteRefreshCap>(c)) {
@@ -126,7 +126,7 @@ std::variant<Negotiated, NotificationMessage> Negotiate(const LocalSettings& loc
       p.notification = gr->notification;
       p.restart_time = gr->restart_time;
       for (const auto& e : gr->families) {
-        if (auto f = wire::FamilyFromAfiSafi(e.afi, e.safi)) {
+        if (auto f = net::FamilyFromAfiSafi(e.afi, e.safi)) {
           p.families[Idx(*f)] = true;
           p.forwarding_preserved[Idx(*f)] = e.forwarding_preserved;
         }
@@ -139,16 +139,16 @@ std::variant<Negotiated, NotificationMessage> Negotiate(const LocalSettings& loc
       }
     }
   }
-  if (!any_mp) peer_families[Idx(Family::kIpv4Unicast)] = true;
+  if (!any_mp) peer_families[Idx(net::Family::kIpv4Unicast)] = true;
   bool any_common = false;
-  for (Family f : kFamilies) {
+  for (net::Family f : kFamilies) {
     n.families[Idx(f)] = local.families[Idx(f)] && peer_families[Idx(f)];
     any_common |= n.families[Idx(f)];
   }
   if (!any_common) {
     // RFC 5492 §3: tell the peer which capability we could not do without.
     wire::Bytes data;
-    for (Family f : kFamilies) {
+    for (net::Family f : kFamilies) {
       if (!local.families[Idx(f)]) continue;
       data.insert(data.end(), {1, 4, 0, static_cast<uint8_t>(AfiOf(f)), 0, 1});
     }
@@ -157,14 +157,14 @@ std::variant<Negotiated, NotificationMessage> Negotiate(const LocalSettings& loc
   // RFC 4724 §4.2: we keep the peer's paths across its restart in the families it listed
   // with a restart time, when we list them too (our helper role is on for them).
   if (local.graceful_restart && local.graceful_restart_time > 0 && n.peer_graceful_restart.restart_time > 0) {
-    for (Family f : kFamilies) {
+    for (net::Family f : kFamilies) {
       n.graceful_restart_retain[Idx(f)] = n.families[Idx(f)] && local.graceful_restart_families[Idx(f)] &&
                                           n.peer_graceful_restart.families[Idx(f)];
     }
   }
   if (const auto* ap = peer.Find<AddPathCap>()) {
     for (const auto& e : ap->families) {
-      auto f = wire::FamilyFromAfiSafi(e.afi, e.safi);
+      auto f = net::FamilyFromAfiSafi(e.afi, e.safi);
       if (!f || !n.families[Idx(*f)]) continue;
       // RFC 7911 §4: we receive path ids when we asked to receive and the peer can send.
       n.add_path_receive[Idx(*f)] = local.add_path_receive[Idx(*f)] && (e.direction & AddPathCap::kSend);

@@ -8,7 +8,7 @@
 #include <string>
 #include <variant>
 
-#include "bgpd/wire/message.h"
+#include "wire/message.h"
 
 namespace bagd::fsm {
 
@@ -19,9 +19,9 @@ struct LocalSettings {
   uint32_t remote_as = 0;       // expected peer AS
   uint16_t hold_time = 90;      // 0 or >= 3
   uint16_t keepalive = 0;       // 0: hold/3
-  std::array<bool, wire::kFamilyCount> families{true, false};
-  std::array<bool, wire::kFamilyCount> add_path_receive{};
-  std::array<bool, wire::kFamilyCount> add_path_send{};
+  std::array<bool, net::kFamilyCount> families{true, false};
+  std::array<bool, net::kFamilyCount> add_path_receive{};
+  std::array<bool, net::kFamilyCount> add_path_send{};
   bool extended_message = true;
   bool route_refresh = true;
   // The Graceful Restart capability (RFC 4724 §3) is sent when set. With a restart time of 0
@@ -31,7 +31,7 @@ struct LocalSettings {
   // helper role) in the families both sides listed.
   bool graceful_restart = false;
   uint16_t graceful_restart_time = 120;
-  std::array<bool, wire::kFamilyCount> graceful_restart_families{};
+  std::array<bool, net::kFamilyCount> graceful_restart_families{};
   std::string hostname;  // FQDN capability when non-empty
 
   bool ibgp() const { return local_as == remote_as; }
@@ -43,7 +43,7 @@ struct LocalSettings {
 struct RestartState {
   bool restarting = false;  // R: we restarted; do not wait for our End-of-RIB
   // F per family: our forwarding state (the kernel routes) survived the restart.
-  std::array<bool, wire::kFamilyCount> forwarding_preserved{};
+  std::array<bool, net::kFamilyCount> forwarding_preserved{};
   friend bool operator==(const RestartState&, const RestartState&) = default;
 };
 
@@ -53,8 +53,8 @@ struct PeerGracefulRestart {
   bool restart_state = false;  // R: it has restarted
   bool notification = false;   // N (RFC 8538): recorded, not acted on
   uint16_t restart_time = 0;   // seconds
-  std::array<bool, wire::kFamilyCount> families{};               // listed (and known to bagd)
-  std::array<bool, wire::kFamilyCount> forwarding_preserved{};   // F, for the listed ones
+  std::array<bool, net::kFamilyCount> families{};               // listed (and known to bagd)
+  std::array<bool, net::kFamilyCount> forwarding_preserved{};   // F, for the listed ones
   friend bool operator==(const PeerGracefulRestart&, const PeerGracefulRestart&) = default;
 };
 
@@ -73,11 +73,11 @@ struct Negotiated {
   // The helper role (RFC 4724 §4.2): the families in which, when this session drops without
   // a NOTIFICATION, the peer's paths are kept as stale for its restart time. Those both
   // sides listed, negotiated, with a restart time above 0 on both sides.
-  std::array<bool, wire::kFamilyCount> graceful_restart_retain{};
-  std::array<bool, wire::kFamilyCount> families{};
-  std::array<bool, wire::kFamilyCount> add_path_receive{};  // peer sends path ids to us
-  std::array<bool, wire::kFamilyCount> add_path_send{};     // we send path ids
-  std::array<bool, wire::kFamilyCount> extended_nexthop{};  // peer may send IPv6 next hops for the family
+  std::array<bool, net::kFamilyCount> graceful_restart_retain{};
+  std::array<bool, net::kFamilyCount> families{};
+  std::array<bool, net::kFamilyCount> add_path_receive{};  // peer sends path ids to us
+  std::array<bool, net::kFamilyCount> add_path_send{};     // we send path ids
+  std::array<bool, net::kFamilyCount> extended_nexthop{};  // peer may send IPv6 next hops for the family
   std::string peer_hostname;
 
   // Codec contexts for the two directions.

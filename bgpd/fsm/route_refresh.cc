@@ -15,7 +15,7 @@ RefreshAction ClassifyRouteRefresh(const LocalSettings& local, const Negotiated&
   }
   // RFC 2918 §4, RFC 7313 §5: a family that was not advertised at session establishment is
   // ignored (so is one bagd does not route at all).
-  const auto family = wire::FamilyFromAfiSafi(m.afi, m.safi);
+  const auto family = net::FamilyFromAfiSafi(m.afi, m.safi);
   if (!family || !negotiated.families[static_cast<int>(*family)]) {
     a.reason = absl::StrCat("AFI ", m.afi, " SAFI ", m.safi,
                             " was not negotiated on this session (RFC 2918 §4: the message is ignored)");
@@ -46,7 +46,7 @@ RefreshAction ClassifyRouteRefresh(const LocalSettings& local, const Negotiated&
       // RFC 7313 §4: a speaker that received the Graceful Restart capability ignores a BoRR
       // that comes before the family's End-of-RIB.
       if (negotiated.graceful_restart && !state.end_of_rib[f]) {
-        a.reason = absl::StrCat("BoRR before the End-of-RIB for ", wire::FamilyName(*family),
+        a.reason = absl::StrCat("BoRR before the End-of-RIB for ", net::FamilyName(*family),
                                 " (RFC 7313 §4: ignored with Graceful Restart)");
         return a;
       }
@@ -56,7 +56,7 @@ RefreshAction ClassifyRouteRefresh(const LocalSettings& local, const Negotiated&
       return a;
     default:  // EoRR
       if (!state.refreshing[f]) {
-        a.reason = absl::StrCat("EoRR for ", wire::FamilyName(*family), " without a BoRR before it");
+        a.reason = absl::StrCat("EoRR for ", net::FamilyName(*family), " without a BoRR before it");
         return a;
       }
       a.type = RefreshActionType::kEndStale;

@@ -8,16 +8,16 @@
 #include <string>
 
 #include "bgpd/fsm/negotiation.h"
-#include "bgpd/wire/message.h"
+#include "wire/message.h"
 
 namespace bagd::fsm {
 
-// Where the peer's side of route refresh stands, per family (index wire::Family).
+// Where the peer's side of route refresh stands, per family (index net::Family).
 struct InboundRefreshState {
   // End-of-RIB received on this session (RFC 4724).
-  std::array<bool, wire::kFamilyCount> end_of_rib{};
+  std::array<bool, net::kFamilyCount> end_of_rib{};
   // A BoRR received and no EoRR yet: the peer is re-sending its routes (RFC 7313 §4.2).
-  std::array<bool, wire::kFamilyCount> refreshing{};
+  std::array<bool, net::kFamilyCount> refreshing{};
 };
 
 enum class RefreshActionType {
@@ -29,7 +29,7 @@ enum class RefreshActionType {
 
 struct RefreshAction {
   RefreshActionType type = RefreshActionType::kIgnore;
-  wire::Family family = wire::Family::kIpv4Unicast;
+  net::Family family = net::Family::kIpv4Unicast;
   bool enhanced = false;  // kResend: Enhanced Route Refresh was negotiated (RFC 7313 §4)
   // kIgnore: why. Otherwise something worth a log line, or empty (e.g. ORF entries that
   // are not acted on, a BoRR that restarts a refresh in progress).

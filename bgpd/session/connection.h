@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-#include "bgpd/wire/message.h"
+#include "wire/message.h"
 
 namespace bagd::session {
 

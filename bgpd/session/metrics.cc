@@ -276,7 +276,7 @@ const char* MessageTypeLabel(uint8_t type) {
   return "unknown";
 }
 
-void NeighborSeries::Declare(const std::array<bool, wire::kFamilyCount>& families) {
+void NeighborSeries::Declare(const std::array<bool, net::kFamilyCount>& families) {
   if (!m_) return;
   for (uint8_t type = 1; type <= 5; ++type) {
     if (!received_[type]) received_[type] = &m_->Received(neighbor_, MessageTypeLabel(type));
@@ -284,8 +284,8 @@ void NeighborSeries::Declare(const std::array<bool, wire::kFamilyCount>& familie
   }
   if (!bytes_in_) bytes_in_ = &m_->BytesIn(neighbor_);
   if (!bytes_out_) bytes_out_ = &m_->BytesOut(neighbor_);
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
-    if (families[f] && !prefixes_[f]) prefixes_[f] = &m_->Prefixes(neighbor_, wire::FamilyName(static_cast<wire::Family>(f)));
+  for (int f = 0; f < net::kFamilyCount; ++f) {
+    if (families[f] && !prefixes_[f]) prefixes_[f] = &m_->Prefixes(neighbor_, net::FamilyName(static_cast<net::Family>(f)));
   }
   if (!prefixes_sent_) prefixes_sent_ = &m_->PrefixesSent(neighbor_);
   if (!updates_packed_) updates_packed_ = &m_->UpdatesPacked(neighbor_);
@@ -309,10 +309,10 @@ void NeighborSeries::Sent(uint8_t type, size_t bytes) {
   bytes_out_->Increment(static_cast<double>(bytes));
 }
 
-void NeighborSeries::SetPrefixes(wire::Family family, size_t paths) {
+void NeighborSeries::SetPrefixes(net::Family family, size_t paths) {
   if (!m_) return;
   auto& g = prefixes_[static_cast<int>(family)];
-  if (!g) g = &m_->Prefixes(neighbor_, wire::FamilyName(family));
+  if (!g) g = &m_->Prefixes(neighbor_, net::FamilyName(family));
   g->Set(static_cast<double>(paths));
 }
 

@@ -86,7 +86,7 @@
 #include <prometheus/registry.h>
 #include <vector>
 
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 
 namespace bagd::session {
 
@@ -251,10 +251,10 @@ class NeighborSeries {
   NeighborSeries(SessionMetrics* metrics, std::string neighbor) : m_(metrics), neighbor_(std::move(neighbor)) {}
   // Every series of the neighbor, at 0, for the families it is configured with: a dashboard
   // sees a neighbor that never came up as 0, not as missing.
-  void Declare(const std::array<bool, wire::kFamilyCount>& families);
+  void Declare(const std::array<bool, net::kFamilyCount>& families);
   void Received(uint8_t type, size_t bytes);
   void Sent(uint8_t type, size_t bytes);
-  void SetPrefixes(wire::Family family, size_t paths);
+  void SetPrefixes(net::Family family, size_t paths);
   void SetPrefixesSent(size_t prefixes);
   void UpdatesPacked(size_t messages);
 
@@ -265,7 +265,7 @@ class NeighborSeries {
   std::array<prometheus::Counter*, 6> received_{}, sent_{};
   prometheus::Counter* bytes_in_ = nullptr;
   prometheus::Counter* bytes_out_ = nullptr;
-  std::array<prometheus::Gauge*, wire::kFamilyCount> prefixes_{};
+  std::array<prometheus::Gauge*, net::kFamilyCount> prefixes_{};
   prometheus::Gauge* prefixes_sent_ = nullptr;
   prometheus::Counter* updates_packed_ = nullptr;
 };

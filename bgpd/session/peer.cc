@@ -89,10 +89,10 @@ Peer::Peer(boost::asio::io_context& io, Clock& clock, PeerConfig config, Session
   state_since_ms_ = clock_.WallMs();
   if (metrics_) metrics_->State(config_.Name()).Set(0);
   series_.Declare(config_.fsm.local.families);
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
+  for (int f = 0; f < net::kFamilyCount; ++f) {
     prefix_limits_[f] = rib::PrefixLimit(config_.max_prefixes[f]);
     if (metrics_ && prefix_limits_[f].enabled()) {
-      const char* family = wire::FamilyName(static_cast<wire::Family>(f));
+      const char* family = net::FamilyName(static_cast<net::Family>(f));
       metrics_->PrefixLimit(config_.Name(), family).Set(config_.max_prefixes[f].limit);
       metrics_->PrefixLimitState(config_.Name(), family).Set(0);
     }
@@ -371,10 +371,10 @@ void Peer::Execute(Slot& slot, const fsm::Action& a) {
       const wire::CodecContext ctx = negotiated_->DecodeContext(config_.ebgp());
       if (slot.conn) slot.conn->SetCodecContext(ctx);
       prefixes_sent = 0;
-      for (int f = 0; f < wire::kFamilyCount; ++f) {  // a new session is counted from nothing
+      for (int f = 0; f < net::kFamilyCount; ++f) {  // a new session is counted from nothing
         prefix_limits_[f].Reset();
         if (metrics_ && prefix_limits_[f].enabled()) {
-          metrics_->PrefixLimitState(config_.Name(), wire::FamilyName(static_cast<wire::Family>(f))).Set(0);
+          metrics_->PrefixLimitState(config_.Name(), net::FamilyName(static_cast<net::Family>(f))).Set(0);
         }
       }
       if (sink_) {
@@ -720,14 +720,14 @@ void Peer::OnUpdate(Slot& slot, const wire::UpdateMessage& u) {
   CheckPrefixLimits();
 }
 
-void Peer::SetPrefixLimits(const std::array<rib::PrefixLimitConfig, wire::kFamilyCount>& limits) {
+void Peer::SetPrefixLimits(const std::array<rib::PrefixLimitConfig, net::kFamilyCount>& limits) {
   config_.max_prefixes = limits;
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
+  for (int f = 0; f < net::kFamilyCount; ++f) {
     const bool had = prefix_limits_[f].enabled();
     prefix_limits_[f] = rib::PrefixLimit(limits[f]);  // counted afresh against the new limit
     if (metrics_ && (had || prefix_limits_[f].enabled())) {
       // A removed limit shows as 0 (no limit).
-      const char* family = wire::FamilyName(static_cast<wire::Family>(f));
+      const char* family = net::FamilyName(static_cast<net::Family>(f));
       metrics_->PrefixLimit(config_.Name(), family).Set(limits[f].limit);
       metrics_->PrefixLimitState(config_.Name(), family).Set(0);
     }
@@ -736,39 +736,39 @@ void Peer::SetPrefixLimits(const std::array<rib::PrefixLimitConfig, wire::kFamil
 }
 
 void Peer::CheckPrefixLimits() {
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
+  for (int f = 0; f < net::kFamilyCount; ++f) {
     rib::PrefixLimit& limit = prefix_limits_[f];
     if (!limit.enabled()) continue;
-    const auto family = static_cast<wire::Family>(f);
+    const auto family = static_cast<net::Family>(f);
     const uint64_t count = prefixes_received_by_family[f];
     const rib::PrefixLimitState before = limit.state();
     const rib::PrefixLimitEvent event = limit.Check(count);
     if (metrics_ && limit.state() != before) {
-      metrics_->PrefixLimitState(config_.Name(), wire::FamilyName(family)).Set(static_cast<double>(limit.state()));
+      metrics_->PrefixLimitState(config_.Name(), net::FamilyName(family)).Set(static_cast<double>(limit.state()));
     }
     const rib::PrefixLimitConfig& c = limit.config();
     switch (event) {
       case rib::PrefixLimitEvent::kNone: break;
       case rib::PrefixLimitEvent::kWarning:
         log::Warning("neighbor %s: %s: %d paths, %d%% of the maximum %d (warning threshold %d)", config_.Name(),
-                     wire::FamilyName(family), count, count * 100 / c.limit, c.limit, c.WarningAt());
-        if (metrics_) metrics_->PrefixLimitEvents(config_.Name(), wire::FamilyName(family), "warning").Increment();
+                     net::FamilyName(family), count, count * 100 / c.limit, c.limit, c.WarningAt());
+        if (metrics_) metrics_->PrefixLimitEvents(config_.Name(), net::FamilyName(family), "warning").Increment();
         break;
       case rib::PrefixLimitEvent::kExceededWarn:
         log::Warning("neighbor %s: %s: %d paths, more than the maximum %d; warning_only: the session stays up",
-                     config_.Name(), wire::FamilyName(family), count, c.limit);
-        if (metrics_) metrics_->PrefixLimitEvents(config_.Name(), wire::FamilyName(family), "exceeded").Increment();
+                     config_.Name(), net::FamilyName(family), count, c.limit);
+        if (metrics_) metrics_->PrefixLimitEvents(config_.Name(), net::FamilyName(family), "exceeded").Increment();
         break;
       case rib::PrefixLimitEvent::kExceededCease:
-        if (metrics_) metrics_->PrefixLimitEvents(config_.Name(), wire::FamilyName(family), "exceeded").Increment();
+        if (metrics_) metrics_->PrefixLimitEvents(config_.Name(), net::FamilyName(family), "exceeded").Increment();
         return PrefixLimitExceeded(family, count);
     }
   }
 }
 
-void Peer::PrefixLimitExceeded(wire::Family family, uint64_t count) {
+void Peer::PrefixLimitExceeded(net::Family family, uint64_t count) {
   const rib::PrefixLimitConfig& c = prefix_limits_[static_cast<int>(family)].config();
-  const std::string why = absl::StrCat("maximum prefixes exceeded: ", count, " ", wire::FamilyName(family),
+  const std::string why = absl::StrCat("maximum prefixes exceeded: ", count, " ", net::FamilyName(family),
                                        " paths, limit ", c.limit);
   log::Warning("neighbor %s: %s; %s", config_.Name(), why,
                c.restart_interval_s > 0
@@ -801,16 +801,16 @@ void Peer::StopPrefixLimitRestart() {
   prefix_limit_restart_ms_ = 0;
 }
 
-std::optional<wire::IpAddress> Peer::LocalAddress() const {
+std::optional<net::IpAddress> Peer::LocalAddress() const {
   if (!primary_->conn) return std::nullopt;
   // Called per exported prefix: convert the bytes, no text round trip.
   const auto a = primary_->conn->local().address();
-  if (a.is_v4()) return wire::IpAddress::V4Bytes(a.to_v4().to_bytes().data());
+  if (a.is_v4()) return net::IpAddress::V4Bytes(a.to_v4().to_bytes().data());
   const auto v6 = a.to_v6();
   if (v6.is_v4_mapped()) {
-    return wire::IpAddress::V4Bytes(boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, v6).to_bytes().data());
+    return net::IpAddress::V4Bytes(boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, v6).to_bytes().data());
   }
-  return wire::IpAddress::V6Bytes(v6.to_bytes().data());
+  return net::IpAddress::V6Bytes(v6.to_bytes().data());
 }
 
 wire::CodecContext Peer::EncodeContext() const {
@@ -830,8 +830,8 @@ void Peer::SendUpdates(std::vector<wire::Bytes> messages) {
 void Peer::SendEndOfRib() {
   Slot& slot = *primary_;
   if (!slot.conn || slot.fsm.state != State::kEstablished || !negotiated_) return;
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
-    if (negotiated_->families[f]) SendMessage(slot, wire::UpdateMessage::MakeEndOfRib(static_cast<wire::Family>(f)));
+  for (int f = 0; f < net::kFamilyCount; ++f) {
+    if (negotiated_->families[f]) SendMessage(slot, wire::UpdateMessage::MakeEndOfRib(static_cast<net::Family>(f)));
   }
 }
 
@@ -862,8 +862,8 @@ void Peer::ResolveCollision() {
   const bool primary_wins = primary_is_outbound == outbound_wins;
   log::Info("neighbor %s: connection collision: keeping the %s connection (local id %s, peer id %s)",
             config_.Name(), outbound_wins ? "outbound" : "inbound",
-            wire::IpAddress::V4(config_.fsm.local.router_id).ToString(),
-            wire::IpAddress::V4(n->peer_router_id).ToString());
+            net::IpAddress::V4(config_.fsm.local.router_id).ToString(),
+            net::IpAddress::V4(n->peer_router_id).ToString());
   if (primary_wins) {
     Dispatch(c, fsm::Event::Of(EventType::kOpenCollisionDump));
     candidate_.reset();
@@ -902,7 +902,7 @@ control::v1::NeighborStatus Peer::Status() const {
   }
   if (primary_->fsm.state == State::kEstablished && negotiated_) {
     const auto& n = *negotiated_;
-    s.set_peer_router_id(wire::IpAddress::V4(n.peer_router_id).ToString());
+    s.set_peer_router_id(net::IpAddress::V4(n.peer_router_id).ToString());
     auto* c = s.mutable_negotiated();
     c->set_four_octet_as(n.four_octet_as);
     c->set_route_refresh(n.route_refresh);
@@ -912,8 +912,8 @@ control::v1::NeighborStatus Peer::Status() const {
     c->set_hold_time(n.hold_time);
     c->set_keepalive(n.keepalive);
     c->set_peer_hostname(n.peer_hostname);
-    for (int f = 0; f < wire::kFamilyCount; ++f) {
-      const char* name = wire::FamilyName(static_cast<wire::Family>(f));
+    for (int f = 0; f < net::kFamilyCount; ++f) {
+      const char* name = net::FamilyName(static_cast<net::Family>(f));
       if (n.families[f]) c->add_families(name);
       if (n.add_path_receive[f]) c->add_add_path_receive(name);
       if (n.add_path_send[f]) c->add_add_path_send(name);
@@ -930,11 +930,11 @@ control::v1::NeighborStatus Peer::Status() const {
   if (last_sent_) *s.mutable_last_notification_sent() = *last_sent_;
   if (last_received_) *s.mutable_last_notification_received() = *last_received_;
   s.set_established_transitions(established_transitions_);
-  for (int f = 0; f < wire::kFamilyCount; ++f) {
+  for (int f = 0; f < net::kFamilyCount; ++f) {
     const rib::PrefixLimit& l = prefix_limits_[f];
     if (!l.enabled()) continue;
     auto* p = s.add_prefix_limits();
-    p->set_family(wire::FamilyName(static_cast<wire::Family>(f)));
+    p->set_family(net::FamilyName(static_cast<net::Family>(f)));
     p->set_limit(l.config().limit);
     p->set_warning_threshold_percent(l.config().warning_threshold_percent);
     p->set_warning_at(l.config().WarningAt());

@@ -26,9 +26,9 @@
 namespace bagd::session {
 
 struct PeerConfig {
-  wire::IpAddress address;
+  net::IpAddress address;
   uint16_t port = 179;
-  std::optional<wire::IpAddress> local_address;
+  std::optional<net::IpAddress> local_address;
   std::string description;
   std::string password;   // TCP-MD5 key, empty = none
   int ttl_security = 0;   // GTSM hops, 0 = off
@@ -37,8 +37,8 @@ struct PeerConfig {
   uint32_t advertisement_interval_s = 0;  // MRAI (RFC 4271 §9.2.1.1)
   std::string shutdown_message;
   fsm::FsmConfig fsm;
-  // Maximum prefixes per family (index wire::Family); limit 0: none.
-  std::array<rib::PrefixLimitConfig, wire::kFamilyCount> max_prefixes{};
+  // Maximum prefixes per family (index net::Family); limit 0: none.
+  std::array<rib::PrefixLimitConfig, net::kFamilyCount> max_prefixes{};
   // Graceful restart, helper role (RFC 4724 §4.2): the longest the neighbor's stale paths
   // stay after its session is back without its End-of-RIB (the speaker's timer).
   uint32_t stale_routes_time_s = 360;
@@ -108,7 +108,7 @@ class Peer {
   const std::vector<std::string>& policy_notes() const { return policy_notes_; }
   // Established only: what was negotiated, the local address of the session, and sending.
   const std::optional<fsm::Negotiated>& negotiated() const { return negotiated_; }
-  std::optional<wire::IpAddress> LocalAddress() const;
+  std::optional<net::IpAddress> LocalAddress() const;
   bool established() const;
   int64_t established_since_ms() const { return established_since_ms_; }  // wall clock
   // Pre-encoded UPDATEs (already packed for this session's encode context).
@@ -127,9 +127,9 @@ class Peer {
   wire::CodecContext EncodeContext() const;
   uint32_t rib_index = 0;  // the speaker's handle for this peer in the RIB
   uint64_t prefixes_received = 0;  // set by the speaker from the RIB
-  // Paths held from the peer per family (index wire::Family), set by the speaker from the
+  // Paths held from the peer per family (index net::Family), set by the speaker from the
   // RIB after each UPDATE: what the maximum-prefix limits are checked against.
-  std::array<uint64_t, wire::kFamilyCount> prefixes_received_by_family{};
+  std::array<uint64_t, net::kFamilyCount> prefixes_received_by_family{};
   uint64_t prefixes_sent = 0;
   uint64_t prefixes_rejected = 0;  // by import policy, set by the speaker
   // Shown in NeighborStatus.policy_notes (the speaker's RFC 8212 notes).
@@ -138,7 +138,7 @@ class Peer {
   bool admin_down() const { return admin_down_; }
   // New maximum prefixes (SIGHUP): checked at once against what the neighbor holds, so a
   // lowered limit may take the session down now (as FRR does).
-  void SetPrefixLimits(const std::array<rib::PrefixLimitConfig, wire::kFamilyCount>& limits);
+  void SetPrefixLimits(const std::array<rib::PrefixLimitConfig, net::kFamilyCount>& limits);
   // Down after exceeding a maximum-prefix limit (until the restart interval ends or Enable()).
   bool prefix_limit_down() const { return prefix_limit_down_; }
   // A reload's changes that keep the session (PeerConfig::SameSession(config(), c) holds):
@@ -188,7 +188,7 @@ class Peer {
   // After an UPDATE: each family's count against its limit (two comparisons per family).
   void CheckPrefixLimits();
   // Cease / Maximum Number of Prefixes Reached, then down for the restart interval.
-  void PrefixLimitExceeded(wire::Family family, uint64_t count);
+  void PrefixLimitExceeded(net::Family family, uint64_t count);
   void RestartAfterPrefixLimit();
   void StopPrefixLimitRestart();
 
@@ -210,7 +210,7 @@ class Peer {
   bool admin_down_ = false;
   std::string admin_down_message_;
   // Maximum prefixes: each family's limit and state, and the hold-down after a Cease.
-  std::array<rib::PrefixLimit, wire::kFamilyCount> prefix_limits_;
+  std::array<rib::PrefixLimit, net::kFamilyCount> prefix_limits_;
   bool prefix_limit_down_ = false;
   int64_t prefix_limit_restart_ms_ = 0;  // wall clock; 0: until Enable()
   std::unique_ptr<Timer> prefix_limit_restart_;

@@ -23,7 +23,7 @@ absl::Status Errno(const char* what) {
 
 }  // namespace
 
-absl::Status SetTcpMd5(int fd, const wire::IpAddress& peer, const std::string& key) {
+absl::Status SetTcpMd5(int fd, const net::IpAddress& peer, const std::string& key) {
   if (key.size() > TCP_MD5SIG_MAXKEYLEN) {
     return absl::InvalidArgumentError(absl::StrCat("TCP-MD5 key longer than ", TCP_MD5SIG_MAXKEYLEN, " octets"));
   }

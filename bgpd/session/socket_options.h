@@ -7,13 +7,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 
 namespace bagd::session {
 
 // Installs (or, with an empty key, removes) the MD5 key for `peer` on `fd`. On a listening
 // socket this is per peer address; the kernel then drops unsigned or badly signed segments.
-absl::Status SetTcpMd5(int fd, const wire::IpAddress& peer, const std::string& key);
+absl::Status SetTcpMd5(int fd, const net::IpAddress& peer, const std::string& key);
 
 // Sets the TTL / hop limit of packets we send.
 absl::Status SetTtl(int fd, bool ipv6, int ttl);

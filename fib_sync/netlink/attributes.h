@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 
 namespace bagd::fib::netlink {
 
@@ -56,7 +56,7 @@ class MessageWriter {
   void U64(uint16_t type, uint64_t v) { Attr(type, reinterpret_cast<const uint8_t*>(&v), 8); }
   void Flag(uint16_t type) { Attr(type, nullptr, 0); }
   void String(uint16_t type, std::string_view s);  // NUL-terminated, as NLA_NUL_STRING
-  void Address(uint16_t type, const wire::IpAddress& a) { Attr(type, a.bytes(), a.size()); }
+  void Address(uint16_t type, const net::IpAddress& a) { Attr(type, a.bytes(), a.size()); }
   void Raw(uint16_t type, ByteSpan payload) { Attr(type, payload.data(), payload.size()); }
 
   // Nested attributes: BeginNested returns a token for EndNested. NLA_F_NESTED is set, as

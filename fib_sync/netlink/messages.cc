@@ -37,8 +37,8 @@ absl::Status CheckNewFlags(uint16_t flags, const char* what) {
   return absl::OkStatus();
 }
 
-uint8_t AddressFamily(wire::Afi afi) { return afi == wire::Afi::kIpv4 ? AF_INET : AF_INET6; }
-const char* AfiName(wire::Afi afi) { return afi == wire::Afi::kIpv4 ? "IPv4" : "IPv6"; }
+uint8_t AddressFamily(net::Afi afi) { return afi == net::Afi::kIpv4 ? AF_INET : AF_INET6; }
+const char* AfiName(net::Afi afi) { return afi == net::Afi::kIpv4 ? "IPv4" : "IPv6"; }
 
 // ------------------------------------------------------------------------------------------
 // Encoding helpers
@@ -52,7 +52,7 @@ struct nhmsg MakeNhmsg(uint8_t family, uint8_t protocol, uint32_t flags) {
   return m;
 }
 
-struct rtmsg MakeRtmsg(const wire::Prefix& prefix, uint32_t table, uint8_t protocol, uint8_t scope,
+struct rtmsg MakeRtmsg(const net::Prefix& prefix, uint32_t table, uint8_t protocol, uint8_t scope,
                        uint8_t type) {
   struct rtmsg m;
   std::memset(&m, 0, sizeof m);
@@ -67,7 +67,7 @@ struct rtmsg MakeRtmsg(const wire::Prefix& prefix, uint32_t table, uint8_t proto
   return m;
 }
 
-void PutRouteKey(MessageWriter& w, const wire::Prefix& prefix, uint32_t table) {
+void PutRouteKey(MessageWriter& w, const net::Prefix& prefix, uint32_t table) {
   if (prefix.length() > 0) w.Address(RTA_DST, prefix.address());
   if (table >= 256) w.U32(RTA_TABLE, table);
 }
@@ -103,14 +103,14 @@ absl::StatusOr<std::vector<Attribute>> AttributesAfter(ByteSpan payload, size_t 
   return ParseAttributes(payload.subspan(start), what);
 }
 
-absl::StatusOr<wire::IpAddress> AddressOf(const Attribute& a, wire::Afi afi, const char* name) {
-  const size_t want = afi == wire::Afi::kIpv4 ? 4 : 16;
+absl::StatusOr<net::IpAddress> AddressOf(const Attribute& a, net::Afi afi, const char* name) {
+  const size_t want = afi == net::Afi::kIpv4 ? 4 : 16;
   if (a.payload.size() != want) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": ", a.payload.size(), " bytes for an ",
                                                    AfiName(afi), " address (want ", want, ")"));
   }
-  return afi == wire::Afi::kIpv4 ? wire::IpAddress::V4Bytes(a.payload.data())
-                                 : wire::IpAddress::V6Bytes(a.payload.data());
+  return afi == net::Afi::kIpv4 ? net::IpAddress::V4Bytes(a.payload.data())
+                                 : net::IpAddress::V6Bytes(a.payload.data());
 }
 
 // Extended-ack TLVs shared by NLMSG_ERROR and NLMSG_DONE.
@@ -227,9 +227,9 @@ absl::StatusOr<NexthopMsg> DecodeNexthop(const Header& h, ByteSpan payload) {
   std::vector<Attribute> attrs;
   BAGD_NL_ASSIGN(attrs, AttributesAfter(payload, sizeof(struct nhmsg), what));
 
-  wire::Afi afi = wire::Afi::kIpv4;
+  net::Afi afi = net::Afi::kIpv4;
   if (nhm.nh_family == AF_INET6) {
-    afi = wire::Afi::kIpv6;
+    afi = net::Afi::kIpv6;
   } else if (nhm.nh_family != AF_INET && nhm.nh_family != AF_UNSPEC) {
     return Malformed(what, absl::StrCat("unsupported nh_family ", static_cast<int>(nhm.nh_family)));
   }
@@ -238,7 +238,7 @@ absl::StatusOr<NexthopMsg> DecodeNexthop(const Header& h, ByteSpan payload) {
   uint16_t group_type = NEXTHOP_GRP_TYPE_MPATH;
   bool blackhole = false;
   std::optional<ByteSpan> group;
-  std::optional<wire::IpAddress> gateway;
+  std::optional<net::IpAddress> gateway;
   const Attribute* res_group = nullptr;
   for (const Attribute& a : attrs) {
     switch (a.type) {
@@ -266,7 +266,7 @@ absl::StatusOr<NexthopMsg> DecodeNexthop(const Header& h, ByteSpan payload) {
         break;
       case NHA_GATEWAY: {
         if (nhm.nh_family == AF_UNSPEC) return Malformed(what, "NHA_GATEWAY without an address family");
-        wire::IpAddress gw;
+        net::IpAddress gw;
         BAGD_NL_ASSIGN(gw, AddressOf(a, afi, "NHA_GATEWAY"));
         gateway = gw;
         break;
@@ -324,8 +324,8 @@ absl::StatusOr<std::variant<RouteMsg, OtherMsg>> DecodeRoute(const Header& h, By
   struct rtmsg rtm;
   BAGD_NL_ASSIGN(rtm, ReadFixed<struct rtmsg>(payload, what));
   if (rtm.rtm_family != AF_INET && rtm.rtm_family != AF_INET6) return OtherMsg{};  // MPLS, multicast, ...
-  const wire::Afi afi = rtm.rtm_family == AF_INET ? wire::Afi::kIpv4 : wire::Afi::kIpv6;
-  const unsigned max_len = afi == wire::Afi::kIpv4 ? 32 : 128;
+  const net::Afi afi = rtm.rtm_family == AF_INET ? net::Afi::kIpv4 : net::Afi::kIpv6;
+  const unsigned max_len = afi == net::Afi::kIpv4 ? 32 : 128;
   if (rtm.rtm_dst_len > max_len) {
     return Malformed(what, absl::StrCat("rtm_dst_len ", static_cast<int>(rtm.rtm_dst_len), " exceeds ", max_len, " for ", AfiName(afi)));
   }
@@ -339,11 +339,11 @@ absl::StatusOr<std::variant<RouteMsg, OtherMsg>> DecodeRoute(const Header& h, By
   m.route.type = rtm.rtm_type;
   m.scope = rtm.rtm_scope;
   m.flags = rtm.rtm_flags;
-  std::optional<wire::IpAddress> dst;
+  std::optional<net::IpAddress> dst;
   for (const Attribute& a : attrs) {
     switch (a.type) {
       case RTA_DST: {
-        wire::IpAddress d;
+        net::IpAddress d;
         BAGD_NL_ASSIGN(d, AddressOf(a, afi, "RTA_DST"));
         dst = d;
         break;
@@ -361,7 +361,7 @@ absl::StatusOr<std::variant<RouteMsg, OtherMsg>> DecodeRoute(const Header& h, By
         BAGD_NL_ASSIGN(m.oif, AttrU32(a, "RTA_OIF"));
         break;
       case RTA_GATEWAY: {
-        wire::IpAddress gw;
+        net::IpAddress gw;
         BAGD_NL_ASSIGN(gw, AddressOf(a, afi, "RTA_GATEWAY"));
         m.gateway = gw;
         break;
@@ -374,8 +374,8 @@ absl::StatusOr<std::variant<RouteMsg, OtherMsg>> DecodeRoute(const Header& h, By
         std::memcpy(&family, a.payload.data(), 2);
         if (family != AF_INET && family != AF_INET6) break;  // e.g. AF_PACKET for MPLS: not ours
         Attribute inner{a.type, false, a.payload.subspan(2)};
-        wire::IpAddress gw;
-        BAGD_NL_ASSIGN(gw, AddressOf(inner, family == AF_INET ? wire::Afi::kIpv4 : wire::Afi::kIpv6, "RTA_VIA"));
+        net::IpAddress gw;
+        BAGD_NL_ASSIGN(gw, AddressOf(inner, family == AF_INET ? net::Afi::kIpv4 : net::Afi::kIpv6, "RTA_VIA"));
         m.gateway = gw;
         break;
       }
@@ -390,7 +390,7 @@ absl::StatusOr<std::variant<RouteMsg, OtherMsg>> DecodeRoute(const Header& h, By
     return Malformed(what, absl::StrCat("a /", static_cast<int>(rtm.rtm_dst_len), " route without RTA_DST"));
   }
   uint8_t zero[16] = {};
-  m.route.prefix = wire::Prefix::Make(afi, dst ? dst->bytes() : zero, rtm.rtm_dst_len);
+  m.route.prefix = net::Prefix::Make(afi, dst ? dst->bytes() : zero, rtm.rtm_dst_len);
   return m;
 }
 
@@ -510,7 +510,7 @@ absl::Status DecodeBody(const Header& h, ByteSpan payload, Message& m) {
 // ------------------------------------------------------------------------------------------
 // Encoders
 
-Nexthop Nexthop::Via(uint32_t id, const wire::IpAddress& gateway, uint32_t ifindex, uint8_t protocol) {
+Nexthop Nexthop::Via(uint32_t id, const net::IpAddress& gateway, uint32_t ifindex, uint8_t protocol) {
   Nexthop nh;
   nh.id = id;
   nh.family = gateway.afi();
@@ -651,7 +651,7 @@ absl::StatusOr<size_t> AppendNewRoute(Bytes& batch, uint32_t seq, uint16_t flags
   return w.Finish();
 }
 
-absl::StatusOr<size_t> AppendDelRoute(Bytes& batch, uint32_t seq, const wire::Prefix& prefix, uint32_t table,
+absl::StatusOr<size_t> AppendDelRoute(Bytes& batch, uint32_t seq, const net::Prefix& prefix, uint32_t table,
                                       uint8_t protocol) {
   const std::string what = absl::StrCat("route ", prefix.ToString(), " table ", table);
   if (auto s = CheckTable(table, what.c_str()); !s.ok()) return s;
@@ -662,7 +662,7 @@ absl::StatusOr<size_t> AppendDelRoute(Bytes& batch, uint32_t seq, const wire::Pr
   return w.Finish();
 }
 
-void AppendRouteLookup(Bytes& batch, uint32_t seq, const wire::IpAddress& address) {
+void AppendRouteLookup(Bytes& batch, uint32_t seq, const net::IpAddress& address) {
   MessageWriter w(batch, RTM_GETROUTE, NLM_F_REQUEST | NLM_F_ACK, seq);
   rtmsg rt{};
   rt.rtm_family = address.is_v4() ? AF_INET : AF_INET6;
@@ -678,7 +678,7 @@ size_t AppendGetNexthops(Bytes& batch, uint32_t seq) {
   return w.Finish();
 }
 
-size_t AppendGetRoutes(Bytes& batch, uint32_t seq, wire::Afi family, uint8_t protocol, uint32_t table) {
+size_t AppendGetRoutes(Bytes& batch, uint32_t seq, net::Afi family, uint8_t protocol, uint32_t table) {
   MessageWriter w(batch, RTM_GETROUTE, NLM_F_REQUEST | NLM_F_DUMP, seq);
   // Strict dump requests (ip_valid_fib_dump_req) allow rtm_protocol, rtm_table/RTA_TABLE,
   // rtm_type and RTA_OIF as filters; dst_len, src_len, tos and scope must be 0.

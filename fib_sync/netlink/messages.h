@@ -17,7 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 #include "fib_sync/netlink/attributes.h"
 
 namespace bagd::fib::netlink {
@@ -42,8 +42,8 @@ struct Nexthop {
   // The object's family (nh_family). It must match the gateway's: an IPv4 route may use an
   // IPv6 nexthop object (RFC 8950), never an IPv4 object with an IPv6 gateway.
   // A blackhole or device-only nexthop has no gateway, so the family is needed on its own.
-  wire::Afi family = wire::Afi::kIpv4;
-  std::optional<wire::IpAddress> gateway;
+  net::Afi family = net::Afi::kIpv4;
+  std::optional<net::IpAddress> gateway;
   uint32_t ifindex = 0;  // NHA_OIF; required unless blackhole
   uint8_t protocol = 0;  // nh_protocol; fixed when the object is created (a replace keeps it)
   bool onlink = false;   // RTNH_F_ONLINK: gateway is on the link even without a covering route
@@ -53,7 +53,7 @@ struct Nexthop {
   uint32_t flags = 0;
 
   // A nexthop through `gateway` on `ifindex`, with the family taken from the gateway.
-  static Nexthop Via(uint32_t id, const wire::IpAddress& gateway, uint32_t ifindex, uint8_t protocol);
+  static Nexthop Via(uint32_t id, const net::IpAddress& gateway, uint32_t ifindex, uint8_t protocol);
 
   friend bool operator==(const Nexthop&, const Nexthop&) = default;
 };
@@ -90,7 +90,7 @@ enum class WeightWidth : uint8_t { k8Bit, k16Bit };
 
 // An IPv4 or IPv6 route pointing at a nexthop object (RTA_NH_ID works for both families).
 struct Route {
-  wire::Prefix prefix;
+  net::Prefix prefix;
   uint32_t table = kTableMain;  // ids above 255 travel in RTA_TABLE
   uint8_t protocol = 0;         // rtm_protocol
   uint32_t nexthop_id = 0;      // RTA_NH_ID; 0 = none (only for non-unicast types)
@@ -130,7 +130,7 @@ absl::StatusOr<size_t> AppendNewGroup(Bytes& batch, uint32_t seq, uint16_t flags
 absl::StatusOr<size_t> AppendDelNexthop(Bytes& batch, uint32_t seq, uint32_t id);
 absl::StatusOr<size_t> AppendNewRoute(Bytes& batch, uint32_t seq, uint16_t flags, const Route& route);
 // Deletes `prefix` from `table`; protocol 0 matches any protocol.
-absl::StatusOr<size_t> AppendDelRoute(Bytes& batch, uint32_t seq, const wire::Prefix& prefix, uint32_t table,
+absl::StatusOr<size_t> AppendDelRoute(Bytes& batch, uint32_t seq, const net::Prefix& prefix, uint32_t table,
                                       uint8_t protocol);
 
 // Dump of every nexthop and group. The kernel has no protocol filter for nexthops: filter on
@@ -142,10 +142,10 @@ absl::StatusOr<size_t> AppendGetNexthop(Bytes& batch, uint32_t seq, uint32_t id)
 // Dump of one family's routes, filtered in the kernel by protocol (0 = any) and table
 // (0 = all) when the socket has NETLINK_GET_STRICT_CHK; without it the kernel ignores the
 // filter and the caller must filter.
-size_t AppendGetRoutes(Bytes& batch, uint32_t seq, wire::Afi family, uint8_t protocol, uint32_t table);
+size_t AppendGetRoutes(Bytes& batch, uint32_t seq, net::Afi family, uint8_t protocol, uint32_t table);
 // The kernel's route lookup for one address (RTM_GETROUTE, with an ack): its answer is the
 // route that reaches it, with the outgoing interface (oif) and gateway.
-void AppendRouteLookup(Bytes& batch, uint32_t seq, const wire::IpAddress& address);
+void AppendRouteLookup(Bytes& batch, uint32_t seq, const net::IpAddress& address);
 // Dump of every link, without statistics (IFLA_EXT_MASK = RTEXT_FILTER_SKIP_STATS).
 size_t AppendGetLinks(Bytes& batch, uint32_t seq);
 
@@ -193,7 +193,7 @@ struct RouteMsg {
   // Routes not using a nexthop object (connected, static, other daemons): RTA_GATEWAY or
   // RTA_VIA, and RTA_OIF. With nexthop_compat_mode=1 the kernel also expands RTA_NH_ID routes
   // into these attributes or into RTA_MULTIPATH.
-  std::optional<wire::IpAddress> gateway;
+  std::optional<net::IpAddress> gateway;
   uint32_t oif = 0;
   bool multipath = false;  // RTA_MULTIPATH present (not decoded further)
   uint8_t scope = 0;       // rtm_scope

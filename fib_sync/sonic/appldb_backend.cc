@@ -6,7 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "bgpd/wire/overloaded.h"
+#include "net/overloaded.h"
 
 namespace bagd::fib::sonic {
 
@@ -182,7 +182,7 @@ std::vector<absl::Status> AppldbBackend::Stage(const TableKeys& table, const std
   return st;
 }
 
-void AppldbBackend::MarkRoute(const wire::Prefix& p, std::optional<ObjectId> group, Confirmation state) {
+void AppldbBackend::MarkRoute(const net::Prefix& p, std::optional<ObjectId> group, Confirmation state) {
   auto it = routes_.find(p);
   if (it != routes_.end()) {
     auto git = groups_.find(it->second.group);
@@ -389,7 +389,7 @@ absl::StatusOr<std::map<std::string, FieldMap>> AppldbBackend::ReadTable(const T
   return out;
 }
 
-ObjectId AppldbBackend::NexthopIdFor(const wire::IpAddress& gw, const std::string& ifname) {
+ObjectId AppldbBackend::NexthopIdFor(const net::IpAddress& gw, const std::string& ifname) {
   if (auto it = nexthop_of_.find(gw); it != nexthop_of_.end()) return it->second;
   const ObjectId id = next_synthetic_++;
   nexthops_[id] = Nexthop{gw, ifname};
@@ -427,7 +427,7 @@ absl::StatusOr<FibState> AppldbBackend::Dump() {
   for (const auto& [id, nh] : nexthops_) s.nexthops[id] = nh.gateway;
   // The routes bagd wrote; their confirmation state starts as "adopted" (orchagent took them
   // before) unless they are still pending here.
-  absl::flat_hash_map<wire::Prefix, RouteMark> adopted;
+  absl::flat_hash_map<net::Prefix, RouteMark> adopted;
   for (const auto& [key, fields] : *routes) {
     auto proto = fields.find("protocol");
     if (proto == fields.end() || proto->second != options_.protocol) continue;
@@ -573,7 +573,7 @@ std::optional<AppldbBackend::GroupView> AppldbBackend::Group(ObjectId id) const 
                    it->second.retried};
 }
 
-std::optional<AppldbBackend::Confirmation> AppldbBackend::RouteConfirmation(const wire::Prefix& p) const {
+std::optional<AppldbBackend::Confirmation> AppldbBackend::RouteConfirmation(const net::Prefix& p) const {
   auto it = routes_.find(p);
   if (it == routes_.end()) return std::nullopt;
   return it->second.state;

@@ -43,7 +43,7 @@ namespace bagd::fib::sonic {
 
 using Clock = std::function<std::chrono::steady_clock::time_point()>;
 // The interface through which a gateway is reached ("Ethernet0"), or why there is none.
-using InterfaceResolver = std::function<absl::StatusOr<std::string>(const wire::IpAddress&)>;
+using InterfaceResolver = std::function<absl::StatusOr<std::string>(const net::IpAddress&)>;
 
 struct AppldbOptions {
   RedisAddress address{"/var/run/redis/redis.sock", "", 6379};
@@ -89,7 +89,7 @@ class AppldbBackend : public FibBackend {
     uint32_t routes = 0, confirmed = 0, pending = 0, retried = 0;  // routes written on it
   };
   std::optional<GroupView> Group(ObjectId id) const;
-  std::optional<Confirmation> RouteConfirmation(const wire::Prefix& p) const;
+  std::optional<Confirmation> RouteConfirmation(const net::Prefix& p) const;
   size_t unconfirmed() const { return unconfirmed_now_; }  // past the timeout, not confirmed yet
 
   struct Counters {
@@ -112,7 +112,7 @@ class AppldbBackend : public FibBackend {
 
  private:
   struct Nexthop {
-    wire::IpAddress gateway;
+    net::IpAddress gateway;
     std::string ifname;
   };
   struct RouteMark {
@@ -134,8 +134,8 @@ class AppldbBackend : public FibBackend {
   std::vector<absl::Status> Stage(const TableKeys& table, const std::vector<Write>& writes);
   absl::StatusOr<std::map<std::string, std::map<std::string, std::string>>> ReadTable(
       const TableKeys& t, const std::string& key_pattern, const std::vector<std::string>& fields);
-  ObjectId NexthopIdFor(const wire::IpAddress& gw, const std::string& ifname);
-  void MarkRoute(const wire::Prefix& p, std::optional<ObjectId> group, Confirmation state);
+  ObjectId NexthopIdFor(const net::IpAddress& gw, const std::string& ifname);
+  void MarkRoute(const net::Prefix& p, std::optional<ObjectId> group, Confirmation state);
   void OnResponse(const std::string& payload);
   void RetryUnconfirmed(std::chrono::steady_clock::time_point now);
   void Problem(std::string s);
@@ -153,13 +153,13 @@ class AppldbBackend : public FibBackend {
   TableKeys routes_table_ = KeysOf(kRouteTable), groups_table_ = KeysOf(kGroupTable);
 
   std::map<ObjectId, Nexthop> nexthops_;
-  absl::flat_hash_map<wire::IpAddress, ObjectId> nexthop_of_;
+  absl::flat_hash_map<net::IpAddress, ObjectId> nexthop_of_;
   ObjectId next_synthetic_ = 0xF0000000;  // ids for next hops read back from groups
   absl::flat_hash_map<ObjectId, GroupMark> groups_;
-  absl::flat_hash_map<wire::Prefix, RouteMark> routes_;
+  absl::flat_hash_map<net::Prefix, RouteMark> routes_;
   struct Deadline {
     std::chrono::steady_clock::time_point at;
-    wire::Prefix prefix;
+    net::Prefix prefix;
     bool operator>(const Deadline& o) const { return at > o.at; }
   };
   // Routes waiting for a confirmation, earliest deadline first; an entry whose route has

@@ -36,15 +36,15 @@ std::optional<uint32_t> GroupIdOf(absl::string_view name) {
   return static_cast<uint32_t>(v);
 }
 
-std::string RouteKey(const wire::Prefix& p) {
-  const unsigned full = p.afi() == wire::Afi::kIpv4 ? 32 : 128;
+std::string RouteKey(const net::Prefix& p) {
+  const unsigned full = p.afi() == net::Afi::kIpv4 ? 32 : 128;
   if (p.length() == full) return p.address().ToString();
   return p.ToString();
 }
 
-absl::StatusOr<wire::Prefix> ParseRouteKey(absl::string_view key) {
+absl::StatusOr<net::Prefix> ParseRouteKey(absl::string_view key) {
   if (absl::StartsWith(key, "Vrf")) return absl::InvalidArgumentError(absl::StrCat("'", key, "' is a VRF route"));
-  auto p = wire::Prefix::Parse(std::string_view(key.data(), key.size()));
+  auto p = net::Prefix::Parse(std::string_view(key.data(), key.size()));
   if (!p.ok()) return absl::InvalidArgumentError(absl::StrCat("'", key, "' is not a prefix"));
   // Host bits set ("10.0.0.1/24") are not a spelling bagd writes: refuse rather than guess.
   if (key.find('/') != absl::string_view::npos && p->ToString() != key) {
@@ -90,7 +90,7 @@ absl::StatusOr<std::vector<GroupMember>> ParseGroup(const std::map<std::string, 
   }
   std::vector<GroupMember> out;
   for (size_t i = 0; i < nh.size(); ++i) {
-    auto a = wire::IpAddress::Parse(std::string_view(nh[i].data(), nh[i].size()));
+    auto a = net::IpAddress::Parse(std::string_view(nh[i].data(), nh[i].size()));
     if (!a.ok()) return absl::InvalidArgumentError(absl::StrCat("next hop '", nh[i], "' is not an address"));
     GroupMember m{*a, std::string(ifn[i]), 1};
     if (w.size() == nh.size()) {

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 
 namespace bagd::fib::sonic {
 
@@ -61,11 +61,11 @@ std::optional<uint32_t> GroupIdOf(absl::string_view name);
 // ROUTE_TABLE keys as fpmsyncd spells them (libnl's nl_addr2str): a host route without its
 // length ("10.0.0.1", "2001:db8::1"), any other "10.0.0.0/24". Parsing accepts both; a VRF
 // key ("Vrf-red:10.0.0.0/24") is not bagd's and is refused.
-std::string RouteKey(const wire::Prefix& p);
-absl::StatusOr<wire::Prefix> ParseRouteKey(absl::string_view key);
+std::string RouteKey(const net::Prefix& p);
+absl::StatusOr<net::Prefix> ParseRouteKey(absl::string_view key);
 
 struct GroupMember {
-  wire::IpAddress gateway;
+  net::IpAddress gateway;
   std::string ifname;
   uint32_t weight = 1;
 };

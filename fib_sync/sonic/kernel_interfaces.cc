@@ -23,7 +23,7 @@ absl::StatusOr<std::unique_ptr<KernelInterfaces>> KernelInterfaces::Open() {
 
 KernelInterfaces::~KernelInterfaces() { close(fd_); }
 
-absl::StatusOr<std::string> KernelInterfaces::Towards(const wire::IpAddress& gateway) {
+absl::StatusOr<std::string> KernelInterfaces::Towards(const net::IpAddress& gateway) {
   nl::Bytes req;
   const uint32_t seq = seq_++;
   nl::AppendRouteLookup(req, seq, gateway);

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 
 namespace bagd::fib::sonic {
 
@@ -16,7 +16,7 @@ class KernelInterfaces {
  public:
   static absl::StatusOr<std::unique_ptr<KernelInterfaces>> Open();
   ~KernelInterfaces();
-  absl::StatusOr<std::string> Towards(const wire::IpAddress& gateway);
+  absl::StatusOr<std::string> Towards(const net::IpAddress& gateway);
 
  private:
   explicit KernelInterfaces(int fd) : fd_(fd) {}

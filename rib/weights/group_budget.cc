@@ -457,7 +457,7 @@ uint32_t GroupBudget::ClassOf(const std::vector<FibGroupMember>& members) {
   if (last_class_ < classes_.size()) {
     const auto& nh = classes_[last_class_].next_hops;
     if (nh.size() == members.size() &&
-        std::equal(nh.begin(), nh.end(), members.begin(), [](const wire::IpAddress& a, const FibGroupMember& m) {
+        std::equal(nh.begin(), nh.end(), members.begin(), [](const net::IpAddress& a, const FibGroupMember& m) {
           return a == m.next_hop;
         })) {
       return last_class_;
@@ -612,7 +612,7 @@ GroupId GroupBudget::NewSlot(GroupId tmpl) {
 }
 
 void GroupBudget::Adopt(const std::vector<FibGroup>& groups,
-                        const std::vector<std::pair<wire::Prefix, GroupId>>& routes) {
+                        const std::vector<std::pair<net::Prefix, GroupId>>& routes) {
   assert(wanted_.empty() && slots_.empty());
   wanted_.reserve(groups.size());
   for (const FibGroup& g : groups) {
@@ -1375,7 +1375,7 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
   // 2. Routes.
   // The routes this update touches. routes_ gets no insertion after this loop (until the
   // next Apply): the pointers stay valid, and none is erased before the output.
-  std::vector<std::pair<wire::Prefix, Route*>> touched;
+  std::vector<std::pair<net::Prefix, Route*>> touched;
   touched.reserve(wanted.route_upserts.size() + wanted.route_deletes.size());
   routes_.reserve(routes_.size() + wanted.route_upserts.size());
   auto leave = [](Route& r) {
@@ -1384,7 +1384,7 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
     if (r.installed != 0) --r.wanted->installed_routes;
     r.wanted = nullptr;
   };
-  for (const wire::Prefix& p : wanted.route_deletes) {
+  for (const net::Prefix& p : wanted.route_deletes) {
     auto it = routes_.find(p);
     if (it == routes_.end()) continue;
     leave(it->second);
@@ -1496,7 +1496,7 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
               [](const auto& a, const auto& b) { return a.first < b.first; });
   }
   out.route_upserts.reserve(touched.size());
-  std::vector<wire::Prefix> withdrawn;
+  std::vector<net::Prefix> withdrawn;
   for (size_t i = 0; i < touched.size(); ++i) {
     // Cold entries (routes_, then their group): fetched ahead, in two steps.
     if (i + 16 < touched.size()) __builtin_prefetch(touched[i + 16].second);
@@ -1522,7 +1522,7 @@ FibUpdate GroupBudget::Apply(const FibUpdate& wanted, absl::FunctionRef<double(G
     }
     if (w == nullptr) withdrawn.push_back(p);
   }
-  for (const wire::Prefix& p : withdrawn) routes_.erase(p);
+  for (const net::Prefix& p : withdrawn) routes_.erase(p);
   out.group_deletes = std::move(freed_);
   freed_.clear();
   moved_.clear();

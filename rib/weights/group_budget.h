@@ -130,9 +130,9 @@ class GroupBudget {
   // The next Apply keeps the best of them as slots, under their own ids and in place (no
   // group is created for it), moves the routes of the others onto those and deletes them:
   // the FIB never holds more groups than it did.
-  void Adopt(const std::vector<FibGroup>& groups, const std::vector<std::pair<wire::Prefix, GroupId>>& routes);
+  void Adopt(const std::vector<FibGroup>& groups, const std::vector<std::pair<net::Prefix, GroupId>>& routes);
   // The slot a route is installed on (0: none): for turning the limit off.
-  GroupId InstalledSlot(const wire::Prefix& p) const {
+  GroupId InstalledSlot(const net::Prefix& p) const {
     auto it = routes_.find(p);
     return it == routes_.end() ? 0 : it->second.installed;
   }
@@ -181,7 +181,7 @@ class GroupBudget {
     std::string content;  // key in by_content_
   };
   struct NhClass {
-    std::vector<wire::IpAddress> next_hops;  // sorted
+    std::vector<net::IpAddress> next_hops;  // sorted
     std::vector<GroupId> slots;
   };
 
@@ -242,7 +242,7 @@ class GroupBudget {
   std::vector<NhClass> classes_;
   absl::flat_hash_map<std::string, uint32_t> class_index_;
   uint32_t last_class_ = UINT32_MAX;  // ClassOf's previous answer
-  absl::flat_hash_map<wire::Prefix, Route> routes_;
+  absl::flat_hash_map<net::Prefix, Route> routes_;
   mutable absl::flat_hash_map<uint64_t, uint8_t> relation_;  // (wanted class, slot class) -> Relation
   // This update.
   size_t before_ = 0;   // slots in the FIB when it started

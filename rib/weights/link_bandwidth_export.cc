@@ -89,7 +89,7 @@ void BandwidthReadvertisement::Sent(AdjRibOut& out, AdjRibOut::Entry& e, absl::T
 void BandwidthReadvertisement::Rebase(AdjRibOut& out, int64_t now_ms) {
   const int64_t from = epoch_ms_, to = now_ms - kSpanMs / 2;
   if (has_epoch_) {
-    out.ForEach([&](const wire::Prefix&, AdjRibOut::Entry& e) {
+    out.ForEach([&](const net::Prefix&, AdjRibOut::Entry& e) {
       if (!Tracked(e.readvertisement)) return;
       const int64_t at = from + (e.readvertisement >> 2) - to;
       e.readvertisement &= kDeferred;
@@ -100,7 +100,7 @@ void BandwidthReadvertisement::Rebase(AdjRibOut& out, int64_t now_ms) {
   has_epoch_ = true;
 }
 
-void BandwidthReadvertisement::Defer(uint32_t& state, const wire::Prefix& prefix) {
+void BandwidthReadvertisement::Defer(uint32_t& state, const net::Prefix& prefix) {
   if (state & kDeferred) return;
   state |= kDeferred;
   ++deferred_;
@@ -109,22 +109,22 @@ void BandwidthReadvertisement::Defer(uint32_t& state, const wire::Prefix& prefix
     listed_.push_back(prefix);
   } else {
     listed_all_ = false;
-    std::vector<wire::Prefix>().swap(listed_);
+    std::vector<net::Prefix>().swap(listed_);
   }
 }
 
-std::vector<wire::Prefix> BandwidthReadvertisement::TakeDeferred(AdjRibOut& out) {
-  std::vector<wire::Prefix> taken;
+std::vector<net::Prefix> BandwidthReadvertisement::TakeDeferred(AdjRibOut& out) {
+  std::vector<net::Prefix> taken;
   if (deferred_ > 0) {
     taken.reserve(std::min(deferred_, out.size()));
-    auto take = [&](const wire::Prefix& prefix, AdjRibOut::Entry& e) {
+    auto take = [&](const net::Prefix& prefix, AdjRibOut::Entry& e) {
       if ((e.readvertisement & kDeferred) == 0) return;  // withdrawn meanwhile, or listed twice
       taken.push_back(prefix);
       e.readvertisement &= ~kDeferred;
     };
     if (listed_all_) {
-      std::sort(listed_.begin(), listed_.end(), InTableOrder);
-      for (const wire::Prefix& p : listed_) {
+      std::sort(listed_.begin(), listed_.end(), net::InTableOrder);
+      for (const net::Prefix& p : listed_) {
         if (AdjRibOut::Entry* e = out.Find(p)) take(p, *e);
       }
     } else {

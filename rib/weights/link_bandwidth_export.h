@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "bgpd/wire/ip_prefix.h"
-#include "bgpd/wire/link_bandwidth.h"
+#include "net/ip_prefix.h"
+#include "wire/link_bandwidth.h"
 #include "rib/adj_rib_out.h"
-#include "rib/prefix_map.h"
+#include "net/prefix_map.h"
 
 namespace bagd::rib {
 
@@ -66,12 +66,12 @@ class BandwidthReadvertisement {
   // A changed bandwidth for the prefix of `e` (an entry of `out`) went out at `now`.
   void Sent(AdjRibOut& out, AdjRibOut::Entry& e, absl::Time now);
   // `prefix`'s change waits for its interval (after Check said kDefer); `state` is its word.
-  void Defer(uint32_t& state, const wire::Prefix& prefix);
+  void Defer(uint32_t& state, const net::Prefix& prefix);
   bool has_deferred() const { return deferred_ > 0; }
   // The deferred prefixes of `out`, in table order, each once; they are no longer deferred.
   // A few are looked up where they were listed; past kListedMax the table is walked for the
   // marks (a table coming in defers most of its prefixes: no list as long as the table).
-  std::vector<wire::Prefix> TakeDeferred(AdjRibOut& out);
+  std::vector<net::Prefix> TakeDeferred(AdjRibOut& out);
   // The Adj-RIB-Out was cleared.
   void Clear();
   static constexpr size_t kListedMax = 4096;
@@ -92,7 +92,7 @@ class BandwidthReadvertisement {
   int64_t epoch_ms_ = 0;
   bool has_epoch_ = false;
   size_t deferred_ = 0;  // marks set since the last TakeDeferred (an erased entry takes its mark)
-  std::vector<wire::Prefix> listed_;  // where they were set, while listed_all_
+  std::vector<net::Prefix> listed_;  // where they were set, while listed_all_
   bool listed_all_ = true;
 };
 

@@ -21,7 +21,7 @@ ResolvedBandwidths ResolveBandwidths(std::span<const MemberInput> inputs, const 
   // One member per next hop; two paths over one next hop add their bandwidths, and the
   // member lacks LB if either path does.
   struct Merged {
-    wire::IpAddress next_hop;
+    net::IpAddress next_hop;
     double bps = 0;
     bool missing = false;
     std::optional<wire::LinkBandwidth> lb;

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "bgpd/wire/ip_prefix.h"
-#include "bgpd/wire/link_bandwidth.h"
+#include "net/ip_prefix.h"
+#include "wire/link_bandwidth.h"
 
 namespace bagd::rib {
 
@@ -42,7 +42,7 @@ const char* BandwidthSourceName(BandwidthSource s);  // "community", "default", 
 
 // One path of a multipath set, as the weights stage sees it.
 struct MemberInput {
-  wire::IpAddress next_hop;
+  net::IpAddress next_hop;
   std::optional<wire::LinkBandwidth> link_bandwidth;  // the path's chosen, valid LB
   // The local capacity source (an index the weights stage assigns, LocalCapacitySources)
   // the path's neighbor is reached over, when it caps (LOCAL_CAPACITY_CAP); -1: none.
@@ -50,7 +50,7 @@ struct MemberInput {
 };
 
 struct MemberBandwidth {
-  wire::IpAddress next_hop;
+  net::IpAddress next_hop;
   double bps = 0;  // the value weights are computed from; 0: carries no traffic
   BandwidthSource source = BandwidthSource::kCommunity;
   std::optional<wire::LinkBandwidth> link_bandwidth;  // as received, for display

@@ -15,12 +15,12 @@ namespace {
 // advertise 1G:1G and 2G:2G, or one next hop at 1G and at 4G, would share a group whose
 // members' damping state holds only one of those values, and a prefix leaving it (a member
 // joining it alone) would start from a bandwidth it never advertised (issue 12 defect 2).
-std::string KeyOf(wire::Family family, const ResolvedBandwidths& r) {
+std::string KeyOf(net::Family family, const ResolvedBandwidths& r) {
   std::string key;
   key.reserve(1 + r.members.size() * 25);
   key.push_back(static_cast<char>(family));
   for (const MemberBandwidth& m : r.members) {
-    const wire::IpAddress& a = m.next_hop;
+    const net::IpAddress& a = m.next_hop;
     key.push_back(static_cast<char>(a.size()));
     key.append(reinterpret_cast<const char*>(a.bytes()), a.size());
     key.append(reinterpret_cast<const char*>(&m.bps), sizeof m.bps);
@@ -58,7 +58,7 @@ NextHopGroup::Member NewMember(const MemberBandwidth& m, absl::Time settling_sin
 // f(const Path&) for each path of `prefix` that is a member: in its multipath set and not
 // this router's own (as MembersOf, without building a PathSet).
 template <typename F>
-void ForEachMemberPath(const Rib& rib, const wire::Prefix& prefix, F&& f) {
+void ForEachMemberPath(const Rib& rib, const net::Prefix& prefix, F&& f) {
   if (const Destination* d = rib.Find(prefix)) {
     d->ForEachMultipath([&](const Path& p) {
       if (!rib.peer(p.peer).local) f(p);
@@ -68,13 +68,13 @@ void ForEachMemberPath(const Rib& rib, const wire::Prefix& prefix, F&& f) {
 
 }  // namespace
 
-bool HasMembers(const Rib& rib, const wire::Prefix& prefix) {
+bool HasMembers(const Rib& rib, const net::Prefix& prefix) {
   bool any = false;
   ForEachMemberPath(rib, prefix, [&](const Path&) { any = true; });
   return any;
 }
 
-void MembersBatch::Add(const Rib& rib, const wire::Prefix& prefix, const LocalSourceOfPeer& local) {
+void MembersBatch::Add(const Rib& rib, const net::Prefix& prefix, const LocalSourceOfPeer& local) {
   size_t n = 0;
   ForEachMemberPath(rib, prefix, [&](const Path& p) {
     scratch_[n++] = MemberInput{p.attrs->next_hop, p.attrs->link_bandwidth.chosen, LocalSourceOf(local, p.peer)};
@@ -113,7 +113,7 @@ void MembersBatch::Clear() {
   }
 }
 
-PrefixMembers MembersOf(const Rib& rib, const wire::Prefix& prefix, const LocalSourceOfPeer& local) {
+PrefixMembers MembersOf(const Rib& rib, const net::Prefix& prefix, const LocalSourceOfPeer& local) {
   PrefixMembers pm{prefix, {}};
   if (const Destination* d = rib.Find(prefix)) {
     for (const Path& p : rib.MultipathOf(*d)) {
@@ -163,7 +163,7 @@ void NextHopGroupRegistry::Count(HoldDownOutcome o) {
   }
 }
 
-NextHopGroup& NextHopGroupRegistry::NewGroup(wire::Family family, const std::string& key) {
+NextHopGroup& NextHopGroupRegistry::NewGroup(net::Family family, const std::string& key) {
   const GroupId id = next_id_++;
   NextHopGroup& g = groups_[id];
   g.id = id;
@@ -259,7 +259,7 @@ NextHopGroup::Member NextHopGroupRegistry::Join(const MemberBandwidth& m, absl::
   return NewMember(m, settling_since);
 }
 
-void NextHopGroupRegistry::Lost(const wire::IpAddress& next_hop, absl::Time now) {
+void NextHopGroupRegistry::Lost(const net::IpAddress& next_hop, absl::Time now) {
   auto [l, fresh] = losses_.try_emplace(next_hop);
   Loss& loss = l->second;
   if (!fresh && !loss.joined_since) return;  // the same loss (a session's prefixes, in slices)
@@ -348,13 +348,13 @@ void NextHopGroupRegistry::Reweigh(NextHopGroup& g) {
   }
 }
 
-void NextHopGroupRegistry::Attach(const wire::Prefix& prefix, NextHopGroup& g) {
+void NextHopGroupRegistry::Attach(const net::Prefix& prefix, NextHopGroup& g) {
   ++g.prefixes;
   *route_group_.TryEmplace(prefix).first = g.id;
   if (track_fib_) *dirty_routes_.TryEmplace(prefix).first = g.id;
 }
 
-void NextHopGroupRegistry::Unroute(const wire::Prefix& prefix) {
+void NextHopGroupRegistry::Unroute(const net::Prefix& prefix) {
   // A prefix that had no group has no route to delete.
   if (route_group_.Erase(prefix) && track_fib_) *dirty_routes_.TryEmplace(prefix).first = 0;
 }
@@ -437,7 +437,7 @@ void NextHopGroupRegistry::EndCount(NextHopGroup& g) {
   bool revert = f.at_before > f.same && f.touched < f.walk_started && f.followers.size() == f.same &&
                 (taken == by_key_.end() || taken->second == g.id);
   if (revert) {  // and some prefix stays in the group (the others may have gone since)
-    const size_t in_group = std::count_if(f.followers.begin(), f.followers.end(), [&](const wire::Prefix& p) {
+    const size_t in_group = std::count_if(f.followers.begin(), f.followers.end(), [&](const net::Prefix& p) {
       const GroupId* in = route_group_.Find(p);
       return in != nullptr && *in == g.id;
     });
@@ -458,7 +458,7 @@ void NextHopGroupRegistry::EndCount(NextHopGroup& g) {
     ++counters_.early_reverted;
     Reweigh(to);
     Reweigh(g);
-    for (const wire::Prefix& p : f.followers) {
+    for (const net::Prefix& p : f.followers) {
       const GroupId* in = route_group_.Find(p);
       if (in == nullptr || *in != g.id) continue;  // it moved on since
       Attach(p, to);
@@ -489,7 +489,7 @@ std::optional<CheckSlice> NextHopGroupRegistry::TakeCheckSlice(absl::Time now, s
   bool ended = true;
   // In table order from where the last slice ended; a slice reads at most 8 x max entries,
   // so a group with few of the table's prefixes does not hold the loop either.
-  route_group_.ForEachAfter(f.cursor, [&](const wire::Prefix& p, GroupId id) {
+  route_group_.ForEachAfter(f.cursor, [&](const net::Prefix& p, GroupId id) {
     f.cursor = p;
     if (id == g->id) out.prefixes.push_back(p);
     if (out.prefixes.size() >= max || ++scanned >= 8 * max) {
@@ -504,7 +504,7 @@ std::optional<CheckSlice> NextHopGroupRegistry::TakeCheckSlice(absl::Time now, s
 
 namespace {
 // Same family, next hops and local links as the group: only bandwidths differ.
-bool SameNextHops(const NextHopGroup& g, wire::Family family, const ResolvedBandwidths& r) {
+bool SameNextHops(const NextHopGroup& g, net::Family family, const ResolvedBandwidths& r) {
   if (g.family != family || g.members.size() != r.members.size()) return false;
   for (size_t i = 0; i < r.members.size(); ++i) {
     if (!(g.members[i].next_hop == r.members[i].next_hop) || g.members[i].local_source != r.members[i].local_source) {
@@ -660,7 +660,7 @@ void NextHopGroupRegistry::UpdateImpl(std::span<const MembersView> changes, absl
     GroupId last_to_id = 0;
     uint32_t last_target = 0;
     for (const size_t i : moves) {
-      const wire::Prefix& prefix = changes[i].prefix;
+      const net::Prefix& prefix = changes[i].prefix;
       const Target& t = target(i);
       if (g && !t.key.empty() && g->key == t.key) {  // same group
         // (now_, not now: the wall clock may step back; the revert compares these stamps)
@@ -755,10 +755,10 @@ FibUpdate NextHopGroupRegistry::TakeFibUpdate() {
   }
   dirty_groups_.clear();
   size_t deletes = 0;
-  dirty_routes_.ForEach([&](const wire::Prefix&, GroupId id) { deletes += id == 0; });
+  dirty_routes_.ForEach([&](const net::Prefix&, GroupId id) { deletes += id == 0; });
   u.route_deletes.reserve(deletes);  // exactly: a full table's deletes are a million prefixes
   u.route_upserts.reserve(dirty_routes_.size() - deletes);
-  dirty_routes_.ForEach([&](const wire::Prefix& prefix, GroupId id) {
+  dirty_routes_.ForEach([&](const net::Prefix& prefix, GroupId id) {
     if (id == 0) {
       u.route_deletes.push_back(prefix);
     } else {
@@ -808,8 +808,8 @@ void NextHopGroupRegistry::Reconfigure(const WeightsConfig& config, absl::Time n
       for (const auto& [id, g] : groups_) {
         if (g.announced) groups.push_back(FibGroup{id, g.installed});
       }
-      std::vector<std::pair<wire::Prefix, GroupId>> routes;
-      route_group_.ForEach([&](const wire::Prefix& p, GroupId id) { routes.emplace_back(p, id); });
+      std::vector<std::pair<net::Prefix, GroupId>> routes;
+      route_group_.ForEach([&](const net::Prefix& p, GroupId id) { routes.emplace_back(p, id); });
       budget_->Adopt(groups, routes);
     }
     notices_.push_back(absl::StrCat("next-hop group budget on: at most ", config_.budget.max_groups,
@@ -824,7 +824,7 @@ void NextHopGroupRegistry::Reconfigure(const WeightsConfig& config, absl::Time n
         auto s = slots.find(id);
         if (s == slots.end() || s->second != g.installed) dirty_groups_.insert(id);
       }
-      route_group_.ForEach([&](const wire::Prefix& p, GroupId id) {
+      route_group_.ForEach([&](const net::Prefix& p, GroupId id) {
         if (budget_->InstalledSlot(p) != id) {
           auto [dirty, fresh] = dirty_routes_.TryEmplace(p);
           if (fresh) *dirty = id;
@@ -895,7 +895,7 @@ size_t NextHopGroupRegistry::local_capped_members() const {
   return n;
 }
 
-const NextHopGroup* NextHopGroupRegistry::GroupOf(const wire::Prefix& prefix) const {
+const NextHopGroup* NextHopGroupRegistry::GroupOf(const net::Prefix& prefix) const {
   const GroupId* id = route_group_.Find(prefix);
   return id == nullptr ? nullptr : Find(*id);
 }

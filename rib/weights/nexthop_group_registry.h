@@ -49,7 +49,7 @@ namespace bagd::rib {
 // One route's multipath set, as the weights stage needs it. No members: the route is gone
 // (or has no next hop to install, like our own `networks`).
 struct PrefixMembers {
-  wire::Prefix prefix;
+  net::Prefix prefix;
   absl::InlinedVector<MemberInput, 4> members;  // no allocation for the usual ECMP widths
 };
 
@@ -63,13 +63,13 @@ inline int16_t LocalSourceOf(const LocalSourceOfPeer& table, PeerIndex peer) {
 
 // The members of `prefix`'s multipath set as the RIB has it now. Our own routes (config
 // `networks`) have no next hop to install and are left out.
-PrefixMembers MembersOf(const Rib& rib, const wire::Prefix& prefix, const LocalSourceOfPeer& local = {});
+PrefixMembers MembersOf(const Rib& rib, const net::Prefix& prefix, const LocalSourceOfPeer& local = {});
 // Whether `prefix` has any member now (MembersOf would not be empty), without building them.
-bool HasMembers(const Rib& rib, const wire::Prefix& prefix);
+bool HasMembers(const Rib& rib, const net::Prefix& prefix);
 
 // What NextHopGroupRegistry::Update reads: a prefix and a view of its members.
 struct MembersView {
-  wire::Prefix prefix;
+  net::Prefix prefix;
   std::span<const MemberInput> members;
 };
 
@@ -79,7 +79,7 @@ struct MembersView {
 // stays small.
 class MembersBatch {
  public:
-  void Add(const Rib& rib, const wire::Prefix& prefix, const LocalSourceOfPeer& local = {});
+  void Add(const Rib& rib, const net::Prefix& prefix, const LocalSourceOfPeer& local = {});
   // The views, valid until the next Add or Clear.
   std::span<const MembersView> View();
   size_t size() const { return views_.size(); }
@@ -108,7 +108,7 @@ struct EarlyReweightConfig {
 };
 
 struct WeightsConfig {
-  std::array<BandwidthPolicy, wire::kFamilyCount> policy;  // by wire::Family
+  std::array<BandwidthPolicy, net::kFamilyCount> policy;  // by net::Family
   QuantizeLimits limits;                                   // what the FIB can hold
   DampingConfig damping;
   // How many groups the FIB holds (0: no limit) and how groups that do not fit are merged
@@ -119,7 +119,7 @@ struct WeightsConfig {
 
 struct NextHopGroup {
   struct Member {
-    wire::IpAddress next_hop;
+    net::IpAddress next_hop;
     double bps = 0;  // what the member advertises now (after the missing-LB policy)
     BandwidthSource source = BandwidthSource::kCommunity;
     std::optional<wire::LinkBandwidth> link_bandwidth;  // as received
@@ -137,7 +137,7 @@ struct NextHopGroup {
     double error = 0;        // |weight share - share| / share
   };
   GroupId id = 0;
-  wire::Family family = wire::Family::kIpv4Unicast;
+  net::Family family = net::Family::kIpv4Unicast;
   std::vector<Member> members;        // sorted by next hop
   std::vector<uint32_t> key_weights;  // target weights, parallel to members
   std::string key;                    // canonical key (family, next hops, target weights)
@@ -163,7 +163,7 @@ struct NextHopGroup {
     absl::Time touched;  // the last batch that showed the group's new key
     bool walking = false;
     bool walk_done = false;  // the last slice of this walk is out
-    std::optional<wire::Prefix> cursor;
+    std::optional<net::Prefix> cursor;
     absl::Time walk_started;  // the first slice of the counting walk
     bool counted = false;     // the counting walk is over: this walk moves prefixes
     bool reverted = false;    // the group went back to `before` (the majority did not change)
@@ -171,7 +171,7 @@ struct NextHopGroup {
     uint64_t same = 0;
     uint64_t at_before = 0;
     uint64_t elsewhere = 0;
-    std::vector<wire::Prefix> followers;  // those that show the group's key, while they are the fewer
+    std::vector<net::Prefix> followers;  // those that show the group's key, while they are the fewer
     uint32_t follows = 0;  // follows in this round
     absl::Time due(absl::Duration delay) const { return std::min(std::max(since, touched) + delay, since + 10 * delay); }
   };
@@ -193,7 +193,7 @@ struct WeightCounters {
 // One slice of an early-reweight check: prefixes of `group` to read from the RIB again.
 struct CheckSlice {
   GroupId group = 0;
-  std::vector<wire::Prefix> prefixes;
+  std::vector<net::Prefix> prefixes;
 };
 
 // One local capacity source as the weights see it: its name (display) and its capacity after
@@ -254,7 +254,7 @@ class NextHopGroupRegistry {
   // standing in for a missing community (bagd_local_capacity_capped_members).
   size_t local_capped_members() const;
 
-  const NextHopGroup* GroupOf(const wire::Prefix& prefix) const;
+  const NextHopGroup* GroupOf(const net::Prefix& prefix) const;
   const NextHopGroup* Find(GroupId id) const;
   std::vector<const NextHopGroup*> Groups() const;  // by id
   size_t group_count() const { return groups_.size(); }
@@ -269,7 +269,7 @@ class NextHopGroupRegistry {
 
  private:
   struct Target {
-    wire::Family family = wire::Family::kIpv4Unicast;
+    net::Family family = net::Family::kIpv4Unicast;
     ResolvedBandwidths resolved;
     std::vector<uint32_t> weights;  // parallel to resolved.members
     std::string key;                // canonical key bytes; empty: no route
@@ -282,7 +282,7 @@ class NextHopGroupRegistry {
                        bool immediate);
   void UpdateImpl(std::span<const MembersView> changes, absl::Time now, bool immediate, bool check);
   // A new group's id, family and key, registered by key; the caller fills in the rest.
-  NextHopGroup& NewGroup(wire::Family family, const std::string& key);
+  NextHopGroup& NewGroup(net::Family family, const std::string& key);
   // Each change's target (`target_of`, an index into `unique`), each distinct member set
   // resolved once.
   void ResolveTargets(std::span<const MembersView> changes, std::vector<Target>& unique,
@@ -299,9 +299,9 @@ class NextHopGroupRegistry {
   void Count(HoldDownOutcome o);
   // Recomputes the installed weights from the applied bandwidths; marks it dirty if changed.
   void Reweigh(NextHopGroup& g);
-  void Attach(const wire::Prefix& prefix, NextHopGroup& g);
+  void Attach(const net::Prefix& prefix, NextHopGroup& g);
   // `prefix` has no group any more: its route goes (from the FIB too, if it had one).
-  void Unroute(const wire::Prefix& prefix);
+  void Unroute(const net::Prefix& prefix);
   void Detach(NextHopGroup& g);
   // What a member's weight is computed from: its applied bandwidth capped by its local link.
   void Effective(NextHopGroup::Member& m) const;
@@ -309,7 +309,7 @@ class NextHopGroupRegistry {
   // unless its next hop flapped.
   NextHopGroup::Member Join(const MemberBandwidth& m, absl::Time now);
   // `next_hop` left a prefix's multipath set (its path withdrawn, its session down).
-  void Lost(const wire::IpAddress& next_hop, absl::Time now);
+  void Lost(const net::IpAddress& next_hop, absl::Time now);
 
   WeightsConfig config_;
   std::optional<GroupBudget> budget_;
@@ -317,12 +317,12 @@ class NextHopGroupRegistry {
   GroupId next_id_ = 1;
   absl::node_hash_map<GroupId, NextHopGroup> groups_;  // stable addresses
   absl::flat_hash_map<std::string, GroupId> by_key_;
-  PrefixMap<GroupId> route_group_;
+  net::PrefixMap<GroupId> route_group_;
   // Pending FIB work.
   absl::flat_hash_set<GroupId> dirty_groups_;
   // 0: delete. Ordered and ~17 bytes a route: a full table going puts every route here at
   // once (a hash map of a million prefixes held ~79 MB while it grew, the session loss's peak).
-  PrefixMap<GroupId> dirty_routes_;
+  net::PrefixMap<GroupId> dirty_routes_;
   std::vector<GroupId> deleted_groups_;
   // Quantization of target bandwidths, memoized: a burst of prefixes has few distinct sets.
   absl::flat_hash_map<std::vector<double>, std::vector<uint32_t>> quantized_;
@@ -338,7 +338,7 @@ class NextHopGroupRegistry {
     absl::Time at = absl::InfinitePast();
     bool joined_since = false;
   };
-  absl::flat_hash_map<wire::IpAddress, Loss> losses_;
+  absl::flat_hash_map<net::IpAddress, Loss> losses_;
   static constexpr double kFlappedPenalty = 1.5;
   bool track_fib_ = true;
 };

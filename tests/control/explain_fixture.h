@@ -19,7 +19,7 @@
 #include "tests/control/fake_backend.h"
 #include "policy/policy.h"
 #include "rib/adj_rib_in.h"
-#include "rib/prefix_map.h"
+#include "net/prefix_map.h"
 #include "rib/rib.h"
 #include "tests/rib/rib_test_support.h"
 
@@ -99,7 +99,7 @@ class ExplainRibs : public daemon::NeighborRibs {
     for (const char* prefix : {"198.51.100.0/24", "203.0.113.0/24"}) {
       wire::PathAttributes out = AttrsBuilder().Path({65000, 65002}).NextHop("192.0.2.1").a;
       if (std::string(prefix) == "198.51.100.0/24") out.as_path = wire::AsPath{{{wire::AsSegmentType::kSequence, {65000, 65002, 65010}}}};
-      advertised_.SetAttrs(*advertised_.TryEmplace(*wire::Prefix::Parse(prefix)).first, store_.Intern(out));
+      advertised_.SetAttrs(*advertised_.TryEmplace(*net::Prefix::Parse(prefix)).first, store_.Intern(out));
     }
   }
 
@@ -129,12 +129,12 @@ class ExplainRibs : public daemon::NeighborRibs {
   // accepts into the RIB with the attributes it left.
   void Receive(rib::PeerIndex peer, const char* prefix, uint32_t path_id, const wire::PathAttributes& attrs,
                bool keep) {
-    const wire::Nlri nlri{*wire::Prefix::Parse(prefix), path_id};
+    const net::Nlri nlri{*net::Prefix::Parse(prefix), path_id};
     if (keep) received_.Set(nlri, store_.Intern(attrs));
     policy::RouteContext route{nlri.prefix, &attrs, rib_.peer(peer).source.address, policy::RouteSource::kEbgp};
     const policy::PolicyResult r = policy::Evaluate(*policies_.Find("from-spines"), route);
     if (r.verdict == policy::Verdict::kReject) return;
-    const wire::Nlri one[] = {nlri};
+    const net::Nlri one[] = {nlri};
     rib_.Announce(peer, one, store_.Intern(r.attributes(route)));
   }
 

@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 
 namespace bagd::control::testing {
 
@@ -310,24 +310,24 @@ absl::StatusOr<ControlBackend::RoutesPage> FakeBackend::ListRoutesPage(const v1:
   MaybeThrow();
   if (!rib_status_.ok()) return rib_status_;
   RoutesPage out;
-  std::optional<wire::Prefix> exact, after;
-  std::optional<wire::IpAddress> covered;
+  std::optional<net::Prefix> exact, after;
+  std::optional<net::IpAddress> covered;
   if (request.prefix().find('/') != std::string::npos) {
-    exact = *wire::Prefix::Parse(request.prefix());
+    exact = *net::Prefix::Parse(request.prefix());
   } else if (!request.prefix().empty()) {
-    covered = *wire::IpAddress::Parse(request.prefix());
+    covered = *net::IpAddress::Parse(request.prefix());
   }
-  if (!request.after().empty()) after = *wire::Prefix::Parse(request.after());
+  if (!request.after().empty()) after = *net::Prefix::Parse(request.after());
   const v1::Route* longest = nullptr;
   int longest_length = -1;
   for (const v1::Route& route : routes_.routes()) {
-    const wire::Prefix p = *wire::Prefix::Parse(route.prefix());
-    if (!request.family().empty() && request.family() != wire::FamilyName(p.family())) continue;
+    const net::Prefix p = *net::Prefix::Parse(route.prefix());
+    if (!request.family().empty() && request.family() != net::FamilyName(p.family())) continue;
     if (exact && p != *exact) continue;
     // Table order: IPv4 before IPv6, then the prefix (SampleRoutes and SetRoutes keep it).
     if (after && !(after->afi() != p.afi() ? after->afi() < p.afi() : *after < p)) continue;
     if (covered) {
-      if (covered->afi() != p.afi() || wire::Prefix::Make(p.afi(), covered->bytes(), p.length()) != p) continue;
+      if (covered->afi() != p.afi() || net::Prefix::Make(p.afi(), covered->bytes(), p.length()) != p) continue;
       if (p.length() > longest_length) {
         longest = &route;
         longest_length = p.length();
@@ -359,12 +359,12 @@ const v1::Route* FakeBackend::RouteFor(const std::string& prefix) {
     }
     return nullptr;
   }
-  const wire::IpAddress address = *wire::IpAddress::Parse(prefix);
+  const net::IpAddress address = *net::IpAddress::Parse(prefix);
   const v1::Route* longest = nullptr;
   int longest_length = -1;
   for (const v1::Route& route : routes_.routes()) {
-    const wire::Prefix p = *wire::Prefix::Parse(route.prefix());
-    if (address.afi() != p.afi() || wire::Prefix::Make(p.afi(), address.bytes(), p.length()) != p) continue;
+    const net::Prefix p = *net::Prefix::Parse(route.prefix());
+    if (address.afi() != p.afi() || net::Prefix::Make(p.afi(), address.bytes(), p.length()) != p) continue;
     if (p.length() > longest_length) {
       longest = &route;
       longest_length = p.length();

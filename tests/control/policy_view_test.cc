@@ -83,7 +83,7 @@ TEST_CASE("policy view: the test route from the request", "[control][policy]") {
     auto b = daemon::TestRouteAttributes(v4);
     REQUIRE(b.ok());
     REQUIRE(b->mp_reach);
-    CHECK(b->mp_reach->family == wire::Family::kIpv4Unicast);
+    CHECK(b->mp_reach->family == net::Family::kIpv4Unicast);
     CHECK(b->SelectedLinkBandwidth().chosen->asn() == 65001);
   }
   SECTION("what does not parse") {
@@ -179,7 +179,7 @@ TEST_CASE("policy view: ListPolicies and the Prometheus counters across a reload
   // More routes: the counters catch up by the difference.
   const auto evaluate = [](const policy::PolicySet& set, const char* prefix) {
     wire::PathAttributes a = rib::test::AttrsBuilder().Path({65002}).a;
-    const policy::RouteContext route{*wire::Prefix::Parse(prefix), &a, std::nullopt, policy::RouteSource::kEbgp};
+    const policy::RouteContext route{*net::Prefix::Parse(prefix), &a, std::nullopt, policy::RouteSource::kEbgp};
     policy::Evaluate(*set.Find("from-spines"), route);
   };
   evaluate(*ribs.policies(), "192.0.2.0/24");
@@ -255,7 +255,7 @@ TEST_CASE("policy view: accepted and advertised routes in pages", "[control][rou
   ExplainRibs ribs;
   // Many more prefixes in the RIB from spine 2 only, and every third one from spine 1 too.
   for (int i = 0; i < 200; ++i) {
-    const wire::Nlri n[] = {rib::test::N(absl::StrCat("21.0.", i, ".0/24").c_str())};
+    const net::Nlri n[] = {rib::test::N(absl::StrCat("21.0.", i, ".0/24").c_str())};
     ribs.mutable_rib().Announce(ribs.spine2(), n, rib::test::AttrsBuilder().Path({65003}).NextHop("192.0.2.3").In(ribs.store()));
     if (i % 3 == 0) {
       ribs.mutable_rib().Announce(ribs.spine1(), n, rib::test::AttrsBuilder().Path({65002}).NextHop("192.0.2.2").In(ribs.store()));

@@ -17,7 +17,7 @@ using namespace bagd::rib::test;
 namespace {
 
 bool TableOrder(const std::string& a, const std::string& b) {
-  const auto pa = *wire::Prefix::Parse(a), pb = *wire::Prefix::Parse(b);
+  const auto pa = *net::Prefix::Parse(a), pb = *net::Prefix::Parse(b);
   if (pa.afi() != pb.afi()) return pa.afi() < pb.afi();
   return pa < pb;
 }
@@ -56,11 +56,11 @@ struct Table {
   PeerIndex p1 = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
   PeerIndex p2 = rib.AddPeer(Peer("10.0.0.2", 2, 65002));
   void Add(const std::string& prefix, PeerIndex peer) {
-    const wire::Nlri n[] = {N(prefix.c_str())};
+    const net::Nlri n[] = {N(prefix.c_str())};
     rib.Announce(peer, n, AttrsBuilder().Path({65001 + peer}).NextHop(peer == p1 ? "10.0.0.1" : "10.0.0.2").In(store));
   }
   void Remove(const std::string& prefix, PeerIndex peer) {
-    const wire::Nlri n[] = {N(prefix.c_str())};
+    const net::Nlri n[] = {N(prefix.c_str())};
     rib.Withdraw(peer, n);
   }
 };
@@ -140,7 +140,7 @@ TEST_CASE("RIB pages: a page of prefixes with many paths ends early", "[control]
   for (int i = 0; i < 200; ++i) {
     const std::string p = absl::StrCat("20.0.", i, ".0/24");
     for (PeerIndex peer : peers) {
-      const wire::Nlri n[] = {N(p.c_str())};
+      const net::Nlri n[] = {N(p.c_str())};
       t.rib.Announce(peer, n, AttrsBuilder().Path({65100u + peer}).NextHop(t.rib.peer(peer).name.c_str()).In(t.store));
     }
   }

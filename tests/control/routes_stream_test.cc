@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "bgpd/control/control.grpc.pb.h"
 #include "bgpd/control/control_client.h"
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 #include "tests/control/fake_backend.h"
 #include "tests/control/serving.h"
 #include "tools/bagctl/control_commands.h"
@@ -33,7 +33,7 @@ namespace {
 
 // Table order (control.proto): IPv4 before IPv6, then address, then length.
 bool TableOrder(const std::string& a, const std::string& b) {
-  const auto pa = *bagd::wire::Prefix::Parse(a), pb = *bagd::wire::Prefix::Parse(b);
+  const auto pa = *bagd::net::Prefix::Parse(a), pb = *bagd::net::Prefix::Parse(b);
   if (pa.afi() != pb.afi()) return pa.afi() < pb.afi();
   return pa < pb;
 }

@@ -13,14 +13,14 @@ struct RecordingSink final : control::EventSink {
   std::vector<control::v1::Event> events;
 };
 
-wire::IpAddress A(const char* text) { return *wire::IpAddress::Parse(text); }
+net::IpAddress A(const char* text) { return *net::IpAddress::Parse(text); }
 
 rib::MemberInput M(const char* nh, double bps) {
   return rib::MemberInput{A(nh), wire::LinkBandwidth::FromBitsPerSecond(65001, bps, true)};
 }
 
 rib::PrefixMembers Route(const char* prefix, std::vector<rib::MemberInput> members) {
-  rib::PrefixMembers pm{*wire::Prefix::Parse(prefix), {}};
+  rib::PrefixMembers pm{*net::Prefix::Parse(prefix), {}};
   for (auto& m : members) pm.members.push_back(m);
   return pm;
 }

@@ -19,9 +19,9 @@ namespace {
 using rib::test::AttrsBuilder;
 using rib::test::Peer;
 
-wire::Nlri Nlri(uint32_t i) {
+net::Nlri Nlri(uint32_t i) {
   const uint8_t b[4] = {10, static_cast<uint8_t>(i >> 16), static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)};
-  return wire::Nlri{wire::Prefix::Make(wire::Afi::kIpv4, b, 32), 0};
+  return net::Nlri{net::Prefix::Make(net::Afi::kIpv4, b, 32), 0};
 }
 
 rib::AttrRef WithBandwidth(rib::AttributeStore& store, uint32_t asn, const char* next_hop, double gbps) {
@@ -46,7 +46,7 @@ struct Rig {
   }
   // Announces prefixes [from, to) from `peer`, in UPDATEs of 1000.
   void Announce(rib::PeerIndex peer, uint32_t from, uint32_t to, const rib::AttrRef& attrs) {
-    std::vector<wire::Nlri> nlri;
+    std::vector<net::Nlri> nlri;
     for (uint32_t i = from; i < to; ++i) {
       nlri.push_back(Nlri(i));
       if (nlri.size() == 1000 || i + 1 == to) {
@@ -59,7 +59,7 @@ struct Rig {
   void Hand() { stage.OnRouteChanges(rib.TakeChanges()); }
   // The session loss as the pipeline runs it: the RIB in slices, each change set handed on.
   void SessionLoss(rib::PeerIndex peer) {
-    for (std::optional<wire::Prefix> next; (next = rib.PeerDownFrom(peer, next, 16384));) Hand();
+    for (std::optional<net::Prefix> next; (next = rib.PeerDownFrom(peer, next, 16384));) Hand();
     Hand();
   }
   session::ManualClock clock;
@@ -123,7 +123,7 @@ TEST_CASE("weights stage: at a session loss, gone prefixes in slices and the oth
   REQUIRE(used.size() == 1);
   const auto& members = rig.fib.groups().at(*used.begin());
   REQUIRE(members.size() == 1);
-  CHECK(members[0].next_hop == *wire::IpAddress::Parse("10.0.2.2"));
+  CHECK(members[0].next_hop == *net::IpAddress::Parse("10.0.2.2"));
   // The shared group followed its prefixes in place (one batch would have done the same):
   // the same id, no route moved for them.
   CHECK(*used.begin() == shared);
@@ -135,11 +135,11 @@ TEST_CASE("weights stage: a prefix that comes back before its slice waits for th
   rig.stage.RunNow();
   // The whole table goes in one change set except prefix 0, which is back (from the second
   // neighbor) by the time the slice runs: it is not taken as gone.
-  std::vector<wire::Nlri> all;
+  std::vector<net::Nlri> all;
   for (uint32_t i = 0; i < 70000; ++i) all.push_back(Nlri(i));
   rig.rib.Withdraw(rig.p1, all);
   std::vector<rib::RouteChange> changes = rig.rib.TakeChanges();
-  const wire::Nlri back[] = {Nlri(0)};
+  const net::Nlri back[] = {Nlri(0)};
   rig.rib.Announce(rig.p2, back, WithBandwidth(rig.store, 65002, "10.0.2.2", 40));
   const rib::GroupId before = rig.fib.routes().at(Nlri(0).prefix);
   rig.fib.TakeRouteOpsPerUpdate();
@@ -153,13 +153,13 @@ TEST_CASE("weights stage: a prefix that comes back before its slice waits for th
   REQUIRE(rig.fib.routes().size() == 1);
   const auto& members = rig.fib.groups().at(rig.fib.routes().begin()->second);
   REQUIRE(members.size() == 1);
-  CHECK(members[0].next_hop == *wire::IpAddress::Parse("10.0.2.2"));
+  CHECK(members[0].next_hop == *net::IpAddress::Parse("10.0.2.2"));
 }
 
 TEST_CASE("weights stage: a hold-down due before the batch publishes the gone slices with it, in one update",
           "[daemon][weights]") {
   Rig rig;
-  const wire::Nlri other[] = {Nlri(200000)};
+  const net::Nlri other[] = {Nlri(200000)};
   rig.Announce(rig.p1, 0, 70000, WithBandwidth(rig.store, 65001, "10.0.1.2", 100));
   rig.rib.Announce(rig.p2, other, WithBandwidth(rig.store, 65002, "10.0.2.2", 40));
   rig.Hand();
@@ -184,7 +184,7 @@ TEST_CASE("weights stage: a hold-down due before the batch publishes the gone sl
   REQUIRE(rig.fib.routes().size() == 1);
   const auto& members = rig.fib.groups().at(rig.fib.routes().begin()->second);
   REQUIRE(members.size() == 1);
-  CHECK(members[0].next_hop == *wire::IpAddress::Parse("10.0.2.2"));
+  CHECK(members[0].next_hop == *net::IpAddress::Parse("10.0.2.2"));
 }
 
 }  // namespace bagd::daemon

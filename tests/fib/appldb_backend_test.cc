@@ -24,12 +24,12 @@ using test::FakeOrchagent;
 using test::RedisServer;
 using namespace std::chrono_literals;
 
-wire::IpAddress A(const char* s) { return *wire::IpAddress::Parse(s); }
+net::IpAddress A(const char* s) { return *net::IpAddress::Parse(s); }
 
-wire::Prefix Route(int i) {
+net::Prefix Route(int i) {
   const uint8_t b[4] = {10, static_cast<uint8_t>(100 + i / 65536), static_cast<uint8_t>(i / 256 % 256),
                         static_cast<uint8_t>(i % 256)};
-  return wire::Prefix::Make(wire::Afi::kIpv4, b, 32);
+  return net::Prefix::Make(net::Afi::kIpv4, b, 32);
 }
 
 rib::FibGroup Group(rib::GroupId id, std::vector<std::pair<const char*, uint32_t>> members) {
@@ -39,7 +39,7 @@ rib::FibGroup Group(rib::GroupId id, std::vector<std::pair<const char*, uint32_t
 }
 
 // Gateways 10.0.N.2 are on EthernetN*4; anything else is not connected.
-absl::StatusOr<std::string> Resolve(const wire::IpAddress& gw) {
+absl::StatusOr<std::string> Resolve(const net::IpAddress& gw) {
   const std::string s = gw.ToString();
   if (s.starts_with("10.0.") && s.ends_with(".2")) {
     const int n = std::stoi(s.substr(5, s.size() - 7));
@@ -668,7 +668,7 @@ TEST_CASE("appldb: IPv6 routes and next hops, written and adopted", "[appldb][re
   REQUIRE(rig.OpenBagd().ok());
   rib::FibUpdate u;
   u.group_upserts = {Group(1, {{"fd00:2::2", 2}, {"fd00:1::2", 1}})};
-  u.route_upserts = {{*wire::Prefix::Parse("2001:db8::/64"), 1}, {*wire::Prefix::Parse("2001:db8:1::7/128"), 1}};
+  u.route_upserts = {{*net::Prefix::Parse("2001:db8::/64"), 1}, {*net::Prefix::Parse("2001:db8:1::7/128"), 1}};
   rig.reconciler->Update(u);
   CHECK(rig.Flush().failed == 0);
   CHECK(rig.orch->violations().empty());

@@ -8,8 +8,8 @@
 namespace bagd::fib::sonic {
 namespace {
 
-wire::Prefix P(const char* s) { return *wire::Prefix::Parse(s); }
-wire::IpAddress A(const char* s) { return *wire::IpAddress::Parse(s); }
+net::Prefix P(const char* s) { return *net::Prefix::Parse(s); }
+net::IpAddress A(const char* s) { return *net::IpAddress::Parse(s); }
 
 std::string FieldOf(const Fields& f, const std::string& name) {
   for (const auto& [k, v] : f) {

@@ -19,7 +19,7 @@ namespace {
 
 using test::TestNetns;
 
-wire::IpAddress A(const char* s) { return *wire::IpAddress::Parse(s); }
+net::IpAddress A(const char* s) { return *net::IpAddress::Parse(s); }
 
 rib::FibUpdate Desired(rib::GroupId id, std::vector<std::pair<const char*, uint32_t>> members, int routes) {
   rib::FibUpdate u;
@@ -28,7 +28,7 @@ rib::FibUpdate Desired(rib::GroupId id, std::vector<std::pair<const char*, uint3
   u.group_upserts.push_back(g);
   for (int i = 0; i < routes; ++i) {
     const uint8_t b[4] = {10, static_cast<uint8_t>(100 + i / 256), static_cast<uint8_t>(i % 256), 0};
-    u.route_upserts.emplace_back(wire::Prefix::Make(wire::Afi::kIpv4, b, 24), id);
+    u.route_upserts.emplace_back(net::Prefix::Make(net::Afi::kIpv4, b, 24), id);
   }
   return u;
 }

@@ -25,9 +25,9 @@
 #include "fib_sync/netlink/messages.h"
 
 using namespace bagd::fib::netlink;
-using bagd::wire::Afi;
-using bagd::wire::IpAddress;
-using bagd::wire::Prefix;
+using bagd::net::Afi;
+using bagd::net::IpAddress;
+using bagd::net::Prefix;
 
 namespace {
 

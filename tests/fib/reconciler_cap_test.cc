@@ -16,8 +16,8 @@
 namespace bagd::fib {
 namespace {
 
-wire::IpAddress A(const std::string& s) { return *wire::IpAddress::Parse(s); }
-wire::Prefix P(const std::string& s) { return *wire::Prefix::Parse(s); }
+net::IpAddress A(const std::string& s) { return *net::IpAddress::Parse(s); }
+net::Prefix P(const std::string& s) { return *net::Prefix::Parse(s); }
 
 rib::FibGroup G(rib::GroupId id, std::vector<std::pair<std::string, uint32_t>> members) {
   rib::FibGroup g{id, {}};

@@ -143,7 +143,7 @@ TEST_CASE("route operations go to the backend in chunks, every upsert before the
   for (size_t n : b.calls) CHECK(n <= 3);
   bool deleting = false;
   size_t upserts = 0, deletes = 0;
-  std::vector<wire::Prefix> order[2];  // upserts, deletes: each in table order
+  std::vector<net::Prefix> order[2];  // upserts, deletes: each in table order
   for (const FibOp& op : b.log()) {
     const auto* ro = std::get_if<RouteOp>(&op);
     if (ro == nullptr) continue;
@@ -156,7 +156,7 @@ TEST_CASE("route operations go to the backend in chunks, every upsert before the
       ++upserts;
     }
   }
-  for (const auto& o : order) CHECK(std::is_sorted(o.begin(), o.end(), rib::InTableOrder));
+  for (const auto& o : order) CHECK(std::is_sorted(o.begin(), o.end(), net::InTableOrder));
   CHECK(upserts == 10);
   CHECK(deletes == 10);
   CHECK(b.state().routes.size() == 10);
@@ -397,7 +397,7 @@ TEST_CASE("link loss: the next hop is re-created and its group made whole", "[fi
   CHECK_FALSE(r.dirty());
 
   // Every member gone: the backend drops the group and its route; a resync puts all back.
-  for (const auto& [id, gw] : std::map<ObjectId, wire::IpAddress>(b.state().nexthops)) b.DeleteNexthopBehindOurBack(id);
+  for (const auto& [id, gw] : std::map<ObjectId, net::IpAddress>(b.state().nexthops)) b.DeleteNexthopBehindOurBack(id);
   CHECK(b.state().routes.empty());
   REQUIRE(r.Resync().ok());
   r.Flush();

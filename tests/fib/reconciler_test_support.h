@@ -5,13 +5,13 @@
 #include <utility>
 #include <vector>
 
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 #include "rib/fib_update.h"
 
 namespace bagd::fib::testing {
 
-inline wire::IpAddress A(const char* s) { return *wire::IpAddress::Parse(s); }
-inline wire::Prefix P(const char* s) { return *wire::Prefix::Parse(s); }
+inline net::IpAddress A(const char* s) { return *net::IpAddress::Parse(s); }
+inline net::Prefix P(const char* s) { return *net::Prefix::Parse(s); }
 
 // Group `id` with (next hop, weight) members, and `routes` pointing at it.
 inline rib::FibUpdate Group(rib::GroupId id, std::vector<std::pair<const char*, uint32_t>> members,

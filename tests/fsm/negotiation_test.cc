@@ -217,15 +217,15 @@ TEST_CASE("Graceful restart: what the peer offers is recorded per family, and wh
   CHECK(p.restart_state);
   CHECK(p.notification);
   CHECK(p.restart_time == 90);
-  CHECK(p.families == std::array<bool, wire::kFamilyCount>{true, true});
-  CHECK(p.forwarding_preserved == std::array<bool, wire::kFamilyCount>{true, false});
-  CHECK(n.graceful_restart_retain == std::array<bool, wire::kFamilyCount>{true, true});
+  CHECK(p.families == std::array<bool, net::kFamilyCount>{true, true});
+  CHECK(p.forwarding_preserved == std::array<bool, net::kFamilyCount>{true, false});
+  CHECK(n.graceful_restart_retain == std::array<bool, net::kFamilyCount>{true, true});
 
   SECTION("our helper is only for the families we selected") {
     LocalSettings l = GrLocal();
     l.graceful_restart_families = {true, false};
     CHECK(As<Negotiated>(Negotiate(l, PeerWithGr(cap))).graceful_restart_retain ==
-          std::array<bool, wire::kFamilyCount>{true, false});
+          std::array<bool, net::kFamilyCount>{true, false});
   }
   SECTION("our graceful restart off: nothing kept, the peer's offer still recorded") {
     LocalSettings l = GrLocal();
@@ -233,28 +233,28 @@ TEST_CASE("Graceful restart: what the peer offers is recorded per family, and wh
     const Negotiated off = As<Negotiated>(Negotiate(l, PeerWithGr(cap)));
     CHECK(off.graceful_restart);  // End-of-RIB still
     CHECK(off.peer_graceful_restart.restart_time == 90);
-    CHECK(off.graceful_restart_retain == std::array<bool, wire::kFamilyCount>{false, false});
+    CHECK(off.graceful_restart_retain == std::array<bool, net::kFamilyCount>{false, false});
   }
   SECTION("the peer's restart time 0 or no families: nothing kept") {
     wire::GracefulRestartCap eor_only;  // what bagd sends with graceful restart off, and GoBGP by default
     CHECK(As<Negotiated>(Negotiate(GrLocal(), PeerWithGr(eor_only))).graceful_restart_retain ==
-          std::array<bool, wire::kFamilyCount>{false, false});
+          std::array<bool, net::kFamilyCount>{false, false});
     wire::GracefulRestartCap zero = cap;
     zero.restart_time = 0;
     CHECK(As<Negotiated>(Negotiate(GrLocal(), PeerWithGr(zero))).graceful_restart_retain ==
-          std::array<bool, wire::kFamilyCount>{false, false});
+          std::array<bool, net::kFamilyCount>{false, false});
   }
   SECTION("a family the peer lists but the session does not negotiate is not kept") {
     wire::OpenMessage m = Peer();  // IPv4 only
     m.capabilities.push_back(cap);
     const Negotiated v4 = As<Negotiated>(Negotiate(GrLocal(), m));
     CHECK(v4.peer_graceful_restart.families[1]);
-    CHECK(v4.graceful_restart_retain == std::array<bool, wire::kFamilyCount>{true, false});
+    CHECK(v4.graceful_restart_retain == std::array<bool, net::kFamilyCount>{true, false});
   }
   SECTION("no capability at all") {
     const Negotiated none = As<Negotiated>(Negotiate(GrLocal(), Peer()));
     CHECK_FALSE(none.graceful_restart);
     CHECK_FALSE(none.peer_graceful_restart.offered);
-    CHECK(none.graceful_restart_retain == std::array<bool, wire::kFamilyCount>{false, false});
+    CHECK(none.graceful_restart_retain == std::array<bool, net::kFamilyCount>{false, false});
   }
 }

@@ -44,7 +44,7 @@ TEST_CASE("Route refresh: a request is answered with the Adj-RIB-Out", "[fsm][ro
   SECTION("with enhanced route refresh: within BoRR/EoRR (RFC 7313 §4)") {
     const RefreshAction a = Classify({1, subtype::kRequest, 1, {}});
     CHECK(a.type == RefreshActionType::kResend);
-    CHECK(a.family == wire::Family::kIpv4Unicast);
+    CHECK(a.family == net::Family::kIpv4Unicast);
     CHECK(a.enhanced);
     CHECK(a.reason.empty());
   }
@@ -69,7 +69,7 @@ TEST_CASE("Route refresh: a request is answered with the Adj-RIB-Out", "[fsm][ro
     n.families = {true, true};
     const RefreshAction a = Classify({2, subtype::kRequest, 1, {}}, n);
     CHECK(a.type == RefreshActionType::kResend);
-    CHECK(a.family == wire::Family::kIpv6Unicast);
+    CHECK(a.family == net::Family::kIpv6Unicast);
   }
 }
 
@@ -108,7 +108,7 @@ TEST_CASE("Route refresh: the peer's BoRR and EoRR (RFC 7313 §4.2)", "[fsm][rou
   SECTION("BoRR after End-of-RIB: its paths become stale") {
     const RefreshAction a = Classify({1, subtype::kBorr, 1, {}});
     CHECK(a.type == RefreshActionType::kBeginStale);
-    CHECK(a.family == wire::Family::kIpv4Unicast);
+    CHECK(a.family == net::Family::kIpv4Unicast);
     CHECK(a.reason.empty());
   }
   SECTION("BoRR before End-of-RIB with graceful restart: ignored (RFC 7313 §4)") {
@@ -133,7 +133,7 @@ TEST_CASE("Route refresh: the peer's BoRR and EoRR (RFC 7313 §4.2)", "[fsm][rou
     s.refreshing = {true, false};
     const RefreshAction a = Classify({1, subtype::kEorr, 1, {}}, Session(), s);
     CHECK(a.type == RefreshActionType::kEndStale);
-    CHECK(a.family == wire::Family::kIpv4Unicast);
+    CHECK(a.family == net::Family::kIpv4Unicast);
   }
   SECTION("a refresh of one family says nothing about the other") {
     Negotiated n = Session();

@@ -3,9 +3,10 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "bgpd/wire/message.h"
+#include "wire/message.h"
 
 using namespace bagd::wire;
+using namespace bagd::net;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;

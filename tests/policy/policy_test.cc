@@ -106,7 +106,7 @@ TEST_CASE("condition: next-hop set, NEXT_HOP or MP_REACH", "[policy][condition]"
   a.next_hop = A("203.0.113.1");
   CHECK_FALSE(Accepts(set, Route("10.0.0.0/8", a)));
   a.next_hop.reset();
-  a.mp_reach = wire::MpReach{wire::Family::kIpv4Unicast, A("198.51.100.9"), std::nullopt, {}};  // RFC 8950 style
+  a.mp_reach = wire::MpReach{net::Family::kIpv4Unicast, A("198.51.100.9"), std::nullopt, {}};  // RFC 8950 style
   CHECK(Accepts(set, Route("10.0.0.0/8", a)));
   a.mp_reach.reset();
   CHECK_FALSE(Accepts(set, Route("10.0.0.0/8", a)));  // no next hop at all
@@ -232,7 +232,7 @@ TEST_CASE("action: next hop address and self", "[policy][action]") {
   CHECK(After("next_hop { address: \"192.0.2.9\" }", Attrs()).next_hop == A("192.0.2.9"));
   wire::PathAttributes v6 = Attrs();
   v6.next_hop.reset();
-  v6.mp_reach = wire::MpReach{wire::Family::kIpv6Unicast, A("2001:db8::2"), A("fe80::2"), {}};
+  v6.mp_reach = wire::MpReach{net::Family::kIpv6Unicast, A("2001:db8::2"), A("fe80::2"), {}};
   const wire::PathAttributes out = After("next_hop { address: \"2001:db8::9\" }", v6);
   CHECK(out.mp_reach->next_hop == A("2001:db8::9"));
   CHECK_FALSE(out.mp_reach->link_local.has_value());

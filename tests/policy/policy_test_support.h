@@ -33,14 +33,14 @@ inline PolicySet CompilePolicies(const std::string& text) {
   return Must(PolicySet::Compile(ParseConfig(full)));
 }
 
-inline wire::Prefix P(const std::string& text) {
-  const absl::StatusOr<wire::Prefix> p = wire::Prefix::Parse(text);
+inline net::Prefix P(const std::string& text) {
+  const absl::StatusOr<net::Prefix> p = net::Prefix::Parse(text);
   REQUIRE(p.ok());
   return *p;
 }
 
-inline wire::IpAddress A(const std::string& text) {
-  const absl::StatusOr<wire::IpAddress> a = wire::IpAddress::Parse(text);
+inline net::IpAddress A(const std::string& text) {
+  const absl::StatusOr<net::IpAddress> a = net::IpAddress::Parse(text);
   REQUIRE(a.ok());
   return *a;
 }

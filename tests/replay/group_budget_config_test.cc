@@ -71,7 +71,7 @@ TEST_CASE("group budget: show nexthop-groups says how a merged group is served",
   std::vector<rib::PeerIndex> peers;
   for (int i = 1; i <= 2; ++i) {
     rib::PeerInfo info;
-    info.source.address = *wire::IpAddress::Parse(absl::StrCat("10.0.0.", i));
+    info.source.address = *net::IpAddress::Parse(absl::StrCat("10.0.0.", i));
     info.source.ebgp = true;
     info.source.router_id = static_cast<uint32_t>(i);
     info.asn = 65000 + static_cast<uint32_t>(i);
@@ -85,11 +85,11 @@ TEST_CASE("group budget: show nexthop-groups says how a merged group is served",
       wire::PathAttributes attrs;
       attrs.origin = wire::Origin::kIgp;
       attrs.as_path = wire::AsPath{{{wire::AsSegmentType::kSequence, {65001u + static_cast<uint32_t>(i)}}}};
-      attrs.next_hop = *wire::IpAddress::Parse(absl::StrCat("10.0.0.", i + 1));
+      attrs.next_hop = *net::IpAddress::Parse(absl::StrCat("10.0.0.", i + 1));
       attrs.extended_communities.push_back(
           wire::LinkBandwidth::FromBitsPerSecond(65001 + i, (i == 0 ? a : b) * 1e9, true).ToExtendedCommunity());
-      const wire::Nlri n{*wire::Prefix::Parse(prefix), 0};
-      rib.Announce(peers[i], std::span<const wire::Nlri>(&n, 1), store.Intern(attrs));
+      const net::Nlri n{*net::Prefix::Parse(prefix), 0};
+      rib.Announce(peers[i], std::span<const net::Nlri>(&n, 1), store.Intern(attrs));
     }
   }
   rib::WeightsConfig c;
@@ -111,7 +111,7 @@ TEST_CASE("group budget: show nexthop-groups says how a merged group is served",
   // 5:4 is closer to 1:1 (b 50 % instead of 44.4 %) than to 1:8.
   CHECK(g.merged());
   CHECK(g.merge_error() == Approx(0.125));
-  CHECK(g.served_as() == groups.GroupOf(*wire::Prefix::Parse("10.1.0.0/24"))->id);
+  CHECK(g.served_as() == groups.GroupOf(*net::Prefix::Parse("10.1.0.0/24"))->id);
   CHECK(g.served_by() != g.id());
   CHECK(g.fib_object() == g.served_by() + 7);  // the object of the group that serves it
   REQUIRE(g.served_members_size() == 2);

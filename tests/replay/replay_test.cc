@@ -66,13 +66,13 @@ class RecordingSession final : public Outbound {
   const std::string& name() const override { return name_; }
   bool established() const override { return up_; }
   bool ebgp() const override { return ebgp_; }
-  bool family_negotiated(wire::Family f) const override { return up_ && families_[static_cast<int>(f)]; }
+  bool family_negotiated(net::Family f) const override { return up_ && families_[static_cast<int>(f)]; }
   wire::CodecContext EncodeContext() const override {
     wire::CodecContext c;
     c.ebgp = ebgp_;
     return c;
   }
-  std::optional<wire::IpAddress> LocalAddress() const override { return local_; }
+  std::optional<net::IpAddress> LocalAddress() const override { return local_; }
   uint32_t advertisement_interval_s() const override { return mrai_; }
   void SendUpdates(std::vector<wire::Bytes> messages) override {
     for (const wire::Bytes& m : messages) {
@@ -93,8 +93,8 @@ class RecordingSession final : public Outbound {
   void Advertised(size_t prefixes) override { advertised_ = prefixes; }
 
   bool up_ = false;
-  std::array<bool, wire::kFamilyCount> families_{};
-  std::optional<wire::IpAddress> local_;
+  std::array<bool, net::kFamilyCount> families_{};
+  std::optional<net::IpAddress> local_;
   uint32_t mrai_ = 0;
   size_t advertised_ = 0;
 
@@ -165,7 +165,7 @@ class Replay {
     if (!set.ok()) throw std::runtime_error(set.status().ToString());
     policies_ = std::make_shared<policy::PolicySet>(*std::move(set));
     for (const auto& n : config_.neighbors()) {
-      auto address = wire::IpAddress::Parse(n.address());
+      auto address = net::IpAddress::Parse(n.address());
       auto chains = PoliciesOf(config_, n, *policies_);
       auto lb = LinkBandwidthExportOf(n.link_bandwidth());
       if (!address.ok() || !chains.ok() || !lb.ok()) throw std::runtime_error("neighbor " + n.address());
@@ -258,18 +258,18 @@ class Replay {
     if (cmd == "up") {
       RecordingSession& s = *nb.session;
       s.families_ = {true, false};
-      const auto address = wire::IpAddress::Parse(w[1]);
-      s.local_ = *wire::IpAddress::Parse(address->is_v4() ? "192.0.2.254" : "2001:db8::fe");
+      const auto address = net::IpAddress::Parse(w[1]);
+      s.local_ = *net::IpAddress::Parse(address->is_v4() ? "192.0.2.254" : "2001:db8::fe");
       uint32_t id = 0x0a000000 + nb.index;
       for (size_t i = 2; i + 1 < w.size(); i += 2) {
         if (w[i] == "families") s.families_ = {absl::StrContains(w[i + 1], "ipv4"), absl::StrContains(w[i + 1], "ipv6")};
         if (w[i] == "local") {
-          auto a = wire::IpAddress::Parse(w[i + 1]);
+          auto a = net::IpAddress::Parse(w[i + 1]);
           if (!a.ok()) return a.status();
           s.local_ = *a;
         }
         if (w[i] == "id") {
-          auto a = wire::IpAddress::Parse(w[i + 1]);
+          auto a = net::IpAddress::Parse(w[i + 1]);
           if (!a.ok() || !a->is_v4()) return absl::InvalidArgumentError("id: an IPv4 address");
           id = a->v4();
         }
@@ -290,16 +290,16 @@ class Replay {
     }
     if ((cmd == "announce" || cmd == "withdraw") && w.size() >= 3) {
       wire::UpdateMessage u;
-      std::vector<wire::Nlri> nlri;
+      std::vector<net::Nlri> nlri;
       for (absl::string_view p : absl::StrSplit(w[2], ',')) {
-        auto prefix = wire::Prefix::Parse(std::string_view(p.data(), p.size()));
+        auto prefix = net::Prefix::Parse(std::string_view(p.data(), p.size()));
         if (!prefix.ok()) return prefix.status();
-        nlri.push_back(wire::Nlri{*prefix, 0});
+        nlri.push_back(net::Nlri{*prefix, 0});
       }
-      const bool v6 = nlri.front().prefix.family() == wire::Family::kIpv6Unicast;
+      const bool v6 = nlri.front().prefix.family() == net::Family::kIpv6Unicast;
       if (cmd == "withdraw") {
         if (v6) {
-          u.attrs.mp_unreach = wire::MpUnreach{wire::Family::kIpv6Unicast, nlri};
+          u.attrs.mp_unreach = wire::MpUnreach{net::Family::kIpv6Unicast, nlri};
         } else {
           u.withdrawn = nlri;
         }
@@ -309,14 +309,14 @@ class Replay {
         // Default AS_PATH: the neighbor's AS (eBGP), empty (iBGP).
         a.as_path = wire::AsPath{{wire::AsPathSegment{wire::AsSegmentType::kSequence, {}}}};
         for (const auto& n : config_.neighbors()) {
-          if (wire::IpAddress::Parse(n.address())->ToString() == w[1] && nb.ebgp) a.as_path->segments[0].asns = {n.remote_as()};
+          if (net::IpAddress::Parse(n.address())->ToString() == w[1] && nb.ebgp) a.as_path->segments[0].asns = {n.remote_as()};
         }
-        wire::IpAddress nh = *wire::IpAddress::Parse(w[1]);
+        net::IpAddress nh = *net::IpAddress::Parse(w[1]);
         for (size_t i = 3; i + 1 < w.size(); i += 2) {
           const std::string& k = w[i];
           const std::string& v = w[i + 1];
           if (k == "nh") {
-            auto x = wire::IpAddress::Parse(v);
+            auto x = net::IpAddress::Parse(v);
             if (!x.ok()) return x.status();
             nh = *x;
           } else if (k == "path") {
@@ -353,7 +353,7 @@ class Replay {
         if (a.as_path->segments[0].asns.empty()) a.as_path->segments.clear();
         if (!nb.ebgp) a.local_pref = 100;
         if (v6) {
-          a.mp_reach = wire::MpReach{wire::Family::kIpv6Unicast, nh, std::nullopt, nlri};
+          a.mp_reach = wire::MpReach{net::Family::kIpv6Unicast, nh, std::nullopt, nlri};
         } else {
           a.next_hop = nh;
           u.nlri = nlri;
@@ -388,14 +388,14 @@ class Replay {
       auto n = Find(w[2]);
       if (!n.ok()) return n.status();
       const auto* out = pipeline_->advertiser().advertised((*n)->index);
-      std::vector<std::pair<wire::Prefix, std::string>> rows;
-      out->ForEachIn(wire::Family::kIpv4Unicast, [&](const wire::Prefix& p, const rib::AdjRibOut::Entry& e) {
+      std::vector<std::pair<net::Prefix, std::string>> rows;
+      out->ForEachIn(net::Family::kIpv4Unicast, [&](const net::Prefix& p, const rib::AdjRibOut::Entry& e) {
         rows.emplace_back(p, DescribeAttributes(out->attrs(e)->attrs));
       });
-      out->ForEachIn(wire::Family::kIpv6Unicast, [&](const wire::Prefix& p, const rib::AdjRibOut::Entry& e) {
+      out->ForEachIn(net::Family::kIpv6Unicast, [&](const net::Prefix& p, const rib::AdjRibOut::Entry& e) {
         rows.emplace_back(p, DescribeAttributes(out->attrs(e)->attrs));
       });
-      std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return rib::InTableOrder(a.first, b.first); });
+      std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return net::InTableOrder(a.first, b.first); });
       for (const auto& [p, d] : rows) absl::StrAppend(&text, p.ToString(), " ", d, "\n");
     } else {
       return absl::InvalidArgumentError("show: nexthop-groups, routes or advertised NEIGHBOR");
@@ -427,7 +427,7 @@ class Replay {
     if (!weights.ok()) return weights.status();
     pipeline_->Flush();
     for (const auto& n : next.neighbors()) {
-      auto nb = Find(wire::IpAddress::Parse(n.address())->ToString());
+      auto nb = Find(net::IpAddress::Parse(n.address())->ToString());
       if (!nb.ok()) return absl::InvalidArgumentError("a reload in a replay may not add neighbors");
       auto chains = PoliciesOf(next, n, *policies);
       auto lb = LinkBandwidthExportOf(n.link_bandwidth());
@@ -436,11 +436,11 @@ class Replay {
       (*nb)->session->mrai_ = n.advertisement_interval();
       const Pipeline::Reconfigured r = pipeline_->ReconfigureNeighbor((*nb)->index, *chains, *lb);
       if (r.import_changed && r.had_stored_routes) {
-        for (int f = 0; f < wire::kFamilyCount; ++f) pipeline_->core().Reimport((*nb)->index, static_cast<wire::Family>(f));
+        for (int f = 0; f < net::kFamilyCount; ++f) pipeline_->core().Reimport((*nb)->index, static_cast<net::Family>(f));
         pipeline_->Flush();
       } else if (r.import_changed) {
         // The Speaker asks the neighbor to re-send (ROUTE-REFRESH); the replay shows the ask.
-        (*nb)->session->SendRouteRefresh(wire::RouteRefreshMessage::Make(wire::Family::kIpv4Unicast));
+        (*nb)->session->SendRouteRefresh(wire::RouteRefreshMessage::Make(net::Family::kIpv4Unicast));
       }
     }
     pipeline_->weights().Reconfigure(*weights, ReweighOnReload(config_, next));

@@ -18,7 +18,7 @@ struct Row {
 };
 
 PathSource Src(const char* addr, uint32_t id, bool ebgp = true) {
-  return PathSource{ebgp, id, *wire::IpAddress::Parse(addr)};
+  return PathSource{ebgp, id, *net::IpAddress::Parse(addr)};
 }
 
 }  // namespace
@@ -49,7 +49,7 @@ TEST_CASE("Decision: one row per step, the better path wins at that step", "[rib
        [](auto&, auto&, auto& sa, auto& sb) {
          sa.router_id = 1;
          sb.router_id = 2;
-         sa.address = *wire::IpAddress::Parse("10.0.0.9");
+         sa.address = *net::IpAddress::Parse("10.0.0.9");
        }},
       {"6 ORIGINATOR_ID stands in for the router id", DecisionStep::kRouterId,
        [](auto& a, auto&, auto& sa, auto& sb) {
@@ -64,8 +64,8 @@ TEST_CASE("Decision: one row per step, the better path wins at that step", "[rib
        }},
       {"8 lower peer address", DecisionStep::kPeerAddress,
        [](auto&, auto&, auto& sa, auto& sb) {
-         sa.address = *wire::IpAddress::Parse("10.0.0.1");
-         sb.address = *wire::IpAddress::Parse("10.0.0.2");
+         sa.address = *net::IpAddress::Parse("10.0.0.1");
+         sb.address = *net::IpAddress::Parse("10.0.0.2");
        }},
   };
   for (const Row& r : rows) {
@@ -90,7 +90,7 @@ TEST_CASE("Decision: MED is compared only within a neighbor AS unless always-com
   AttributeStore store;
   const AttrRef a = AttrsBuilder().Path({65001}).Med(50).In(store);
   const AttrRef b = AttrsBuilder().Path({65002}).Med(10).In(store);
-  PathSource sa{true, 1, *wire::IpAddress::Parse("10.0.0.1")}, sb{true, 2, *wire::IpAddress::Parse("10.0.0.2")};
+  PathSource sa{true, 1, *net::IpAddress::Parse("10.0.0.1")}, sb{true, 2, *net::IpAddress::Parse("10.0.0.2")};
   const Candidate ca{a.get(), &sa, 0}, cb{b.get(), &sb, 0};
   const Comparison c = Compare(ca, cb, DecisionConfig{});
   CHECK(c.winner < 0);
@@ -105,7 +105,7 @@ TEST_CASE("Decision: MED is compared only within a neighbor AS unless always-com
 TEST_CASE("Decision: ADD-PATH paths of one peer fall back to the path id", "[rib][decision]") {
   AttributeStore store;
   const AttrRef a = AttrsBuilder().In(store);
-  PathSource s{true, 1, *wire::IpAddress::Parse("10.0.0.1")};
+  PathSource s{true, 1, *net::IpAddress::Parse("10.0.0.1")};
   const Comparison c = Compare(Candidate{a.get(), &s, 1}, Candidate{a.get(), &s, 2}, DecisionConfig{});
   CHECK(c.winner < 0);
   CHECK(c.step == DecisionStep::kPathId);

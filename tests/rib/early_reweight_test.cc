@@ -13,8 +13,8 @@
 namespace bagd::rib {
 namespace {
 
-wire::IpAddress A(const char* s) { return *wire::IpAddress::Parse(s); }
-wire::Prefix P(const std::string& s) { return *wire::Prefix::Parse(s); }
+net::IpAddress A(const char* s) { return *net::IpAddress::Parse(s); }
+net::Prefix P(const std::string& s) { return *net::Prefix::Parse(s); }
 
 MemberInput M(const char* nh, double bps, int16_t local = -1) {
   MemberInput m{A(nh), std::nullopt, local};
@@ -64,7 +64,7 @@ struct Lab {
     auto slice = r.TakeCheckSlice(now, max);
     if (!slice) return false;
     std::vector<PrefixMembers> members;
-    for (const wire::Prefix& p : slice->prefixes) {
+    for (const net::Prefix& p : slice->prefixes) {
       auto it = rib.find(p.ToString());
       members.push_back(PrefixMembers{p, {}});
       if (it != rib.end()) members.back().members.assign(it->second.begin(), it->second.end());
@@ -111,7 +111,7 @@ TEST_CASE("a batch that changes a group's prefixes alike and leaves some with no
   REQUIRE(u.group_upserts.size() == 1);
   CHECK(u.group_upserts[0].id == id);
   CHECK(u.route_upserts.empty());
-  CHECK(u.route_deletes == std::vector<wire::Prefix>{P(lab.Pfx(withdrawn.first)), P(lab.Pfx(withdrawn.second))});
+  CHECK(u.route_deletes == std::vector<net::Prefix>{P(lab.Pfx(withdrawn.first)), P(lab.Pfx(withdrawn.second))});
   CHECK(u.group_deletes.empty());
   CHECK(lab.r.group_count() == 1);
   CHECK(lab.r.GroupOf(P(lab.Pfx(7)))->id == id);

@@ -17,8 +17,8 @@
 namespace bagd::rib {
 namespace {
 
-wire::IpAddress Nh(int i) { return *wire::IpAddress::Parse(absl::StrCat("10.0.0.", i)); }
-wire::Prefix P(int i) { return *wire::Prefix::Parse(absl::StrCat("10.", 100 + i / 65536, ".", (i / 256) % 256, ".", i % 256, "/32")); }
+net::IpAddress Nh(int i) { return *net::IpAddress::Parse(absl::StrCat("10.0.0.", i)); }
+net::Prefix P(int i) { return *net::Prefix::Parse(absl::StrCat("10.", 100 + i / 65536, ".", (i / 256) % 256, ".", i % 256, "/32")); }
 
 using Members = std::vector<FibGroupMember>;
 
@@ -38,7 +38,7 @@ std::string Key(const Members& m) {
 // refcounted by prefixes, updates batched as NextHopGroupRegistry::TakeFibUpdate does.
 class WantedModel {
  public:
-  void Set(const wire::Prefix& p, const Members& m) {
+  void Set(const net::Prefix& p, const Members& m) {
     GroupId id;
     if (auto it = by_key_.find(Key(m)); it != by_key_.end()) {
       id = it->second;
@@ -57,7 +57,7 @@ class WantedModel {
     routes_[p] = id;
     dirty_routes_[p] = id;
   }
-  void Withdraw(const wire::Prefix& p) {
+  void Withdraw(const net::Prefix& p) {
     auto r = routes_.find(p);
     if (r == routes_.end()) return;
     Unref(r->second);
@@ -94,7 +94,7 @@ class WantedModel {
     deleted_.clear();
     return u;
   }
-  const std::map<wire::Prefix, GroupId>& routes() const { return routes_; }
+  const std::map<net::Prefix, GroupId>& routes() const { return routes_; }
   const Members& members(GroupId id) const { return groups_.at(id).first; }
   std::vector<GroupId> ids() const {
     std::vector<GroupId> v;
@@ -113,9 +113,9 @@ class WantedModel {
   GroupId next_ = 1;
   std::map<std::string, GroupId> by_key_;
   std::map<GroupId, std::pair<Members, uint32_t>> groups_;
-  std::map<wire::Prefix, GroupId> routes_;
+  std::map<net::Prefix, GroupId> routes_;
   std::set<GroupId> dirty_groups_, announced_;
-  std::map<wire::Prefix, GroupId> dirty_routes_;
+  std::map<net::Prefix, GroupId> dirty_routes_;
   std::vector<GroupId> deleted_;
 };
 
@@ -145,7 +145,7 @@ class FibModel {
     }
     return err;
   }
-  const Members* Of(const wire::Prefix& p) const {
+  const Members* Of(const net::Prefix& p) const {
     auto r = routes_.find(p);
     return r == routes_.end() ? nullptr : &groups_.at(r->second);
   }
@@ -156,7 +156,7 @@ class FibModel {
   size_t limit_;
   size_t peak_ = 0;
   std::map<GroupId, Members> groups_;
-  std::map<wire::Prefix, GroupId> routes_;
+  std::map<net::Prefix, GroupId> routes_;
 };
 
 double One(GroupId) { return 1.0; }
@@ -227,7 +227,7 @@ TEST_CASE("group budget: random churn never exceeds the limit at any make-before
           const int ops = 1 + static_cast<int>(rng() % (round == 0 ? 400 : 40));
           for (int k = 0; k < ops; ++k) {
             const int what = static_cast<int>(rng() % 10);
-            const wire::Prefix p = P(static_cast<int>(rng() % 300));
+            const net::Prefix p = P(static_cast<int>(rng() % 300));
             if (what < 6) {
               h.wanted.Set(p, RandomGroup(rng, 4));
             } else if (what < 8) {
@@ -619,13 +619,13 @@ TEST_CASE("group budget through the registry: random bandwidths, hold-down and r
       c.budget.improve_after = c.damping.increase_hold_down;
       NextHopGroupRegistry registry(c);
       FibModel fib(c.budget.max_groups);
-      std::map<wire::Prefix, std::vector<MemberInput>> table;
+      std::map<net::Prefix, std::vector<MemberInput>> table;
       absl::Time now = absl::FromUnixSeconds(1'800'000'000);
       for (int round = 0; round < 80; ++round) {
-        std::map<wire::Prefix, PrefixMembers> changed;  // each prefix once, the last change wins
+        std::map<net::Prefix, PrefixMembers> changed;  // each prefix once, the last change wins
         const int n = round == 0 ? 300 : 1 + static_cast<int>(rng() % 30);
         for (int k = 0; k < n; ++k) {
-          const wire::Prefix p = P(static_cast<int>(rng() % 300));
+          const net::Prefix p = P(static_cast<int>(rng() % 300));
           PrefixMembers pm{p, {}};
           if (rng() % 8 != 0) {
             const int width = 2 + static_cast<int>(rng() % 3);  // next hops 1..width
@@ -652,7 +652,7 @@ TEST_CASE("group budget through the registry: random bandwidths, hold-down and r
           // An early reweight's check, one slice per wake-up as the stage runs it.
           if (auto slice = registry.TakeCheckSlice(now, 64)) {
             std::vector<PrefixMembers> read;
-            for (const wire::Prefix& p : slice->prefixes) {
+            for (const net::Prefix& p : slice->prefixes) {
               const auto it = table.find(p);
               read.push_back(PrefixMembers{p, {}});
               if (it != table.end()) read.back().members.assign(it->second.begin(), it->second.end());
@@ -715,7 +715,7 @@ TEST_CASE("group budget: turned on over the exact groups, it keeps the best in p
         c.reserve = 2;
         const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
         GroupBudget on(c);
-        std::vector<std::pair<wire::Prefix, GroupId>> routes(wanted.routes().begin(), wanted.routes().end());
+        std::vector<std::pair<net::Prefix, GroupId>> routes(wanted.routes().begin(), wanted.routes().end());
         on.Adopt(first.group_upserts, routes);
         const FibUpdate u = on.Apply(FibUpdate{}, One, now);
         // Nothing created: only in-place writes (none: same weights), route moves, deletes.

@@ -18,8 +18,8 @@ WeightsConfig NoSettle() {
   return c;
 }
 
-wire::IpAddress A(const char* s) { return *wire::IpAddress::Parse(s); }
-wire::Prefix P(const char* s) { return *wire::Prefix::Parse(s); }
+net::IpAddress A(const char* s) { return *net::IpAddress::Parse(s); }
+net::Prefix P(const char* s) { return *net::Prefix::Parse(s); }
 
 MemberInput M(const char* nh, std::optional<double> bps, int16_t local = -1) {
   MemberInput m{A(nh), std::nullopt, local};

@@ -5,13 +5,13 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "bgpd/wire/message.h"
+#include "wire/message.h"
 #include "tests/rib/rib_test_support.h"
 
 using namespace bagd;
 using namespace bagd::rib;
 using namespace bagd::rib::test;
-using wire::Family;
+using net::Family;
 
 namespace {
 
@@ -24,10 +24,10 @@ PrefixLimit Limit(uint32_t limit, uint32_t percent = 75, bool warning_only = fal
 }
 
 // `count` IPv4 /24s from 10.<block>.0.0 on.
-std::vector<wire::Nlri> Block(int block, int count, uint32_t path_id = 0) {
-  std::vector<wire::Nlri> out;
+std::vector<net::Nlri> Block(int block, int count, uint32_t path_id = 0) {
+  std::vector<net::Nlri> out;
   for (int i = 0; i < count; ++i) {
-    out.push_back(wire::Nlri{*wire::Prefix::Parse(absl::StrCat("10.", block + i / 256, ".", i % 256, ".0/24")), path_id});
+    out.push_back(net::Nlri{*net::Prefix::Parse(absl::StrCat("10.", block + i / 256, ".", i % 256, ".0/24")), path_id});
   }
   return out;
 }
@@ -130,10 +130,10 @@ TEST_CASE("prefix limit: the count is the paths held from the peer in the family
   const AttrRef v6 = [&] {
     AttrsBuilder x;
     x.a.next_hop.reset();
-    x.a.mp_reach = wire::MpReach{Family::kIpv6Unicast, *wire::IpAddress::Parse("2001:db8::2"), std::nullopt, {}};
+    x.a.mp_reach = wire::MpReach{Family::kIpv6Unicast, *net::IpAddress::Parse("2001:db8::2"), std::nullopt, {}};
     return x.In(store);
   }();
-  rib.Announce(a, std::vector<wire::Nlri>{N("2001:db8:1::/48"), N("2001:db8:2::/48"), N("2001:db8:3::/48")}, v6);
+  rib.Announce(a, std::vector<net::Nlri>{N("2001:db8:1::/48"), N("2001:db8:2::/48"), N("2001:db8:3::/48")}, v6);
   CHECK(rib.paths_of(a, Family::kIpv4Unicast) == 10);
   CHECK(rib.paths_of(a, Family::kIpv6Unicast) == 3);
   // Withdrawn paths go; withdrawing what was never sent changes nothing.

@@ -60,9 +60,9 @@ TEST_CASE("Attribute interning: the last set is reused without encoding, and for
   // An MP_REACH_NLRI carrying NLRI is stored without them: the same entry as without.
   wire::PathAttributes mp = AttrsBuilder().Med(7).a;
   mp.next_hop.reset();
-  mp.mp_reach = wire::MpReach{wire::Family::kIpv6Unicast, *wire::IpAddress::Parse("2001:db8::1"), std::nullopt, {}};
+  mp.mp_reach = wire::MpReach{net::Family::kIpv6Unicast, *net::IpAddress::Parse("2001:db8::1"), std::nullopt, {}};
   const AttrRef bare = store.Intern(mp);
-  mp.mp_reach->nlri.push_back(wire::Nlri{*wire::Prefix::Parse("2001:db8:1::/48"), 0});
+  mp.mp_reach->nlri.push_back(net::Nlri{*net::Prefix::Parse("2001:db8:1::/48"), 0});
   CHECK(store.Intern(mp) == bare);
   CHECK(bare->attrs.mp_reach->nlri.empty());
   // The last set interned is freed: a new one at the same address is not mistaken for it.
@@ -129,8 +129,8 @@ TEST_CASE("RIB: a run of decoded UPDATEs with the same attributes shares one int
   CHECK(other.value()->attrs_token.value != first_token);
   rib.ApplyUpdate(p1, *other.value(), store);
   CHECK(store.size() == 2);
-  CHECK(rib.Find(*wire::Prefix::Parse("192.0.4.0/24"))->paths()[0].attrs->med == 5);
-  CHECK(rib.Find(*wire::Prefix::Parse("192.0.5.0/24"))->paths()[0].attrs->med == 6);
+  CHECK(rib.Find(*net::Prefix::Parse("192.0.4.0/24"))->paths()[0].attrs->med == 5);
+  CHECK(rib.Find(*net::Prefix::Parse("192.0.5.0/24"))->paths()[0].attrs->med == 6);
   // Another decoder's token for the same octets is its own; DecodeMessage promises nothing.
   wire::UpdateDecoder second;
   const auto again = second.Decode(update("192.0.6.0/24", 5), ctx);
@@ -163,7 +163,7 @@ TEST_CASE("RIB: a decoded run whose paths are refused frees its set each time an
     CHECK(m.value()->attrs_token.value == token);
     rib.ApplyUpdate(p1, *m.value(), store);
     CHECK(store.size() == 0);
-    CHECK(rib.Find(*wire::Prefix::Parse(p)) == nullptr);
+    CHECK(rib.Find(*net::Prefix::Parse(p)) == nullptr);
   }
   CHECK(decoder.attribute_decodes() == 1);
   // A copy of the decoder's message starts without a token: whoever holds it may change its
@@ -178,18 +178,18 @@ TEST_CASE("RIB: a decoded run whose paths are refused frees its set each time an
   rib.ApplyUpdate(p1, copy, store);
   rib.TakeChanges();         // the change set held the replaced path
   CHECK(store.size() == 1);  // the decoder's set went with its path, replaced by the copy's
-  CHECK(rib.Find(*wire::Prefix::Parse("192.0.5.0/24"))->paths()[0].attrs->med == 9);
+  CHECK(rib.Find(*net::Prefix::Parse("192.0.5.0/24"))->paths()[0].attrs->med == 9);
   // An UPDATE with NLRI in both places interns two sets, neither by the token.
   wire::UpdateMessage both;
   both.attrs = AttrsBuilder().Path({65001}).a;
-  both.attrs.mp_reach = wire::MpReach{wire::Family::kIpv6Unicast, *wire::IpAddress::Parse("2001:db8::1"), std::nullopt,
+  both.attrs.mp_reach = wire::MpReach{net::Family::kIpv6Unicast, *net::IpAddress::Parse("2001:db8::1"), std::nullopt,
                                       {N("2001:db8:1::/48")}};
   both.nlri.push_back(N("192.0.6.0/24"));
   const auto mixed = decoder.Decode(*wire::EncodeMessage(both, ctx), ctx);
   REQUIRE(mixed.ok());
   rib.ApplyUpdate(p1, *mixed.value(), store);
-  const Destination* v4 = rib.Find(*wire::Prefix::Parse("192.0.6.0/24"));
-  const Destination* v6 = rib.Find(*wire::Prefix::Parse("2001:db8:1::/48"));
+  const Destination* v4 = rib.Find(*net::Prefix::Parse("192.0.6.0/24"));
+  const Destination* v6 = rib.Find(*net::Prefix::Parse("2001:db8:1::/48"));
   REQUIRE(v4 != nullptr);
   REQUIRE(v6 != nullptr);
   CHECK_FALSE(v4->paths()[0].attrs == v6->paths()[0].attrs);
@@ -202,19 +202,19 @@ TEST_CASE("RIB: best path, withdraw, and a change set with old and new", "[rib]"
   Rib rib(65000, DecisionConfig{});
   const PeerIndex p1 = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
   const PeerIndex p2 = rib.AddPeer(Peer("10.0.0.2", 2, 65002));
-  const wire::Nlri n[] = {N("192.0.2.0/24")};
+  const net::Nlri n[] = {N("192.0.2.0/24")};
   rib.Announce(p1, n, AttrsBuilder().Path({65001, 65010}).In(store));
   rib.Announce(p2, n, AttrsBuilder().Path({65002}).NextHop("10.0.0.2").In(store));
   auto changes = rib.TakeChanges();
   REQUIRE(changes.size() == 1);
   CHECK(changes[0].old_multipath.empty());
   CHECK(Names(rib, changes[0].new_multipath) == std::vector<std::string>{"10.0.0.2"});  // shorter path
-  const Destination* d = rib.Find(*wire::Prefix::Parse("192.0.2.0/24"));
+  const Destination* d = rib.Find(*net::Prefix::Parse("192.0.2.0/24"));
   REQUIRE(d != nullptr);
   CHECK(d->paths().size() == 2);
   CHECK(rib.LostAt(*d, d->best() == 0 ? 1 : 0) == DecisionStep::kAsPathLength);
 
-  const wire::Nlri w[] = {N("192.0.2.0/24")};
+  const net::Nlri w[] = {N("192.0.2.0/24")};
   rib.Withdraw(p2, w);
   changes = rib.TakeChanges();
   REQUIRE(changes.size() == 1);
@@ -232,7 +232,7 @@ TEST_CASE("RIB: changes coalesce, and a change undone is no change", "[rib]") {
   AttributeStore store;
   Rib rib(65000, DecisionConfig{});
   const PeerIndex p1 = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
-  const wire::Nlri n[] = {N("192.0.2.0/24")};
+  const net::Nlri n[] = {N("192.0.2.0/24")};
   const AttrRef a = AttrsBuilder().In(store);
   rib.Announce(p1, n, a);
   rib.TakeChanges();
@@ -253,7 +253,7 @@ TEST_CASE("RIB: eBGP multipath needs the same neighbor AS unless multipath-relax
     const std::string addr = "10.0.0." + std::to_string(i);
     peers.push_back(rib.AddPeer(Peer(addr.c_str(), static_cast<uint32_t>(i), 65000 + i)));
   }
-  const wire::Nlri n[] = {N("10.100.0.0/24")};
+  const net::Nlri n[] = {N("10.100.0.0/24")};
   for (int i = 0; i < 4; ++i) {
     // Same AS_PATH length, different neighbor ASes (a Clos/BAG fabric).
     const std::string nh = "10.0.0." + std::to_string(i + 1);
@@ -285,22 +285,22 @@ TEST_CASE("RIB: multipath requires equal local-pref, AS path length, origin and 
   const PeerIndex a = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
   const PeerIndex b = rib.AddPeer(Peer("10.0.0.2", 2, 65001));
   const PeerIndex c = rib.AddPeer(Peer("10.0.0.3", 3, 65001, /*ebgp=*/false));
-  const wire::Nlri n[] = {N("10.100.0.0/24")};
+  const net::Nlri n[] = {N("10.100.0.0/24")};
   rib.Announce(a, n, AttrsBuilder().Med(5).In(store));
   rib.Announce(b, n, AttrsBuilder().Med(6).NextHop("10.0.0.2").In(store));
   rib.Announce(c, n, AttrsBuilder().Med(5).NextHop("10.0.0.3").In(store));
-  const Destination* d = rib.Find(*wire::Prefix::Parse("10.100.0.0/24"));
+  const Destination* d = rib.Find(*net::Prefix::Parse("10.100.0.0/24"));
   REQUIRE(d != nullptr);
   CHECK(__builtin_popcount(d->multipath()) == 1);  // b: higher MED; c: iBGP
   rib.Announce(b, n, AttrsBuilder().Med(5).NextHop("10.0.0.2").In(store));
-  CHECK(__builtin_popcount(rib.Find(*wire::Prefix::Parse("10.100.0.0/24"))->multipath()) == 2);
+  CHECK(__builtin_popcount(rib.Find(*net::Prefix::Parse("10.100.0.0/24"))->multipath()) == 2);
 }
 
 TEST_CASE("RIB: AS-path loop detection and next-hop validation", "[rib]") {
   AttributeStore store;
   Rib rib(65000, DecisionConfig{});
   const PeerIndex p = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
-  const wire::Nlri n[] = {N("192.0.2.0/24")};
+  const net::Nlri n[] = {N("192.0.2.0/24")};
   rib.Announce(p, n, AttrsBuilder().In(store));
   rib.TakeChanges();
   // Our own AS in the path: the new path is rejected and the old one is withdrawn.
@@ -323,10 +323,10 @@ TEST_CASE("RIB: a session going down withdraws everything it sent", "[rib]") {
   Rib rib(65000, cfg);
   const PeerIndex p1 = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
   const PeerIndex p2 = rib.AddPeer(Peer("10.0.0.2", 2, 65002));
-  std::vector<wire::Nlri> nlri;
+  std::vector<net::Nlri> nlri;
   for (int i = 0; i < 1000; ++i) {
     const uint8_t b[4] = {10, static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i), 0};
-    nlri.push_back(wire::Nlri{wire::Prefix::Make(wire::Afi::kIpv4, b, 24), 0});
+    nlri.push_back(net::Nlri{net::Prefix::Make(net::Afi::kIpv4, b, 24), 0});
   }
   rib.Announce(p1, nlri, AttrsBuilder().In(store));
   rib.Announce(p2, nlri, AttrsBuilder().Path({65002}).NextHop("10.0.0.2").In(store));
@@ -350,13 +350,13 @@ TEST_CASE("RIB: ADD-PATH keeps several paths from one peer apart", "[rib]") {
   AttributeStore store;
   Rib rib(65000, DecisionConfig{});
   const PeerIndex p = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
-  const wire::Nlri n[] = {N("192.0.2.0/24", 1), N("192.0.2.0/24", 2)};
+  const net::Nlri n[] = {N("192.0.2.0/24", 1), N("192.0.2.0/24", 2)};
   rib.Announce(p, n, AttrsBuilder().In(store));
   CHECK(rib.path_count() == 2);
-  const wire::Nlri w[] = {N("192.0.2.0/24", 1)};
+  const net::Nlri w[] = {N("192.0.2.0/24", 1)};
   rib.Withdraw(p, w);
   CHECK(rib.path_count() == 1);
-  CHECK(rib.Find(*wire::Prefix::Parse("192.0.2.0/24"))->paths()[0].path_id == 2);
+  CHECK(rib.Find(*net::Prefix::Parse("192.0.2.0/24"))->paths()[0].path_id == 2);
 }
 
 TEST_CASE("RIB: a path is small", "[rib][memory]") {
@@ -372,7 +372,7 @@ TEST_CASE("RIB: a destination moves its paths inline and to the heap and back", 
     const std::string addr = absl::StrCat("10.0.0.", i + 1);
     peers.push_back(rib.AddPeer(Peer(addr.c_str(), static_cast<uint32_t>(i + 1), static_cast<uint32_t>(65001 + i))));
   }
-  const wire::Nlri n[] = {N("192.0.2.0/24")};
+  const net::Nlri n[] = {N("192.0.2.0/24")};
   // Nine paths (inline 1 -> heap 4 -> heap 16), each with a longer AS path than the last,
   // so the first stays best.
   for (int i = 0; i < 9; ++i) {
@@ -380,7 +380,7 @@ TEST_CASE("RIB: a destination moves its paths inline and to the heap and back", 
     const std::string nh = absl::StrCat("10.0.0.", i + 1);
     rib.Announce(peers[i], n, AttrsBuilder().Path(path).NextHop(nh.c_str()).In(store));
   }
-  const wire::Prefix p = *wire::Prefix::Parse("192.0.2.0/24");
+  const net::Prefix p = *net::Prefix::Parse("192.0.2.0/24");
   REQUIRE(rib.Find(p)->size() == 9);
   CHECK(rib.peer(rib.Find(p)->paths()[rib.Find(p)->best()].peer).name == "10.0.0.1");
   // Withdraw all but the last, oldest first: the survivor is moved back inline intact.
@@ -402,9 +402,9 @@ TEST_CASE("RIB: change sets come in prefix order, IPv4 first, each prefix once",
   AttributeStore store;
   Rib rib(65000, DecisionConfig{});
   const PeerIndex p = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
-  const wire::Nlri n[] = {N("10.0.2.0/24"), N("2001:db8::/32"), N("10.0.1.0/24"), N("10.0.1.0/25")};
+  const net::Nlri n[] = {N("10.0.2.0/24"), N("2001:db8::/32"), N("10.0.1.0/24"), N("10.0.1.0/25")};
   rib.Announce(p, n, AttrsBuilder().In(store));
-  const wire::Nlri again[] = {N("10.0.2.0/24")};
+  const net::Nlri again[] = {N("10.0.2.0/24")};
   rib.Announce(p, again, AttrsBuilder().Med(7).In(store));  // a second change, same batch
   const auto changes = rib.TakeChanges();
   std::vector<std::string> order;
@@ -422,17 +422,17 @@ TEST_CASE("MembersBatch: the members MembersOf gives, one pooled copy per run of
   Rib rib(65000, cfg);
   const PeerIndex a = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
   const PeerIndex b = rib.AddPeer(Peer("10.0.0.2", 2, 65002));
-  std::vector<wire::Nlri> both, only_a;
+  std::vector<net::Nlri> both, only_a;
   for (int i = 0; i < 6; ++i) both.push_back(N(absl::StrCat("10.1.", i, ".0/24").c_str()));
   only_a.push_back(N("10.2.0.0/24"));
   rib.Announce(a, both, AttrsBuilder().Path({65001}).In(store));
   rib.Announce(b, both, AttrsBuilder().Path({65002}).NextHop("10.0.0.2").In(store));
   rib.Announce(a, only_a, AttrsBuilder().Path({65001}).In(store));
   MembersBatch batch;
-  std::vector<wire::Prefix> prefixes;
+  std::vector<net::Prefix> prefixes;
   for (const auto& n : both) prefixes.push_back(n.prefix);
   prefixes.push_back(only_a[0].prefix);
-  prefixes.push_back(*wire::Prefix::Parse("10.9.0.0/24"));  // not in the RIB: no members
+  prefixes.push_back(*net::Prefix::Parse("10.9.0.0/24"));  // not in the RIB: no members
   for (const auto& p : prefixes) batch.Add(rib, p);
   const auto view = batch.View();
   REQUIRE(view.size() == prefixes.size());
@@ -454,7 +454,7 @@ TEST_CASE("RIB: a session loss in slices ends where a whole flush does", "[rib]"
   auto build = [](AttributeStore& store, Rib& rib) {
     const PeerIndex p1 = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
     const PeerIndex p2 = rib.AddPeer(Peer("10.0.0.2", 2, 65002));
-    std::vector<wire::Nlri> v4, v6, only1;
+    std::vector<net::Nlri> v4, v6, only1;
     for (int i = 0; i < 300; ++i) v4.push_back(N(absl::StrCat("10.", i / 256, ".", i % 256, ".0/24").c_str()));
     for (int i = 0; i < 100; ++i) v6.push_back(N(absl::StrCat("2001:db8:", i, "::/48").c_str()));
     for (int i = 0; i < 50; ++i) only1.push_back(N(absl::StrCat("172.16.", i, ".0/24").c_str()));
@@ -474,7 +474,7 @@ TEST_CASE("RIB: a session loss in slices ends where a whole flush does", "[rib]"
   const auto want = whole.TakeChanges();
   std::vector<std::string> got;
   int slices = 0;
-  std::optional<wire::Prefix> next;
+  std::optional<net::Prefix> next;
   do {
     next = sliced.PeerDownFrom(b, next, 37);
     ++slices;
@@ -499,7 +499,7 @@ TEST_CASE("RIB: a session loss removes every path of the peer when the best sits
   const PeerIndex y = rib.AddPeer(Peer("10.0.0.3", 3, 65003));
   const char* pfx = "192.0.2.0/24";
   auto announce = [&](PeerIndex p, uint32_t path_id, size_t as_path_length, const char* nh, uint32_t as) {
-    const wire::Nlri n[] = {N(pfx, path_id)};
+    const net::Nlri n[] = {N(pfx, path_id)};
     rib.Announce(p, n, AttrsBuilder().Path(std::vector<uint32_t>(as_path_length, as)).NextHop(nh).In(store));
   };
   announce(x, 1, 10, "10.0.0.1", 65001);  // index 0, the worst
@@ -507,7 +507,7 @@ TEST_CASE("RIB: a session loss removes every path of the peer when the best sits
   announce(x, 2, 1, "10.0.0.1", 65001);  // index 10, the best
   for (uint32_t i = 10; i <= 33; ++i) announce(w, i, 5, "10.0.0.2", 65002);
   announce(y, 1, 2, "10.0.0.3", 65003);  // index 35, the best once x is gone
-  const wire::Prefix p = *wire::Prefix::Parse(pfx);
+  const net::Prefix p = *net::Prefix::Parse(pfx);
   REQUIRE(rib.Find(p)->size() == 36);
   REQUIRE(rib.Find(p)->best() == 10);
   rib.PeerDown(x);
@@ -556,8 +556,8 @@ TEST_CASE("RIB: an UPDATE with NLRI and MP_REACH_NLRI gives each NLRI its own ne
   Rib rib(65000, DecisionConfig{});
   const PeerIndex p = rib.AddPeer(Peer("10.0.0.2", 2, 65001));
   rib.ApplyUpdate(p, u, store);
-  const Destination* v4 = rib.Find(*wire::Prefix::Parse("10.1.1.0/24"));
-  const Destination* v6 = rib.Find(*wire::Prefix::Parse("2001:db8:1::/48"));
+  const Destination* v4 = rib.Find(*net::Prefix::Parse("10.1.1.0/24"));
+  const Destination* v6 = rib.Find(*net::Prefix::Parse("2001:db8:1::/48"));
   REQUIRE(v4 != nullptr);
   REQUIRE(v6 != nullptr);
   CHECK(v4->paths()[0].attrs->next_hop.ToString() == "10.0.0.2");
@@ -576,8 +576,8 @@ TEST_CASE("RIB: an UPDATE with NLRI and MP_REACH_NLRI gives each NLRI its own ne
   auto wd = wire::DecodeMessage(w, wire::CodecContext{});
   REQUIRE(wd.ok());
   rib.ApplyUpdate(p, std::get<wire::UpdateMessage>(wd.value()), store);
-  CHECK(rib.Find(*wire::Prefix::Parse("10.1.1.0/24")) == nullptr);
-  CHECK(rib.Find(*wire::Prefix::Parse("2001:db8:1::/48")) == nullptr);
+  CHECK(rib.Find(*net::Prefix::Parse("10.1.1.0/24")) == nullptr);
+  CHECK(rib.Find(*net::Prefix::Parse("2001:db8:1::/48")) == nullptr);
   (void)rib.TakeChanges();
   CHECK(store.size() == 0);
 }

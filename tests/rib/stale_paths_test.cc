@@ -11,7 +11,7 @@ using namespace bagd::rib::test;
 
 namespace {
 
-std::vector<std::string> Texts(const std::vector<wire::Nlri>& nlri) {
+std::vector<std::string> Texts(const std::vector<net::Nlri>& nlri) {
   std::vector<std::string> out;
   for (const auto& n : nlri) out.push_back(n.prefix.ToString() + (n.path_id ? "#" + std::to_string(n.path_id) : ""));
   return out;
@@ -24,23 +24,23 @@ TEST_CASE("Rib::PathsOf: one peer's paths in one family, in table order", "[rib]
   Rib rib(65000, DecisionConfig{});
   const PeerIndex a = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
   const PeerIndex b = rib.AddPeer(Peer("10.0.0.2", 2, 65002));
-  const wire::Nlri from_a[] = {N("198.51.100.0/24"), N("192.0.2.0/24", 2), N("192.0.2.0/24", 1), N("10.0.0.0/8")};
+  const net::Nlri from_a[] = {N("198.51.100.0/24"), N("192.0.2.0/24", 2), N("192.0.2.0/24", 1), N("10.0.0.0/8")};
   rib.Announce(a, from_a, AttrsBuilder().In(store));
-  const wire::Nlri from_b[] = {N("192.0.2.0/24"), N("203.0.113.0/24")};
+  const net::Nlri from_b[] = {N("192.0.2.0/24"), N("203.0.113.0/24")};
   rib.Announce(b, from_b, AttrsBuilder().NextHop("10.0.0.2").Path({65002}).In(store));
   wire::PathAttributes v6 = AttrsBuilder().a;
   v6.next_hop.reset();
-  v6.mp_reach = wire::MpReach{wire::Family::kIpv6Unicast, *wire::IpAddress::Parse("2001:db8::1"), std::nullopt, {}};
-  const wire::Nlri v6_nlri[] = {N("2001:db8::/32")};
+  v6.mp_reach = wire::MpReach{net::Family::kIpv6Unicast, *net::IpAddress::Parse("2001:db8::1"), std::nullopt, {}};
+  const net::Nlri v6_nlri[] = {N("2001:db8::/32")};
   rib.Announce(a, v6_nlri, store.Intern(v6));
 
-  std::vector<std::string> v4 = Texts(rib.PathsOf(a, wire::Family::kIpv4Unicast));
+  std::vector<std::string> v4 = Texts(rib.PathsOf(a, net::Family::kIpv4Unicast));
   std::sort(v4.begin() + 1, v4.begin() + 3);  // the path ids of one prefix: in any order
   CHECK(v4 == std::vector<std::string>{"10.0.0.0/8", "192.0.2.0/24#1", "192.0.2.0/24#2", "198.51.100.0/24"});
-  CHECK(Texts(rib.PathsOf(a, wire::Family::kIpv6Unicast)) == std::vector<std::string>{"2001:db8::/32"});
-  CHECK(Texts(rib.PathsOf(b, wire::Family::kIpv4Unicast)) ==
+  CHECK(Texts(rib.PathsOf(a, net::Family::kIpv6Unicast)) == std::vector<std::string>{"2001:db8::/32"});
+  CHECK(Texts(rib.PathsOf(b, net::Family::kIpv4Unicast)) ==
         std::vector<std::string>{"192.0.2.0/24", "203.0.113.0/24"});
-  CHECK(rib.PathsOf(b, wire::Family::kIpv6Unicast).empty());
+  CHECK(rib.PathsOf(b, net::Family::kIpv6Unicast).empty());
 }
 
 TEST_CASE("StalePaths: what was not announced again is taken, once, in table order", "[rib][route_refresh]") {
@@ -63,7 +63,7 @@ TEST_CASE("StalePaths: what was not announced again is taken, once, in table ord
 
 TEST_CASE("StalePaths: a refresh that re-sends everything removes nothing, one that re-sends nothing, all",
           "[rib][route_refresh]") {
-  std::vector<wire::Nlri> paths;
+  std::vector<net::Nlri> paths;
   for (int i = 0; i < 1000; ++i) {
     paths.push_back(N(("10." + std::to_string(i / 256) + "." + std::to_string(i % 256) + ".0/24").c_str()));
   }
@@ -84,16 +84,16 @@ TEST_CASE("StalePaths with the RIB: an EoRR removes the paths not re-announced",
   Rib rib(65000, DecisionConfig{});
   const PeerIndex a = rib.AddPeer(Peer("10.0.0.1", 1, 65001));
   const PeerIndex b = rib.AddPeer(Peer("10.0.0.2", 2, 65002));
-  const wire::Nlri before[] = {N("192.0.2.0/24"), N("198.51.100.0/24"), N("203.0.113.0/24")};
+  const net::Nlri before[] = {N("192.0.2.0/24"), N("198.51.100.0/24"), N("203.0.113.0/24")};
   const AttrRef attrs = AttrsBuilder().In(store);
   rib.Announce(a, before, attrs);
-  const wire::Nlri other[] = {N("198.51.100.0/24")};
+  const net::Nlri other[] = {N("198.51.100.0/24")};
   rib.Announce(b, other, AttrsBuilder().NextHop("10.0.0.2").Path({65002, 65003}).In(store));
   rib.TakeChanges();
 
-  StalePaths stale(rib.PathsOf(a, wire::Family::kIpv4Unicast));  // BoRR
+  StalePaths stale(rib.PathsOf(a, net::Family::kIpv4Unicast));  // BoRR
   // The peer re-sends 192.0.2.0/24 (identical: no change in the RIB) and 203.0.113.0/24.
-  const wire::Nlri again[] = {N("192.0.2.0/24"), N("203.0.113.0/24")};
+  const net::Nlri again[] = {N("192.0.2.0/24"), N("203.0.113.0/24")};
   for (const auto& n : again) stale.Refreshed(n);
   rib.Announce(a, again, attrs);
   CHECK(rib.TakeChanges().empty());

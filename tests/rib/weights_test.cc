@@ -10,7 +10,7 @@
 namespace bagd::rib {
 namespace {
 
-wire::IpAddress A(const char* s) { return *wire::IpAddress::Parse(s); }
+net::IpAddress A(const char* s) { return *net::IpAddress::Parse(s); }
 MemberInput M(const char* nh, std::optional<double> bps) {
   MemberInput m{A(nh), std::nullopt};
   if (bps) m.link_bandwidth = wire::LinkBandwidth::FromBitsPerSecond(65001, *bps, true);
@@ -230,7 +230,7 @@ TEST_CASE("re-advertisement damping of bandwidth", "[weights][export]") {
   using V = D::Verdict;
   D d;
   AdjRibOut out;
-  AdjRibOut::Entry& entry = *out.TryEmplace(*wire::Prefix::Parse("10.0.0.0/24")).first;
+  AdjRibOut::Entry& entry = *out.TryEmplace(*net::Prefix::Parse("10.0.0.0/24")).first;
   uint32_t& state = entry.readvertisement;  // the prefix's word in its Adj-RIB-Out entry
   const absl::Time t0 = absl::FromUnixSeconds(1000);
   CHECK(d.Check(state, 100e9, 97e9, t0, e).verdict == V::kSuppress);
@@ -263,11 +263,11 @@ TEST_CASE("re-advertisement damping: deferred prefixes come back in table order,
   AdjRibOut out;
   const absl::Time t0 = absl::FromUnixSeconds(1000);
   using V = BandwidthReadvertisement::Verdict;
-  auto entry = [&](const char* n) -> AdjRibOut::Entry& { return *out.TryEmplace(*wire::Prefix::Parse(n)).first; };
+  auto entry = [&](const char* n) -> AdjRibOut::Entry& { return *out.TryEmplace(*net::Prefix::Parse(n)).first; };
   auto state = [&](const char* n) -> uint32_t& { return entry(n).readvertisement; };
   auto tracked = [&] {
     size_t n = 0;
-    out.ForEach([&](const wire::Prefix&, const AdjRibOut::Entry& x) { n += BandwidthReadvertisement::Tracked(x.readvertisement); });
+    out.ForEach([&](const net::Prefix&, const AdjRibOut::Entry& x) { n += BandwidthReadvertisement::Tracked(x.readvertisement); });
     return n;
   };
   const char* names[] = {"10.0.2.0/24", "2001:db8::/32", "10.0.1.0/24", "10.0.0.0/16"};
@@ -280,8 +280,8 @@ TEST_CASE("re-advertisement damping: deferred prefixes come back in table order,
     const auto r = d.Check(state(n), 100e9, 50e9, t0 + absl::Seconds(1), e);
     REQUIRE(r.verdict == V::kDefer);
     CHECK(r.not_before == t0 + absl::Seconds(5));
-    d.Defer(state(n), *wire::Prefix::Parse(n));
-    d.Defer(state(n), *wire::Prefix::Parse(n));  // twice: still once
+    d.Defer(state(n), *net::Prefix::Parse(n));
+    d.Defer(state(n), *net::Prefix::Parse(n));  // twice: still once
   }
   CHECK(d.has_deferred());
   // A deferred prefix whose interval ended is forgotten but stays deferred.
@@ -289,7 +289,7 @@ TEST_CASE("re-advertisement damping: deferred prefixes come back in table order,
         V::kSend);
   CHECK(tracked() == 3);
   // A deferred prefix withdrawn meanwhile takes its mark with it.
-  out.Erase(*wire::Prefix::Parse("10.0.0.0/16"));
+  out.Erase(*net::Prefix::Parse("10.0.0.0/16"));
   std::vector<std::string> got;
   for (const auto& p : d.TakeDeferred(out)) got.push_back(p.ToString());
   CHECK(got == std::vector<std::string>{"10.0.1.0/24", "10.0.2.0/24", "2001:db8::/32"});
@@ -299,13 +299,13 @@ TEST_CASE("re-advertisement damping: deferred prefixes come back in table order,
   CHECK(d.Check(state("10.0.2.0/24"), 100e9, 50e9, t0 + absl::Seconds(2), e).verdict ==
         V::kDefer);
   // A prefix deferred without a time of its own (after its interval) is sent the next time.
-  d.Defer(state("10.0.1.0/24"), *wire::Prefix::Parse("10.0.1.0/24"));
+  d.Defer(state("10.0.1.0/24"), *net::Prefix::Parse("10.0.1.0/24"));
   CHECK(d.TakeDeferred(out).size() == 1);
   CHECK(d.Check(state("10.0.1.0/24"), 100e9, 50e9, t0 + absl::Seconds(6), e).verdict ==
         V::kSend);
   d.Sent(out, entry("10.0.1.0/24"), t0 + absl::Seconds(6));
   CHECK(tracked() == 3);
-  d.Defer(state("10.0.2.0/24"), *wire::Prefix::Parse("10.0.2.0/24"));
+  d.Defer(state("10.0.2.0/24"), *net::Prefix::Parse("10.0.2.0/24"));
   out.clear();
   d.Clear();
   CHECK_FALSE(d.has_deferred());
@@ -319,8 +319,8 @@ TEST_CASE("re-advertisement damping: times and marks survive the move to a new e
   using V = BandwidthReadvertisement::Verdict;
   BandwidthReadvertisement d;
   AdjRibOut out;
-  const wire::Prefix a = *wire::Prefix::Parse("10.0.1.0/24"), b = *wire::Prefix::Parse("10.0.2.0/24"),
-                     c = *wire::Prefix::Parse("2001:db8::/32");
+  const net::Prefix a = *net::Prefix::Parse("10.0.1.0/24"), b = *net::Prefix::Parse("10.0.2.0/24"),
+                     c = *net::Prefix::Parse("2001:db8::/32");
   const absl::Time t0 = absl::FromUnixSeconds(1'800'000'000) + absl::Milliseconds(7);
   const absl::Duration half = absl::Milliseconds(BandwidthReadvertisement::kSpanMs / 2);
   d.Sent(out, *out.TryEmplace(c).first, t0);  // the first time: the epoch is centred on it
@@ -328,7 +328,7 @@ TEST_CASE("re-advertisement damping: times and marks survive the move to a new e
   d.Sent(out, *out.TryEmplace(a).first, t1);
   d.Defer(out.Find(c)->readvertisement, c);
   d.Sent(out, *out.TryEmplace(b).first, t1 + absl::Seconds(2));  // past it: a new epoch
-  auto check = [&](const wire::Prefix& p, absl::Time now) {
+  auto check = [&](const net::Prefix& p, absl::Time now) {
     return d.Check(out.Find(p)->readvertisement, 100e9, 50e9, now, e);
   };
   const auto da = check(a, t1 + absl::Seconds(3));
@@ -340,7 +340,7 @@ TEST_CASE("re-advertisement damping: times and marks survive the move to a new e
   // c's time lay 6.2 days back: forgotten, its mark kept.
   CHECK_FALSE(BandwidthReadvertisement::Tracked(out.Find(c)->readvertisement));
   CHECK(check(c, t1 + absl::Seconds(3)).verdict == V::kSend);
-  CHECK(d.TakeDeferred(out) == std::vector<wire::Prefix>{c});
+  CHECK(d.TakeDeferred(out) == std::vector<net::Prefix>{c});
   CHECK(check(a, t1 + absl::Seconds(5)).verdict == V::kSend);
   // The clock stepped back by days: a new epoch again, the times far from it forgotten.
   d.Sent(out, *out.Find(a), t0 - absl::Hours(24 * 30));
@@ -357,10 +357,10 @@ TEST_CASE("Adj-RIB-Out: entries share numbered attribute sets, freed with their 
   };
   AdjRibOut out;
   const AttrRef m1 = attrs(1), m2 = attrs(2);
-  std::vector<wire::Prefix> ps;
+  std::vector<net::Prefix> ps;
   for (int i = 0; i < 6; ++i) {
     const uint8_t bytes[4] = {10, 0, uint8_t(i), 0};
-    ps.push_back(wire::Prefix::Make(wire::Afi::kIpv4, bytes, 24));
+    ps.push_back(net::Prefix::Make(net::Afi::kIpv4, bytes, 24));
   }
   for (int i = 0; i < 6; ++i) {
     auto [e, added] = out.TryEmplace(ps[i]);
@@ -386,7 +386,7 @@ TEST_CASE("Adj-RIB-Out: entries share numbered attribute sets, freed with their 
   out.SetAttrs(*out.Find(ps[2]), AttrRef());  // none
   CHECK_FALSE(out.attrs(*out.Find(ps[2])));
   size_t with = 0;
-  out.ForEach([&](const wire::Prefix&, const AdjRibOut::Entry& e) { with += static_cast<bool>(out.attrs(e)); });
+  out.ForEach([&](const net::Prefix&, const AdjRibOut::Entry& e) { with += static_cast<bool>(out.attrs(e)); });
   CHECK(with == 4);
   // Everything the table held goes with it: the store frees the sets no one else holds.
   out.SetAttrs(*out.Find(ps[4]), attrs(4));  // held by the table alone
@@ -403,21 +403,21 @@ TEST_CASE("re-advertisement damping: many deferred prefixes, found by their mark
   const size_t n = GENERATE(size_t{10}, BandwidthReadvertisement::kListedMax + 10);
   BandwidthReadvertisement d;
   AdjRibOut out;
-  std::vector<wire::Prefix> prefixes;
+  std::vector<net::Prefix> prefixes;
   for (size_t i = 0; i < n; ++i) {
     const uint8_t b[4] = {10, uint8_t(i >> 8), uint8_t(i), 0};
-    prefixes.push_back(wire::Prefix::Make(wire::Afi::kIpv4, b, 24));
+    prefixes.push_back(net::Prefix::Make(net::Afi::kIpv4, b, 24));
   }
-  std::vector<wire::Prefix> reversed(prefixes.rbegin(), prefixes.rend());
+  std::vector<net::Prefix> reversed(prefixes.rbegin(), prefixes.rend());
   for (const auto& p : reversed) d.Defer(out.TryEmplace(p).first->readvertisement, p);
   out.Erase(prefixes[3]);
   d.Defer(out.TryEmplace(prefixes[3]).first->readvertisement, prefixes[3]);
   out.Erase(prefixes[5]);  // gone with its mark
-  std::vector<wire::Prefix> want = prefixes;
+  std::vector<net::Prefix> want = prefixes;
   want.erase(want.begin() + 5);
   CHECK(d.TakeDeferred(out) == want);
   CHECK(d.TakeDeferred(out).empty());
-  out.ForEach([&](const wire::Prefix&, const AdjRibOut::Entry& e) { CHECK(e.readvertisement == 0); });
+  out.ForEach([&](const net::Prefix&, const AdjRibOut::Entry& e) { CHECK(e.readvertisement == 0); });
 }
 
 }  // namespace

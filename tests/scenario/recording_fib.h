@@ -42,7 +42,7 @@ class RecordingFib final : public rib::FibSink {
       routes_[prefix] = id;
       ++route_ops_;
     }
-    for (const wire::Prefix& p : u.route_deletes) {
+    for (const net::Prefix& p : u.route_deletes) {
       if (routes_.erase(p) == 0) err += absl::StrCat("delete of unknown route ", p.ToString(), "; ");
       ++route_ops_;
     }
@@ -59,7 +59,7 @@ class RecordingFib final : public rib::FibSink {
     return err;
   }
 
-  const std::vector<rib::FibGroupMember>* GroupOfRoute(const wire::Prefix& p) const {
+  const std::vector<rib::FibGroupMember>* GroupOfRoute(const net::Prefix& p) const {
     auto r = routes_.find(p);
     if (r == routes_.end()) return nullptr;
     auto g = groups_.find(r->second);
@@ -70,7 +70,7 @@ class RecordingFib final : public rib::FibSink {
   void set_limit(size_t n) { limit_ = n; }
   size_t route_count() const { return routes_.size(); }
   const std::map<rib::GroupId, std::vector<rib::FibGroupMember>>& groups() const { return groups_; }
-  const std::map<wire::Prefix, rib::GroupId>& routes() const { return routes_; }
+  const std::map<net::Prefix, rib::GroupId>& routes() const { return routes_; }
   // The route operations of each update Apply got since the last call.
   std::vector<size_t> TakeRouteOpsPerUpdate() { return std::exchange(route_ops_per_update_, {}); }
   // Operations since the last call.
@@ -82,7 +82,7 @@ class RecordingFib final : public rib::FibSink {
 
  private:
   std::map<rib::GroupId, std::vector<rib::FibGroupMember>> groups_;
-  std::map<wire::Prefix, rib::GroupId> routes_;
+  std::map<net::Prefix, rib::GroupId> routes_;
   size_t group_ops_ = 0;
   size_t route_ops_ = 0;
   std::vector<size_t> route_ops_per_update_;

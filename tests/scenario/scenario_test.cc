@@ -18,7 +18,7 @@
 #include "bgpd/daemon/pipeline.h"
 #include "bgpd/session/clock.h"
 #include "bgpd/session/log.h"
-#include "bgpd/wire/message.h"
+#include "wire/message.h"
 #include "conf/rate_text.h"
 #include "rib/weights/nexthop_group_registry.h"
 #include "tests/scenario/recording_fib.h"
@@ -51,13 +51,13 @@ uint64_t ParseNumber(const std::string& s) {
 }
 
 // `count` consecutive prefixes of the same length starting at `first`.
-std::vector<wire::Nlri> Prefixes(const wire::Prefix& first, uint64_t count) {
-  std::vector<wire::Nlri> out;
+std::vector<net::Nlri> Prefixes(const net::Prefix& first, uint64_t count) {
+  std::vector<net::Nlri> out;
   std::array<uint8_t, 16> bytes{};
   std::memcpy(bytes.data(), first.bytes(), 16);
   const int len = first.length();
   for (uint64_t i = 0; i < count; ++i) {
-    out.push_back(wire::Nlri{wire::Prefix::Make(first.afi(), bytes.data(), static_cast<uint8_t>(len)), 0});
+    out.push_back(net::Nlri{net::Prefix::Make(first.afi(), bytes.data(), static_cast<uint8_t>(len)), 0});
     // Add one at bit `len - 1`.
     int bit = len - 1;
     while (bit >= 0) {
@@ -79,9 +79,9 @@ class SilentNeighbor final : public daemon::Outbound {
   const std::string& name() const override { return name_; }
   bool established() const override { return false; }
   bool ebgp() const override { return true; }
-  bool family_negotiated(wire::Family) const override { return false; }
+  bool family_negotiated(net::Family) const override { return false; }
   wire::CodecContext EncodeContext() const override { return {}; }
-  std::optional<wire::IpAddress> LocalAddress() const override { return std::nullopt; }
+  std::optional<net::IpAddress> LocalAddress() const override { return std::nullopt; }
   uint32_t advertisement_interval_s() const override { return 0; }
   void SendUpdates(std::vector<wire::Bytes>) override { FAIL("a scenario neighbor was sent an UPDATE"); }
   void SendRouteRefresh(const wire::RouteRefreshMessage&) override {}
@@ -99,13 +99,13 @@ class ListeningNeighbor final : public daemon::Outbound {
   const std::string& name() const override { return name_; }
   bool established() const override { return true; }
   bool ebgp() const override { return true; }
-  bool family_negotiated(wire::Family f) const override { return f == wire::Family::kIpv4Unicast; }
+  bool family_negotiated(net::Family f) const override { return f == net::Family::kIpv4Unicast; }
   wire::CodecContext EncodeContext() const override {
     wire::CodecContext c;
     c.ebgp = true;
     return c;
   }
-  std::optional<wire::IpAddress> LocalAddress() const override { return *wire::IpAddress::Parse("192.0.2.254"); }
+  std::optional<net::IpAddress> LocalAddress() const override { return *net::IpAddress::Parse("192.0.2.254"); }
   uint32_t advertisement_interval_s() const override { return 0; }
   void SendUpdates(std::vector<wire::Bytes> messages) override {
     for (const wire::Bytes& m : messages) {
@@ -114,10 +114,10 @@ class ListeningNeighbor final : public daemon::Outbound {
       const auto& u = std::get<wire::UpdateMessage>(d.value());
       if (u.nlri.empty() && u.withdrawn.empty()) continue;  // End-of-RIB
       ++updates;
-      for (const wire::Nlri& n : u.withdrawn) sent[n.prefix] = Sent{false, std::nullopt};
+      for (const net::Nlri& n : u.withdrawn) sent[n.prefix] = Sent{false, std::nullopt};
       std::optional<double> lb;
       if (const auto chosen = u.attrs.SelectedLinkBandwidth().chosen) lb = chosen->bits_per_second();
-      for (const wire::Nlri& n : u.nlri) sent[n.prefix] = Sent{true, lb};
+      for (const net::Nlri& n : u.nlri) sent[n.prefix] = Sent{true, lb};
     }
   }
   void SendRouteRefresh(const wire::RouteRefreshMessage&) override {}
@@ -127,7 +127,7 @@ class ListeningNeighbor final : public daemon::Outbound {
     bool announced = false;
     std::optional<double> lb;
   };
-  std::map<wire::Prefix, Sent> sent;
+  std::map<net::Prefix, Sent> sent;
   size_t updates = 0;
 
  private:
@@ -188,8 +188,8 @@ class Scenario {
     if (!err.empty()) FAIL("FIB update out of order: " << err);
   }
 
-  wire::Prefix Prefix(const std::string& s) {
-    auto p = wire::Prefix::Parse(s);
+  net::Prefix Prefix(const std::string& s) {
+    auto p = net::Prefix::Parse(s);
     if (!p.ok()) throw ScenarioError{absl::StrCat("bad prefix '", s, "'")};
     return *p;
   }
@@ -245,7 +245,7 @@ class Scenario {
   // `peer`/`listener NAME ADDRESS AS`: an eBGP neighbor whose router id is its rank.
   rib::PeerInfo InfoOf(const std::vector<std::string>& w) {
     rib::PeerInfo info;
-    auto a = wire::IpAddress::Parse(w.at(2));
+    auto a = net::IpAddress::Parse(w.at(2));
     if (!a.ok()) throw ScenarioError{absl::StrCat("bad address '", w.at(2), "'")};
     info.source.address = *a;
     info.source.ebgp = true;
@@ -276,7 +276,7 @@ class Scenario {
   void AddPeer(const std::vector<std::string>& w) {
     // peer NAME ADDRESS AS [local SOURCE]
     const rib::PeerInfo info = InfoOf(w);
-    const wire::IpAddress a = info.source.address;
+    const net::IpAddress a = info.source.address;
     const uint32_t router_id = info.source.router_id;
     neighbors_.emplace_back(w.at(1));
     const rib::PeerIndex index =
@@ -408,7 +408,7 @@ class Scenario {
     }
   }
 
-  const rib::GroupServing& ServingOf(const wire::Prefix& p) {
+  const rib::GroupServing& ServingOf(const net::Prefix& p) {
     const rib::NextHopGroup* g = registry().GroupOf(p);
     if (!g) throw ScenarioError{absl::StrCat(p.ToString(), " has no group")};
     if (!registry().budget()) throw ScenarioError{"no group budget (budget max_groups=N first)"};
@@ -417,7 +417,7 @@ class Scenario {
     return *serving_;
   }
 
-  const rib::NextHopGroup::Member& MemberOf(const wire::Prefix& p, const std::string& nh) {
+  const rib::NextHopGroup::Member& MemberOf(const net::Prefix& p, const std::string& nh) {
     const rib::NextHopGroup* g = registry().GroupOf(p);
     if (!g) throw ScenarioError{absl::StrCat(p.ToString(), " has no group")};
     for (const auto& m : g->members) {
@@ -430,7 +430,7 @@ class Scenario {
     const std::string& what = w.at(1);
     if (what == "weights") {
       // expect weights PREFIX NH=W ... (exactly the installed members)
-      const wire::Prefix p = Prefix(w.at(2));
+      const net::Prefix p = Prefix(w.at(2));
       const auto* members = fib_.GroupOfRoute(p);
       if (!members) throw ScenarioError{absl::StrCat(p.ToString(), " is not in the FIB")};
       std::string got, want;
@@ -511,7 +511,7 @@ class Scenario {
     } else if (what == "sent") {
       // expect sent LISTENER PREFIX lb RATE | no-lb | withdrawn | nothing
       ListeningNeighbor& l = ListenerNamed(w.at(2));
-      const wire::Prefix p = Prefix(w.at(3));
+      const net::Prefix p = Prefix(w.at(3));
       auto it = l.sent.find(p);
       const std::string& want = w.at(4);
       if (want == "nothing") {
@@ -571,7 +571,7 @@ class Scenario {
   std::unique_ptr<daemon::Pipeline> pipeline_;
   std::optional<rib::GroupServing> serving_;
   std::map<std::string, rib::PeerIndex> peers_;
-  std::map<std::string, wire::IpAddress> next_hop_;
+  std::map<std::string, net::IpAddress> next_hop_;
   std::map<std::string, uint32_t> asn_;
   std::map<std::string, uint32_t> router_id_;
 };

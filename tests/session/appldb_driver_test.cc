@@ -49,7 +49,7 @@ TEST_CASE("appldb driver: reconnect, resync and metrics on the io_context", "[ap
   o.reconnect_first = 0ms;
   o.reconnect_max = 0ms;
   auto opened = fib::sonic::AppldbBackend::Open(
-      o, [](const wire::IpAddress& gw) -> absl::StatusOr<std::string> { return "Ethernet" + gw.ToString().substr(5, 1); },
+      o, [](const net::IpAddress& gw) -> absl::StatusOr<std::string> { return "Ethernet" + gw.ToString().substr(5, 1); },
       nullptr);
   REQUIRE(opened.ok());
   fib::sonic::AppldbBackend* backend = opened->get();
@@ -60,10 +60,10 @@ TEST_CASE("appldb driver: reconnect, resync and metrics on the io_context", "[ap
   driver->Start();
 
   rib::FibUpdate u;
-  u.group_upserts = {rib::FibGroup{1, {{*wire::IpAddress::Parse("10.0.1.2"), 1}, {*wire::IpAddress::Parse("10.0.2.2"), 3}}}};
+  u.group_upserts = {rib::FibGroup{1, {{*net::IpAddress::Parse("10.0.1.2"), 1}, {*net::IpAddress::Parse("10.0.2.2"), 3}}}};
   for (int i = 0; i < 10; ++i) {
     const uint8_t b[4] = {10, 100, static_cast<uint8_t>(i), 0};
-    u.route_upserts.emplace_back(wire::Prefix::Make(wire::Afi::kIpv4, b, 24), 1);
+    u.route_upserts.emplace_back(net::Prefix::Make(net::Afi::kIpv4, b, 24), 1);
   }
   stage.Apply(u);
   (*orch)->Drain();

@@ -9,7 +9,7 @@
 #include <boost/asio/write.hpp>
 #include <catch2/catch.hpp>
 
-#include "bgpd/wire/message.h"
+#include "wire/message.h"
 
 namespace bagd::session {
 namespace {

@@ -65,7 +65,7 @@ size_t PathsOf(SessionHarness& h, const std::string& addr) {
 std::string FibText(const test::RecordingFib& fib) {
   std::string out;
   for (const char* p : {"10.1.1.0/24", "10.1.2.0/24", "10.1.3.0/24"}) {
-    const auto* g = fib.GroupOfRoute(*wire::Prefix::Parse(p));
+    const auto* g = fib.GroupOfRoute(*net::Prefix::Parse(p));
     absl::StrAppend(&out, p, ":");
     if (g == nullptr) {
       absl::StrAppend(&out, " none; ");
@@ -148,10 +148,10 @@ TEST_CASE("Graceful restart helper: re-announced paths replace the stale ones, E
   CHECK(gr.phase().empty());
   CHECK(gr.stale_paths_removed() == 1);
   // 10.1.3.0/24 now has only the other neighbor's path; the two others keep both.
-  const auto* g3 = t.fib.GroupOfRoute(*wire::Prefix::Parse("10.1.3.0/24"));
+  const auto* g3 = t.fib.GroupOfRoute(*net::Prefix::Parse("10.1.3.0/24"));
   REQUIRE(g3 != nullptr);
   CHECK(g3->size() == 1);
-  const auto* g1 = t.fib.GroupOfRoute(*wire::Prefix::Parse("10.1.1.0/24"));
+  const auto* g1 = t.fib.GroupOfRoute(*net::Prefix::Parse("10.1.1.0/24"));
   REQUIRE(g1 != nullptr);
   CHECK(g1->size() == 2);
   CHECK(t.fib.TakeErrors().empty());
@@ -189,7 +189,7 @@ TEST_CASE("Graceful restart helper: the restart time ends without the session ba
   CHECK(gr.phase().empty());
   CHECK(gr.timers_expired() == 1);
   CHECK(gr.stale_paths_removed() == 3);
-  const auto* g1 = t.fib.GroupOfRoute(*wire::Prefix::Parse("10.1.1.0/24"));
+  const auto* g1 = t.fib.GroupOfRoute(*net::Prefix::Parse("10.1.1.0/24"));
   REQUIRE(g1 != nullptr);
   CHECK(g1->size() == 1);  // the other neighbor's path alone
 }

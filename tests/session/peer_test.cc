@@ -327,8 +327,8 @@ neighbors { address: "127.0.0.3" remote_as: 65003 passive: true import_policies:
   h.Write(a, Update(65002, 0x7f000002, {{1, 3}}, drain));
   const rib::Rib& rib = h.speaker().rib();
   CHECK(rib.prefix_count() == 2);
-  CHECK(rib.Find(*wire::Prefix::Parse("10.1.2.0/24")) == nullptr);
-  const rib::Destination* drained = rib.Find(*wire::Prefix::Parse("10.1.3.0/24"));
+  CHECK(rib.Find(*net::Prefix::Parse("10.1.2.0/24")) == nullptr);
+  const rib::Destination* drained = rib.Find(*net::Prefix::Parse("10.1.3.0/24"));
   REQUIRE(drained != nullptr);
   const auto lb = drained->paths()[0].attrs->link_bandwidth.chosen;
   REQUIRE(lb.has_value());
@@ -337,14 +337,14 @@ neighbors { address: "127.0.0.3" remote_as: 65003 passive: true import_policies:
   const rib::AdjRibOut* out = h.speaker().AdvertisedRoutes(h.speaker().FindPeer("127.0.0.3")->rib_index);
   REQUIRE(out != nullptr);
   REQUIRE(out->size() == 2);
-  const rib::AdjRibOut::Entry* sent = out->Find(*wire::Prefix::Parse("10.1.1.0/24"));
+  const rib::AdjRibOut::Entry* sent = out->Find(*net::Prefix::Parse("10.1.1.0/24"));
   REQUIRE(sent != nullptr);
   CHECK(out->attrs(*sent)->attrs.as_path->segments.front().asns == std::vector<uint32_t>{65000, 65000, 65000, 65002});
   const auto transitions = h.speaker().ListNeighbors("127.0.0.3").at(0).established_transitions();
   h.Read(b);
   // SIGHUP with one prepend: the same sessions; 127.0.0.3 gets the new paths, nothing else.
   REQUIRE(h.Reload(config(1)).ok());
-  sent = out->Find(*wire::Prefix::Parse("10.1.1.0/24"));
+  sent = out->Find(*net::Prefix::Parse("10.1.1.0/24"));
   REQUIRE(sent != nullptr);
   CHECK(out->attrs(*sent)->attrs.as_path->segments.front().asns == std::vector<uint32_t>{65000, 65000, 65002});
   const auto after = h.Read(b);
@@ -401,8 +401,8 @@ neighbors { address: "127.0.0.3" remote_as: 65003 passive: true default_export: 
 
   REQUIRE(h.Reload(config("DEFAULT_ACTION_ACCEPT")).ok());
   CHECK(out->size() == 2);
-  CHECK(out->Find(*wire::Prefix::Parse("10.1.3.0/24")) != nullptr);
-  CHECK(out->Find(*wire::Prefix::Parse("10.1.2.0/24")) == nullptr);
+  CHECK(out->Find(*net::Prefix::Parse("10.1.3.0/24")) != nullptr);
+  CHECK(out->Find(*net::Prefix::Parse("10.1.2.0/24")) == nullptr);
   got = h.Read(b);
   REQUIRE(!got.empty());
   for (const auto& m : got) CHECK(m.first == 2);

@@ -18,7 +18,7 @@
 
 #include "bgpd/session/clock.h"
 #include "bgpd/daemon/speaker.h"
-#include "bgpd/wire/message.h"
+#include "wire/message.h"
 
 namespace bagd::session::testing {
 

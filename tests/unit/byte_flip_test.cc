@@ -8,6 +8,7 @@
 #include "tests/unit/test_support.h"
 
 using namespace bagd::wire;
+using namespace bagd::net;
 
 namespace {
 

@@ -4,6 +4,7 @@
 #include "tests/unit/test_support.h"
 
 using namespace bagd::wire;
+using namespace bagd::net;
 using bagd::test::LoadWireVectors;
 using bagd::test::MustDecode;
 using bagd::test::MustEncode;

@@ -3,10 +3,11 @@
 #include <cmath>
 #include <limits>
 
-#include "bgpd/wire/link_bandwidth.h"
-#include "bgpd/wire/path_attributes.h"
+#include "wire/link_bandwidth.h"
+#include "wire/path_attributes.h"
 
 using namespace bagd::wire;
+using namespace bagd::net;
 
 namespace {
 ExtendedCommunity Ec(uint64_t raw) { return ExtendedCommunity{raw}; }

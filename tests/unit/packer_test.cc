@@ -1,10 +1,11 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "bgpd/wire/update_packer.h"
+#include "wire/update_packer.h"
 #include "tests/unit/test_support.h"
 
 using namespace bagd::wire;
+using namespace bagd::net;
 
 namespace {
 

@@ -2,10 +2,11 @@
 // and the RFC 4271 subcode recorded (or sent, for session reset).
 #include <catch2/catch.hpp>
 
-#include "bgpd/wire/message.h"
+#include "wire/message.h"
 #include "tests/unit/test_support.h"
 
 using namespace bagd::wire;
+using namespace bagd::net;
 using bagd::test::Hex;
 using bagd::test::RawUpdate;
 

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "bgpd/wire/message.h"
+#include "wire/message.h"
 
 namespace bagd::test {
 

@@ -5,6 +5,7 @@
 #include "tests/unit/test_support.h"
 
 using namespace bagd::wire;
+using namespace bagd::net;
 using bagd::test::Hex;
 using bagd::test::RawUpdate;
 

@@ -1,9 +1,10 @@
 #include <catch2/catch.hpp>
 
-#include "bgpd/wire/message.h"
+#include "wire/message.h"
 #include "tests/unit/test_support.h"
 
 using namespace bagd::wire;
+using namespace bagd::net;
 using bagd::test::Hex;
 using bagd::test::MustDecode;
 using bagd::test::MustEncode;

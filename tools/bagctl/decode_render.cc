@@ -1,4 +1,4 @@
-#include "bgpd/wire/overloaded.h"
+#include "net/overloaded.h"
 #include "tools/bagctl/decode_render.h"
 
 #include "absl/strings/str_cat.h"
@@ -10,6 +10,7 @@ namespace {
 
 using nlohmann::json;
 using namespace bagd::wire;
+using namespace bagd::net;
 
 
 std::string Hex(ByteSpan b) {

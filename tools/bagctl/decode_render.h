@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "bgpd/wire/message.h"
+#include "wire/message.h"
 #include "nlohmann/json.hpp"
 #include "tools/bagctl/hex_input.h"
 

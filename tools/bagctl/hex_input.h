@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "bgpd/wire/byte_io.h"
+#include "wire/byte_io.h"
 
 namespace bagd::bagctl {
 

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "bgpd/wire/link_bandwidth.h"
+#include "wire/link_bandwidth.h"
 #include "tools/bagctl/neighbor_render.h"
 
 namespace bagd::bagctl {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "bgpd/wire/byte_io.h"
+#include "wire/byte_io.h"
 
 namespace bagd::wire {
 

@@ -1,4 +1,4 @@
-#include "bgpd/wire/link_bandwidth.h"
+#include "wire/link_bandwidth.h"
 
 #include <bit>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "bgpd/wire/path_attributes.h"
+#include "wire/path_attributes.h"
 
 #include <algorithm>
 #include <bitset>
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "bgpd/wire/notification.h"
+#include "wire/notification.h"
 
 namespace bagd::wire {
 
@@ -65,11 +65,11 @@ void PathAttributes::ReplaceLinkBandwidth(std::optional<wire::LinkBandwidth> lb)
   if (lb) extended_communities.push_back(lb->ToExtendedCommunity());
 }
 
-bool DecodeNlriList(ByteSpan data, Afi afi, bool add_path, std::vector<Nlri>& out) {
+bool DecodeNlriList(ByteSpan data, net::Afi afi, bool add_path, std::vector<net::Nlri>& out) {
   const uint8_t* p = data.data();
   const uint8_t* const end = p + data.size();
-  const unsigned max_len = afi == Afi::kIpv4 ? 32 : 128;
-  out.reserve(out.size() + data.size() / (afi == Afi::kIpv4 ? 4 : 7) + 1);
+  const unsigned max_len = afi == net::Afi::kIpv4 ? 32 : 128;
+  out.reserve(out.size() + data.size() / (afi == net::Afi::kIpv4 ? 4 : 7) + 1);
   while (p < end) {
     uint32_t path_id = 0;
     if (add_path) {
@@ -81,13 +81,13 @@ bool DecodeNlriList(ByteSpan data, Afi afi, bool add_path, std::vector<Nlri>& ou
     if (len > max_len) return false;
     const unsigned nbytes = (len + 7) / 8;
     if (static_cast<size_t>(end - p) < nbytes) return false;
-    out.push_back(Nlri{Prefix::Make(afi, p, static_cast<uint8_t>(len)), path_id});
+    out.push_back(net::Nlri{net::Prefix::Make(afi, p, static_cast<uint8_t>(len)), path_id});
     p += nbytes;
   }
   return true;
 }
 
-void EncodeNlri(const Nlri& n, bool add_path, Bytes& out) {
+void EncodeNlri(const net::Nlri& n, bool add_path, Bytes& out) {
   ByteWriter w(out);
   if (add_path) w.U32(n.path_id);
   w.U8(n.prefix.length());
@@ -110,8 +110,8 @@ void EncodeAttributeHeader(uint8_t flags, uint8_t type, size_t value_len, Bytes&
 
 void EncodeMpReachHeader(const MpReach& mp, Bytes& out) {
   ByteWriter w(out);
-  w.U16(static_cast<uint16_t>(FamilyAfi(mp.family)));
-  w.U8(static_cast<uint8_t>(Safi::kUnicast));
+  w.U16(static_cast<uint16_t>(net::FamilyAfi(mp.family)));
+  w.U8(static_cast<uint8_t>(net::Safi::kUnicast));
   const size_t nh_len = mp.next_hop.size() + (mp.link_local ? 16 : 0);
   w.U8(static_cast<uint8_t>(nh_len));
   w.Append(mp.next_hop.bytes(), mp.next_hop.size());
@@ -205,7 +205,7 @@ void AttributeDecoder::DecodeMpReach(const AttributeRule& rule, uint8_t flags, B
     Record(rule.type, ErrorAction::kSessionReset, rule.subcode, "MP_REACH_NLRI: too short for AFI/SAFI", whole);
     return;
   }
-  const auto family = FamilyFromAfiSafi(afi, safi);
+  const auto family = net::FamilyFromAfiSafi(afi, safi);
   if (!family) {
     // RFC 4760: a family we do not route is ignored. Keep it visible.
     a_.unknown.push_back(UnknownAttribute{static_cast<uint8_t>(flags & ~attr_flag::kExtendedLength), rule.type, Bytes(v.begin(), v.end())});
@@ -213,7 +213,7 @@ void AttributeDecoder::DecodeMpReach(const AttributeRule& rule, uint8_t flags, B
   }
   auto disable = [&](std::string why) {
     res_.disabled_family = *family;
-    Malformed(rule, rule.subcode, absl::StrCat(FamilyName(*family), " ", why), whole);
+    Malformed(rule, rule.subcode, absl::StrCat(net::FamilyName(*family), " ", why), whole);
   };
   ByteSpan nh;
   uint8_t reserved = 0;
@@ -222,16 +222,16 @@ void AttributeDecoder::DecodeMpReach(const AttributeRule& rule, uint8_t flags, B
   }
   MpReach mp;
   mp.family = *family;
-  if (nh_len == 4 && *family == Family::kIpv4Unicast) {
-    mp.next_hop = IpAddress::V4Bytes(nh.data());
+  if (nh_len == 4 && *family == net::Family::kIpv4Unicast) {
+    mp.next_hop = net::IpAddress::V4Bytes(nh.data());
   } else if (nh_len == 16 || nh_len == 32) {
     // IPv6 next hop; for IPv4 NLRI this is RFC 8950. 32 octets = global + link-local (RFC 2545 §3).
-    mp.next_hop = IpAddress::V6Bytes(nh.data());
-    if (nh_len == 32) mp.link_local = IpAddress::V6Bytes(nh.data() + 16);
+    mp.next_hop = net::IpAddress::V6Bytes(nh.data());
+    if (nh_len == 32) mp.link_local = net::IpAddress::V6Bytes(nh.data() + 16);
   } else {
     return disable(absl::StrFormat("next hop length %d is invalid", nh_len));
   }
-  if (!DecodeNlriList(r.Rest(), FamilyAfi(*family), ctx_.AddPath(*family), mp.nlri)) {
+  if (!DecodeNlriList(r.Rest(), net::FamilyAfi(*family), ctx_.AddPath(*family), mp.nlri)) {
     return disable("NLRI malformed");
   }
   a_.mp_reach = std::move(mp);
@@ -245,16 +245,16 @@ void AttributeDecoder::DecodeMpUnreach(const AttributeRule& rule, uint8_t flags,
     Record(rule.type, ErrorAction::kSessionReset, rule.subcode, "MP_UNREACH_NLRI: too short for AFI/SAFI", whole);
     return;
   }
-  const auto family = FamilyFromAfiSafi(afi, safi);
+  const auto family = net::FamilyFromAfiSafi(afi, safi);
   if (!family) {
     a_.unknown.push_back(UnknownAttribute{static_cast<uint8_t>(flags & ~attr_flag::kExtendedLength), rule.type, Bytes(v.begin(), v.end())});
     return;
   }
   MpUnreach mp;
   mp.family = *family;
-  if (!DecodeNlriList(r.Rest(), FamilyAfi(*family), ctx_.AddPath(*family), mp.withdrawn)) {
+  if (!DecodeNlriList(r.Rest(), net::FamilyAfi(*family), ctx_.AddPath(*family), mp.withdrawn)) {
     res_.disabled_family = *family;
-    return Malformed(rule, rule.subcode, absl::StrCat(FamilyName(*family), " withdrawn NLRI malformed"), whole);
+    return Malformed(rule, rule.subcode, absl::StrCat(net::FamilyName(*family), " withdrawn NLRI malformed"), whole);
   }
   a_.mp_unreach = std::move(mp);
 }
@@ -312,7 +312,7 @@ void AttributeDecoder::DecodeKnown(const AttributeRule& rule, uint8_t flags, Byt
     }
     case AttrType::kNextHop: {
       if (v.size() != 4) return bad_len("4");
-      const IpAddress nh = IpAddress::V4Bytes(v.data());
+      const net::IpAddress nh = net::IpAddress::V4Bytes(v.data());
       const uint32_t h = nh.v4();
       // RFC 4271 §6.3 semantic check: not 0.0.0.0, not broadcast, not class D/E.
       if (h == 0 || h == 0xffffffffu || (h >> 28) >= 0xe) {
@@ -339,7 +339,7 @@ void AttributeDecoder::DecodeKnown(const AttributeRule& rule, uint8_t flags, Byt
         r.ReadU16(asn);
         ag.asn = asn;
       }
-      ag.address = IpAddress::V4Bytes(r.cursor());
+      ag.address = net::IpAddress::V4Bytes(r.cursor());
       if (rule.type == 18) {
         as4_aggregator_ = ag;
       } else {
@@ -643,8 +643,8 @@ void EncodePathAttributes(const PathAttributes& a, const CodecContext& ctx, Byte
   if (a.mp_unreach) {
     Attr(kON, 15, out, [&](Bytes& v) {
       ByteWriter w(v);
-      w.U16(static_cast<uint16_t>(FamilyAfi(a.mp_unreach->family)));
-      w.U8(static_cast<uint8_t>(Safi::kUnicast));
+      w.U16(static_cast<uint16_t>(net::FamilyAfi(a.mp_unreach->family)));
+      w.U8(static_cast<uint8_t>(net::Safi::kUnicast));
       const bool ap = ctx.AddPath(a.mp_unreach->family);
       for (const auto& n : a.mp_unreach->withdrawn) EncodeNlri(n, ap, v);
     });

@@ -6,7 +6,7 @@
 #include <variant>
 #include <vector>
 
-#include "bgpd/wire/byte_io.h"
+#include "wire/byte_io.h"
 
 namespace bagd::wire {
 

@@ -1,9 +1,9 @@
-#include "bgpd/wire/rfc7606.h"
+#include "wire/rfc7606.h"
 
 #include <array>
 
 #include "absl/strings/str_cat.h"
-#include "bgpd/wire/notification.h"
+#include "wire/notification.h"
 
 namespace bagd::wire {
 namespace {

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 
-using namespace bagd::wire;
+using namespace bagd::net;
 
 TEST_CASE("Prefix parses, masks host bits and prints", "[wire][prefix]") {
   auto p = Prefix::Parse("10.1.2.3/24");

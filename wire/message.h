@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "bgpd/wire/byte_io.h"
-#include "bgpd/wire/capability.h"
-#include "bgpd/wire/codec_context.h"
-#include "bgpd/wire/notification.h"
-#include "bgpd/wire/path_attributes.h"
+#include "wire/byte_io.h"
+#include "wire/capability.h"
+#include "wire/codec_context.h"
+#include "wire/notification.h"
+#include "wire/path_attributes.h"
 
 namespace bagd::wire {
 
@@ -69,20 +69,20 @@ struct AttributesToken {
 };
 
 struct UpdateMessage {
-  std::vector<Nlri> withdrawn;  // IPv4 Withdrawn Routes field
+  std::vector<net::Nlri> withdrawn;  // IPv4 Withdrawn Routes field
   PathAttributes attrs;
-  std::vector<Nlri> nlri;  // IPv4 NLRI field
+  std::vector<net::Nlri> nlri;  // IPv4 NLRI field
   AttributesToken attrs_token;  // set by UpdateDecoder in its own message; 0 in a copy
 
   // Set by the decoder (RFC 7606). kTreatAsWithdraw means every route in nlri and
   // attrs.mp_reach must be handled as withdrawn.
   ErrorAction action = ErrorAction::kNone;
   std::vector<AttributeError> errors;
-  std::optional<Family> disabled_family;  // with kAfiSafiDisable
+  std::optional<net::Family> disabled_family;  // with kAfiSafiDisable
 
   // RFC 4724 §2: an empty UPDATE (IPv4) or one with only an empty MP_UNREACH.
-  std::optional<Family> EndOfRib() const;
-  static UpdateMessage MakeEndOfRib(Family f);
+  std::optional<net::Family> EndOfRib() const;
+  static UpdateMessage MakeEndOfRib(net::Family f);
   friend bool operator==(const UpdateMessage&, const UpdateMessage&) = default;
 };
 
@@ -107,7 +107,7 @@ struct RouteRefreshMessage {
   uint8_t safi = 1;
   Bytes orf;  // trailing ORF entries (RFC 5291) of a normal request, kept raw
   // For one of bagd's families (SAFI 1, unicast).
-  static RouteRefreshMessage Make(Family f, uint8_t subtype = route_refresh_subtype::kRequest);
+  static RouteRefreshMessage Make(net::Family f, uint8_t subtype = route_refresh_subtype::kRequest);
   friend bool operator==(const RouteRefreshMessage&, const RouteRefreshMessage&) = default;
 };
 

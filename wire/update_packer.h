@@ -6,18 +6,18 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "bgpd/wire/message.h"
+#include "wire/message.h"
 
 namespace bagd::wire {
 
 // Announces `nlri` of `family` with `attrs`. IPv4 NLRI with an IPv4 NEXT_HOP go in the
 // NLRI field; IPv6 NLRI, and IPv4 NLRI with an IPv6 next hop (RFC 8950), go in
 // MP_REACH_NLRI, whose next hop is taken from attrs.mp_reach (its nlri are ignored).
-absl::StatusOr<std::vector<Bytes>> PackAnnouncements(const PathAttributes& attrs, Family family,
-                                                     std::span<const Nlri> nlri, const CodecContext& ctx);
+absl::StatusOr<std::vector<Bytes>> PackAnnouncements(const PathAttributes& attrs, net::Family family,
+                                                     std::span<const net::Nlri> nlri, const CodecContext& ctx);
 
 // Withdraws `nlri` of `family`: the Withdrawn Routes field for IPv4, MP_UNREACH_NLRI for IPv6.
-absl::StatusOr<std::vector<Bytes>> PackWithdrawals(Family family, std::span<const Nlri> nlri,
+absl::StatusOr<std::vector<Bytes>> PackWithdrawals(net::Family family, std::span<const net::Nlri> nlri,
                                                    const CodecContext& ctx);
 
 }  // namespace bagd::wire

@@ -15,7 +15,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace bagd::wire {
+namespace bagd::net {
 
 // RFC 4760 address family / subsequent address family identifiers.
 enum class Afi : uint16_t { kIpv4 = 1, kIpv6 = 2 };
@@ -133,4 +133,4 @@ struct Nlri {
   friend bool operator==(const Nlri&, const Nlri&) = default;
 };
 
-}  // namespace bagd::wire
+}  // namespace bagd::net

@@ -1,5 +1,5 @@
-#include "bgpd/wire/overloaded.h"
-#include "bgpd/wire/capability.h"
+#include "net/overloaded.h"
+#include "wire/capability.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -16,7 +16,7 @@ Capability Malformed(uint8_t code, ByteSpan value, bool* malformed) {
 
 uint8_t CapabilityCodeOf(const Capability& cap) {
   return std::visit(
-      Overloaded{
+      net::Overloaded{
           [](const MultiprotocolCap&) { return uint8_t{1}; },
           [](const RouteRefreshCap&) { return uint8_t{2}; },
           [](const ExtendedNextHopCap&) { return uint8_t{5}; },
@@ -138,7 +138,7 @@ Capability DecodeCapability(uint8_t code, ByteSpan value, bool* malformed) {
 
 void EncodeCapabilityValue(const Capability& cap, Bytes& out) {
   ByteWriter w(out);
-  std::visit(Overloaded{
+  std::visit(net::Overloaded{
                  [&](const MultiprotocolCap& c) {
                    w.U16(c.afi);
                    w.U8(0);

@@ -7,11 +7,11 @@
 #include <optional>
 #include <random>
 
-#include "rib/prefix_map.h"
+#include "net/prefix_map.h"
 
-using bagd::rib::PrefixMap;
-using bagd::wire::Afi;
-using bagd::wire::Prefix;
+using bagd::net::PrefixMap;
+using bagd::net::Afi;
+using bagd::net::Prefix;
 
 namespace {
 
@@ -24,7 +24,7 @@ Prefix RandomPrefix(std::mt19937& rng, bool v6) {
 
 }  // namespace
 
-TEST_CASE("PrefixMap agrees with std::map in any access order", "[rib][prefix_map]") {
+TEST_CASE("PrefixMap agrees with std::map in any access order", "[net][prefix_map]") {
   std::mt19937 rng(20261130);
   PrefixMap<int> m;
   std::map<Prefix, int> ref;
@@ -54,7 +54,7 @@ TEST_CASE("PrefixMap agrees with std::map in any access order", "[rib][prefix_ma
       }
     }
     REQUIRE(m.size() == ref.size());
-    // Iteration: IPv4 first, then IPv6, each in wire::Prefix order.
+    // Iteration: IPv4 first, then IPv6, each in net::Prefix order.
     std::vector<std::pair<Prefix, int>> got, want;
     m.ForEach([&](const Prefix& p, int v) { got.emplace_back(p, v); });
     for (const auto& [p, v] : ref) {
@@ -75,7 +75,7 @@ TEST_CASE("PrefixMap agrees with std::map in any access order", "[rib][prefix_ma
   for (const auto& [p, v] : ref) REQUIRE((moved.Find(p) != nullptr) == (p.afi() == Afi::kIpv4));
 }
 
-TEST_CASE("PrefixMap's IPv4 key round-trips and keeps wire::Prefix order", "[rib][prefix_map]") {
+TEST_CASE("PrefixMap's IPv4 key round-trips and keeps net::Prefix order", "[net][prefix_map]") {
   const Prefix a = *Prefix::Parse("10.1.2.0/24"), b = *Prefix::Parse("10.1.2.0/25"), c = *Prefix::Parse("10.1.3.0/24");
   CHECK(PrefixMap<int>::V4Prefix(PrefixMap<int>::V4Key(a)) == a);
   CHECK(PrefixMap<int>::V4Prefix(PrefixMap<int>::V4Key(*Prefix::Parse("255.255.255.255/32"))).ToString() ==
@@ -86,15 +86,15 @@ TEST_CASE("PrefixMap's IPv4 key round-trips and keeps wire::Prefix order", "[rib
   CHECK(b < c);
 }
 
-TEST_CASE("PrefixMap::ForEachAfter resumes a walk after any prefix", "[rib][prefix_map]") {
+TEST_CASE("PrefixMap::ForEachAfter resumes a walk after any prefix", "[net][prefix_map]") {
   std::mt19937 rng(20261201);
   PrefixMap<int> m;
-  std::vector<Prefix> all;  // in walk order: IPv4 first, then wire::Prefix order
+  std::vector<Prefix> all;  // in walk order: IPv4 first, then net::Prefix order
   for (int i = 0; i < 2000; ++i) {
     const Prefix p = RandomPrefix(rng, rng() % 3 == 0);
     if (m.TryEmplace(p).second) all.push_back(p);
   }
-  std::sort(all.begin(), all.end(), bagd::rib::InTableOrder);
+  std::sort(all.begin(), all.end(), bagd::net::InTableOrder);
   auto walk = [&](const std::optional<Prefix>& after, size_t max) {
     std::vector<Prefix> out;
     m.ForEachAfter(after, [&](const Prefix& p, const int&) {
@@ -119,7 +119,7 @@ TEST_CASE("PrefixMap::ForEachAfter resumes a walk after any prefix", "[rib][pref
   for (int i = 0; i < 200; ++i) {
     const Prefix probe = RandomPrefix(rng, rng() % 2 == 0);
     auto first = walk(probe, 1);
-    auto want = std::upper_bound(all.begin(), all.end(), probe, bagd::rib::InTableOrder);
+    auto want = std::upper_bound(all.begin(), all.end(), probe, bagd::net::InTableOrder);
     INFO(probe.ToString());
     if (want == all.end()) {
       CHECK(first.empty());

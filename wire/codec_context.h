@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 
 namespace bagd::wire {
 
@@ -16,14 +16,14 @@ struct CodecContext {
   bool four_octet_as = true;      // RFC 6793 capability negotiated by both sides
   bool extended_message = false;  // RFC 8654 negotiated by both sides
   // RFC 7911: path identifiers present in NLRI of this family (in the direction being coded).
-  std::array<bool, kFamilyCount> add_path{};
+  std::array<bool, net::kFamilyCount> add_path{};
   // eBGP session (RFC 7606: LOCAL_PREF/ORIGINATOR_ID/CLUSTER_LIST from eBGP are discarded,
   // AS_CONFED segments from eBGP are malformed).
   bool ebgp = true;
   // eBGP peer inside our confederation (RFC 5065): AS_CONFED segments are expected.
   bool confederation_peer = false;
 
-  bool AddPath(Family f) const { return add_path[static_cast<int>(f)]; }
+  bool AddPath(net::Family f) const { return add_path[static_cast<int>(f)]; }
   size_t max_message_size() const { return extended_message ? kMaxExtendedMessageSize : kMaxMessageSize; }
   friend bool operator==(const CodecContext&, const CodecContext&) = default;
 };

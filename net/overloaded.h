@@ -1,7 +1,7 @@
 // The std::visit helper: a set of lambdas as one overloaded callable.
 #pragma once
 
-namespace bagd::wire {
+namespace bagd::net {
 
 template <class... Ts>
 struct Overloaded : Ts... {
@@ -10,4 +10,4 @@ struct Overloaded : Ts... {
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;  // clang 14 has no aggregate CTAD
 
-}  // namespace bagd::wire
+}  // namespace bagd::net

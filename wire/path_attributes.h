@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "bgpd/wire/byte_io.h"
-#include "bgpd/wire/codec_context.h"
-#include "bgpd/wire/ip_prefix.h"
-#include "bgpd/wire/link_bandwidth.h"
-#include "bgpd/wire/rfc7606.h"
+#include "wire/byte_io.h"
+#include "wire/codec_context.h"
+#include "net/ip_prefix.h"
+#include "wire/link_bandwidth.h"
+#include "wire/rfc7606.h"
 
 namespace bagd::wire {
 
@@ -41,23 +41,23 @@ struct AsPath {
 
 struct Aggregator {
   uint32_t asn = 0;
-  IpAddress address;  // IPv4
+  net::IpAddress address;  // IPv4
   friend bool operator==(const Aggregator&, const Aggregator&) = default;
 };
 
 // MP_REACH_NLRI for a family bagd routes. next_hop is IPv6 for IPv6 NLRI, and IPv4 or
 // IPv6 (RFC 8950) for IPv4 NLRI; link_local is the second half of a 32-byte next hop.
 struct MpReach {
-  Family family = Family::kIpv6Unicast;
-  IpAddress next_hop;
-  std::optional<IpAddress> link_local;
-  std::vector<Nlri> nlri;
+  net::Family family = net::Family::kIpv6Unicast;
+  net::IpAddress next_hop;
+  std::optional<net::IpAddress> link_local;
+  std::vector<net::Nlri> nlri;
   friend bool operator==(const MpReach&, const MpReach&) = default;
 };
 
 struct MpUnreach {
-  Family family = Family::kIpv6Unicast;
-  std::vector<Nlri> withdrawn;
+  net::Family family = net::Family::kIpv6Unicast;
+  std::vector<net::Nlri> withdrawn;
   friend bool operator==(const MpUnreach&, const MpUnreach&) = default;
 };
 
@@ -73,7 +73,7 @@ struct UnknownAttribute {
 struct PathAttributes {
   std::optional<Origin> origin;
   std::optional<AsPath> as_path;
-  std::optional<IpAddress> next_hop;  // IPv4 NEXT_HOP attribute
+  std::optional<net::IpAddress> next_hop;  // IPv4 NEXT_HOP attribute
   std::optional<uint32_t> med;
   std::optional<uint32_t> local_pref;
   bool atomic_aggregate = false;
@@ -101,7 +101,7 @@ struct AttributeDecodeResult {
   PathAttributes attrs;
   std::vector<AttributeError> errors;
   ErrorAction action = ErrorAction::kNone;
-  std::optional<Family> disabled_family;  // for kAfiSafiDisable
+  std::optional<net::Family> disabled_family;  // for kAfiSafiDisable
   // Set when action is kSessionReset: the NOTIFICATION to send.
   uint8_t notify_subcode = 0;
   Bytes notify_data;
@@ -117,8 +117,8 @@ void EncodePathAttributes(const PathAttributes& attrs, const CodecContext& ctx, 
 
 // Attribute-level building blocks shared with the UPDATE packer.
 void EncodeAttributeHeader(uint8_t flags, uint8_t type, size_t value_len, Bytes& out);
-void EncodeNlri(const Nlri& n, bool add_path, Bytes& out);
-inline size_t EncodedNlriSize(const Nlri& n, bool add_path) {
+void EncodeNlri(const net::Nlri& n, bool add_path, Bytes& out);
+inline size_t EncodedNlriSize(const net::Nlri& n, bool add_path) {
   return (add_path ? 4 : 0) + 1 + (n.prefix.length() + 7) / 8;
 }
 // Encodes the fixed part of MP_REACH (AFI, SAFI, next hop, reserved) into `out`.
@@ -126,6 +126,6 @@ void EncodeMpReachHeader(const MpReach& mp, Bytes& out);
 
 // NLRI list (RFC 4271 §4.3 / RFC 4760 §5 / RFC 7911 §3). False on a malformed encoding
 // (prefix length too long for the family, or truncated).
-bool DecodeNlriList(ByteSpan data, Afi afi, bool add_path, std::vector<Nlri>& out);
+bool DecodeNlriList(ByteSpan data, net::Afi afi, bool add_path, std::vector<net::Nlri>& out);
 
 }  // namespace bagd::wire

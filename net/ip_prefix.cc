@@ -1,4 +1,4 @@
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 
 #include <arpa/inet.h>
 
@@ -7,7 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
-namespace bagd::wire {
+namespace bagd::net {
 
 const char* FamilyName(Family f) {
   return f == Family::kIpv4Unicast ? "ipv4-unicast" : "ipv6-unicast";
@@ -82,4 +82,4 @@ IpAddress Prefix::address() const {
 
 std::string Prefix::ToString() const { return absl::StrCat(address().ToString(), "/", length_); }
 
-}  // namespace bagd::wire
+}  // namespace bagd::net

@@ -1,4 +1,4 @@
-#include "bgpd/wire/notification.h"
+#include "wire/notification.h"
 
 #include <cstring>
 

@@ -1,5 +1,5 @@
-#include "bgpd/wire/overloaded.h"
-#include "bgpd/wire/message.h"
+#include "net/overloaded.h"
+#include "wire/message.h"
 
 #include <algorithm>
 #include <atomic>
@@ -152,14 +152,14 @@ std::optional<DecodeError> DecodeUpdateInto(ByteSpan body, const CodecContext& c
     return MakeDecodeError(3, update_error::kMalformedAttributeList, {},
                            "total path attribute length overruns the UPDATE");
   }
-  const bool ap4 = ctx.AddPath(Family::kIpv4Unicast);
+  const bool ap4 = ctx.AddPath(net::Family::kIpv4Unicast);
   m.withdrawn.clear();
   m.nlri.clear();
   // RFC 7606 §5.3: a malformed withdrawn-routes or NLRI field cannot be parsed around.
-  if (!DecodeNlriList(withdrawn, Afi::kIpv4, ap4, m.withdrawn)) {
+  if (!DecodeNlriList(withdrawn, net::Afi::kIpv4, ap4, m.withdrawn)) {
     return MakeDecodeError(3, update_error::kInvalidNetworkField, {}, "withdrawn routes field malformed");
   }
-  if (!DecodeNlriList(r.Rest(), Afi::kIpv4, ap4, m.nlri)) {
+  if (!DecodeNlriList(r.Rest(), net::Afi::kIpv4, ap4, m.nlri)) {
     return MakeDecodeError(3, update_error::kInvalidNetworkField, {}, "NLRI field malformed");
   }
   const bool has_nlri = !m.nlri.empty();
@@ -288,7 +288,7 @@ void EncodeOpenBody(const OpenMessage& m, Bytes& out) {
 
 void EncodeUpdateBody(const UpdateMessage& m, const CodecContext& ctx, Bytes& out) {
   ByteWriter w(out);
-  const bool ap4 = ctx.AddPath(Family::kIpv4Unicast);
+  const bool ap4 = ctx.AddPath(net::Family::kIpv4Unicast);
   const size_t wpos = w.Placeholder(2);
   for (const auto& n : m.withdrawn) EncodeNlri(n, ap4, out);
   w.PatchU16(wpos, static_cast<uint16_t>(out.size() - wpos - 2));
@@ -327,9 +327,9 @@ uint32_t OpenMessage::AsNumber() const {
   return my_as;
 }
 
-std::optional<Family> UpdateMessage::EndOfRib() const {
+std::optional<net::Family> UpdateMessage::EndOfRib() const {
   if (!withdrawn.empty() || !nlri.empty()) return std::nullopt;
-  if (attrs == PathAttributes{}) return Family::kIpv4Unicast;
+  if (attrs == PathAttributes{}) return net::Family::kIpv4Unicast;
   PathAttributes only_unreach;
   only_unreach.mp_unreach = attrs.mp_unreach;
   if (attrs.mp_unreach && attrs.mp_unreach->withdrawn.empty() && attrs == only_unreach) {
@@ -338,14 +338,14 @@ std::optional<Family> UpdateMessage::EndOfRib() const {
   return std::nullopt;
 }
 
-UpdateMessage UpdateMessage::MakeEndOfRib(Family f) {
+UpdateMessage UpdateMessage::MakeEndOfRib(net::Family f) {
   UpdateMessage m;
-  if (f != Family::kIpv4Unicast) m.attrs.mp_unreach = MpUnreach{f, {}};
+  if (f != net::Family::kIpv4Unicast) m.attrs.mp_unreach = MpUnreach{f, {}};
   return m;
 }
 
-RouteRefreshMessage RouteRefreshMessage::Make(Family f, uint8_t subtype) {
-  return RouteRefreshMessage{static_cast<uint16_t>(FamilyAfi(f)), subtype, static_cast<uint8_t>(Safi::kUnicast), {}};
+RouteRefreshMessage RouteRefreshMessage::Make(net::Family f, uint8_t subtype) {
+  return RouteRefreshMessage{static_cast<uint16_t>(net::FamilyAfi(f)), subtype, static_cast<uint8_t>(net::Safi::kUnicast), {}};
 }
 
 DecodeError MakeDecodeError(uint8_t code, uint8_t subcode, Bytes data, std::string reason) {
@@ -406,7 +406,7 @@ absl::StatusOr<Bytes> EncodeMessage(const Message& message, const CodecContext& 
   Bytes out;
   out.reserve(64);
   WriteHeader(out, TypeOf(message));
-  std::visit(Overloaded{
+  std::visit(net::Overloaded{
                  [&](const OpenMessage& m) { EncodeOpenBody(m, out); },
                  [&](const UpdateMessage& m) { EncodeUpdateBody(m, ctx, out); },
                  [&](const NotificationMessage& m) {

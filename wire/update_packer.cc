@@ -1,4 +1,4 @@
-#include "bgpd/wire/update_packer.h"
+#include "wire/update_packer.h"
 
 #include "absl/strings/str_format.h"
 
@@ -9,12 +9,12 @@ constexpr size_t kUpdateFixed = kHeaderSize + 2 + 2;  // header, withdrawn len, 
 
 // A run of NLRI and its encoded size in octets.
 struct NlriChunk {
-  std::span<const Nlri> nlri;
+  std::span<const net::Nlri> nlri;
   size_t octets = 0;
 };
 
 // Splits `nlri` into runs whose encoded size fits `budget` octets each.
-absl::StatusOr<std::vector<NlriChunk>> Chunk(std::span<const Nlri> nlri, bool add_path, size_t budget) {
+absl::StatusOr<std::vector<NlriChunk>> Chunk(std::span<const net::Nlri> nlri, bool add_path, size_t budget) {
   std::vector<NlriChunk> chunks;
   size_t begin = 0, used = 0;
   for (size_t i = 0; i < nlri.size(); ++i) {
@@ -52,13 +52,13 @@ void FinishUpdate(Bytes& msg) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<Bytes>> PackAnnouncements(const PathAttributes& attrs, Family family,
-                                                     std::span<const Nlri> nlri, const CodecContext& ctx) {
+absl::StatusOr<std::vector<Bytes>> PackAnnouncements(const PathAttributes& attrs, net::Family family,
+                                                     std::span<const net::Nlri> nlri, const CodecContext& ctx) {
   std::vector<Bytes> out;
   if (nlri.empty()) return out;
   const size_t max = ctx.max_message_size();
   const bool add_path = ctx.AddPath(family);
-  const bool use_mp = family != Family::kIpv4Unicast || (attrs.mp_reach && !attrs.next_hop);
+  const bool use_mp = family != net::Family::kIpv4Unicast || (attrs.mp_reach && !attrs.next_hop);
 
   if (!use_mp) {
     if (!attrs.next_hop) return absl::InvalidArgumentError("IPv4 announcement without a next hop");
@@ -107,13 +107,13 @@ absl::StatusOr<std::vector<Bytes>> PackAnnouncements(const PathAttributes& attrs
   return out;
 }
 
-absl::StatusOr<std::vector<Bytes>> PackWithdrawals(Family family, std::span<const Nlri> nlri,
+absl::StatusOr<std::vector<Bytes>> PackWithdrawals(net::Family family, std::span<const net::Nlri> nlri,
                                                    const CodecContext& ctx) {
   std::vector<Bytes> out;
   if (nlri.empty()) return out;
   const size_t max = ctx.max_message_size();
   const bool add_path = ctx.AddPath(family);
-  const bool mp = family != Family::kIpv4Unicast;
+  const bool mp = family != net::Family::kIpv4Unicast;
   const size_t fixed = kUpdateFixed + (mp ? 4 + 3 : 0);
   auto chunks = Chunk(nlri, add_path, max - fixed);
   if (!chunks.ok()) return chunks.status();
@@ -130,8 +130,8 @@ absl::StatusOr<std::vector<Bytes>> PackWithdrawals(Family family, std::span<cons
       w.U16(0);
       const size_t alen_at = w.Placeholder(2);
       EncodeAttributeHeader(attr_flag::kOptional, 15, 3 + len, msg);
-      w.U16(static_cast<uint16_t>(FamilyAfi(family)));
-      w.U8(static_cast<uint8_t>(Safi::kUnicast));
+      w.U16(static_cast<uint16_t>(net::FamilyAfi(family)));
+      w.U8(static_cast<uint8_t>(net::Safi::kUnicast));
       for (const auto& n : chunk.nlri) EncodeNlri(n, add_path, msg);
       w.PatchU16(alen_at, static_cast<uint16_t>(msg.size() - alen_at - 2));
     }

@@ -18,14 +18,14 @@
 #include <utility>
 
 #include "absl/container/btree_map.h"
-#include "bgpd/wire/ip_prefix.h"
+#include "net/ip_prefix.h"
 
-namespace bagd::rib {
+namespace bagd::net {
 
 // The order of a PrefixMap walk and of the RIB's change sets: IPv4 first, then by
-// wire::Prefix order (address, then length).
-inline bool InTableOrder(const wire::Prefix& a, const wire::Prefix& b) {
-  const bool a4 = a.afi() == wire::Afi::kIpv4, b4 = b.afi() == wire::Afi::kIpv4;
+// Prefix order (address, then length).
+inline bool InTableOrder(const Prefix& a, const Prefix& b) {
+  const bool a4 = a.afi() == Afi::kIpv4, b4 = b.afi() == Afi::kIpv4;
   if (a4 != b4) return a4;
   return a < b;
 }
@@ -38,20 +38,20 @@ inline bool InTableOrder(const wire::Prefix& a, const wire::Prefix& b) {
 template <typename V>
 class PrefixMap {
  public:
-  V* Find(const wire::Prefix& p) {
-    if (p.afi() == wire::Afi::kIpv4) return v4_.Find(V4Key(p));
+  V* Find(const Prefix& p) {
+    if (p.afi() == Afi::kIpv4) return v4_.Find(V4Key(p));
     return v6_.Find(p);
   }
-  const V* Find(const wire::Prefix& p) const { return const_cast<PrefixMap*>(this)->Find(p); }
-  bool contains(const wire::Prefix& p) const { return Find(p) != nullptr; }
+  const V* Find(const Prefix& p) const { return const_cast<PrefixMap*>(this)->Find(p); }
+  bool contains(const Prefix& p) const { return Find(p) != nullptr; }
 
   // The value of `p`, value-initialized if it was not there; second: it was inserted. The
   // pointer is valid until the next insertion or erasure.
-  std::pair<V*, bool> TryEmplace(const wire::Prefix& p) {
-    if (p.afi() == wire::Afi::kIpv4) return v4_.TryEmplace(V4Key(p));
+  std::pair<V*, bool> TryEmplace(const Prefix& p) {
+    if (p.afi() == Afi::kIpv4) return v4_.TryEmplace(V4Key(p));
     return v6_.TryEmplace(p);
   }
-  bool Erase(const wire::Prefix& p) { return p.afi() == wire::Afi::kIpv4 ? v4_.Erase(V4Key(p)) : v6_.Erase(p); }
+  bool Erase(const Prefix& p) { return p.afi() == Afi::kIpv4 ? v4_.Erase(V4Key(p)) : v6_.Erase(p); }
 
   size_t size() const { return v4_.map.size() + v6_.map.size(); }
   bool empty() const { return size() == 0; }
@@ -60,7 +60,7 @@ class PrefixMap {
     v6_.Clear();
   }
 
-  // f(const wire::Prefix&, V&) for every entry: IPv4 first, each family in prefix order.
+  // f(const Prefix&, V&) for every entry: IPv4 first, each family in prefix order.
   template <typename F>
   void ForEach(F&& f) {
     for (auto& [k, v] : v4_.map) f(V4Prefix(k), v);
@@ -71,31 +71,31 @@ class PrefixMap {
     for (const auto& [k, v] : v4_.map) f(V4Prefix(k), v);
     for (const auto& [k, v] : v6_.map) f(k, v);
   }
-  // f(const wire::Prefix&, const V&) for the entries of one family, in prefix order.
+  // f(const Prefix&, const V&) for the entries of one family, in prefix order.
   template <typename F>
-  void ForEachIn(wire::Family family, F&& f) const {
-    if (family == wire::Family::kIpv4Unicast) {
+  void ForEachIn(Family family, F&& f) const {
+    if (family == Family::kIpv4Unicast) {
       for (const auto& [k, v] : v4_.map) f(V4Prefix(k), v);
     } else {
       for (const auto& [k, v] : v6_.map) f(k, v);
     }
   }
-  // f(const wire::Prefix&, const V&) for the entries after `after` in walk order (all when
+  // f(const Prefix&, const V&) for the entries after `after` in walk order (all when
   // nullopt; `after` need not be in the map), until f returns false. A resumable walk: the
   // caller may change the map between calls and go on after the last prefix it saw.
   template <typename F>
-  void ForEachAfter(const std::optional<wire::Prefix>& after, F&& f) const {
-    if (!after || after->afi() == wire::Afi::kIpv4) {
+  void ForEachAfter(const std::optional<Prefix>& after, F&& f) const {
+    if (!after || after->afi() == Afi::kIpv4) {
       for (auto it = after ? v4_.map.upper_bound(V4Key(*after)) : v4_.map.begin(); it != v4_.map.end(); ++it) {
         if (!f(V4Prefix(it->first), it->second)) return;
       }
     }
-    for (auto it = after && after->afi() != wire::Afi::kIpv4 ? v6_.map.upper_bound(*after) : v6_.map.begin();
+    for (auto it = after && after->afi() != Afi::kIpv4 ? v6_.map.upper_bound(*after) : v6_.map.begin();
          it != v6_.map.end(); ++it) {
       if (!f(it->first, it->second)) return;
     }
   }
-  // Erases the entries for which pred(const wire::Prefix&, V&) returns true. pred must not
+  // Erases the entries for which pred(const Prefix&, V&) returns true. pred must not
   // look up or change this map (the walk holds its own iterators).
   template <typename F>
   void EraseIf(F&& pred) {
@@ -107,17 +107,17 @@ class PrefixMap {
   // As EraseIf, for at most `limit` entries from `from` on (nullopt: the beginning), in walk
   // order. Returns where to go on, nullopt when the walk reached the end.
   template <typename F>
-  std::optional<wire::Prefix> EraseIfFrom(const std::optional<wire::Prefix>& from, size_t limit, F&& pred) {
+  std::optional<Prefix> EraseIfFrom(const std::optional<Prefix>& from, size_t limit, F&& pred) {
     v4_.valid = v6_.valid = false;
     size_t seen = 0;
-    if (!from || from->afi() == wire::Afi::kIpv4) {
+    if (!from || from->afi() == Afi::kIpv4) {
       auto it = from ? v4_.map.lower_bound(V4Key(*from)) : v4_.map.begin();
       for (; it != v4_.map.end(); ++seen) {
         if (seen == limit) return V4Prefix(it->first);
         it = pred(V4Prefix(it->first), it->second) ? v4_.map.erase(it) : std::next(it);
       }
     }
-    auto it = from && from->afi() != wire::Afi::kIpv4 ? v6_.map.lower_bound(*from) : v6_.map.begin();
+    auto it = from && from->afi() != Afi::kIpv4 ? v6_.map.lower_bound(*from) : v6_.map.begin();
     for (; it != v6_.map.end(); ++seen) {
       if (seen == limit) return it->first;
       it = pred(it->first, it->second) ? v6_.map.erase(it) : std::next(it);
@@ -129,22 +129,22 @@ class PrefixMap {
   // (full for in-order arrival, ~70 % for random).
   size_t memory_bytes() const {
     return static_cast<size_t>((v4_.map.size() * sizeof(std::pair<uint64_t, V>) +
-                                v6_.map.size() * sizeof(std::pair<wire::Prefix, V>)) / 0.85);
+                                v6_.map.size() * sizeof(std::pair<Prefix, V>)) / 0.85);
   }
 
-  // IPv4: the address as a number, then the length: the same order as wire::Prefix's.
-  static uint64_t V4Key(const wire::Prefix& p) {
+  // IPv4: the address as a number, then the length: the same order as Prefix's.
+  static uint64_t V4Key(const Prefix& p) {
     uint32_t a;
     std::memcpy(&a, p.bytes(), 4);
     if constexpr (std::endian::native == std::endian::little) a = __builtin_bswap32(a);
     return uint64_t{a} << 8 | p.length();
   }
-  static wire::Prefix V4Prefix(uint64_t k) {
+  static Prefix V4Prefix(uint64_t k) {
     uint32_t a = static_cast<uint32_t>(k >> 8);
     if constexpr (std::endian::native == std::endian::little) a = __builtin_bswap32(a);
     uint8_t b[4];
     std::memcpy(b, &a, 4);
-    return wire::Prefix::Make(wire::Afi::kIpv4, b, static_cast<uint8_t>(k & 0xff));
+    return Prefix::Make(Afi::kIpv4, b, static_cast<uint8_t>(k & 0xff));
   }
 
  private:
@@ -215,7 +215,7 @@ class PrefixMap {
     }
   };
   Table<uint64_t> v4_;
-  Table<wire::Prefix> v6_;
+  Table<Prefix> v6_;
 };
 
-}  // namespace bagd::rib
+}  // namespace bagd::net
