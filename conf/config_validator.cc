@@ -8,7 +8,6 @@
 #include <string>
 #include <tuple>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "conf/config_defaults.h"
@@ -17,6 +16,7 @@
 #include "conf/md5_key.h"
 #include "conf/policy_text.h"
 #include "conf/rate_text.h"
+#include "net/host_port.h"
 
 namespace bagd::conf {
 
@@ -866,20 +866,8 @@ class Validator {
   void CheckAppldb(const v1::Fib& fib, const PathFn& path) {
     if (!fib.appldb_address().empty()) {
       const std::string& a = fib.appldb_address();
-      std::string host, port;
-      if (a.front() == '[') {
-        const size_t close = a.find(']');
-        if (close != std::string::npos && close + 1 < a.size() && a[close + 1] == ':') {
-          host = a.substr(1, close - 1);
-          port = a.substr(close + 2);
-        }
-      } else if (const size_t colon = a.rfind(':'); colon != std::string::npos && a.find(':') == colon) {
-        host = a.substr(0, colon);
-        port = a.substr(colon + 1);
-      }
-      uint32_t p = 0;
-      const bool host_ok = host == "localhost" || ParseIpAddressText(host).has_value();
-      if (!host_ok || !absl::SimpleAtoi(port, &p) || p == 0 || p > 65535) {
+      const absl::StatusOr<net::HostPort> hp = net::ParseHostPort(a);
+      if (!hp.ok() || !(hp->host == "localhost" || ParseIpAddressText(hp->host).has_value())) {
         Error(path("appldb_address"),
               absl::StrCat("fib: appldb_address '", a,
                            "' is not ADDRESS:PORT: write e.g. \"127.0.0.1:6379\" or \"[::1]:6379\" (an IP address or "

@@ -6,8 +6,8 @@
 
 #include <mutex>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "net/host_port.h"
 
 namespace bagd::fib::sonic {
 
@@ -72,22 +72,9 @@ std::string RedisAddress::ToString() const {
 }
 
 absl::StatusOr<RedisAddress> ParseRedisTcpAddress(const std::string& a) {
-  std::string host, port;
-  if (!a.empty() && a.front() == '[') {
-    const size_t close = a.find(']');
-    if (close != std::string::npos && close + 1 < a.size() && a[close + 1] == ':') {
-      host = a.substr(1, close - 1);
-      port = a.substr(close + 2);
-    }
-  } else if (const size_t colon = a.rfind(':'); colon != std::string::npos && a.find(':') == colon) {
-    host = a.substr(0, colon);
-    port = a.substr(colon + 1);
-  }
-  uint32_t p = 0;
-  if (host.empty() || !absl::SimpleAtoi(port, &p) || p == 0 || p > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("'", a, "' is not ADDRESS:PORT"));
-  }
-  return RedisAddress{"", host, static_cast<uint16_t>(p)};
+  absl::StatusOr<net::HostPort> hp = net::ParseHostPort(a);
+  if (!hp.ok()) return hp.status();
+  return RedisAddress{"", std::move(hp->host), hp->port};
 }
 
 absl::StatusOr<std::unique_ptr<RedisConnection>> RedisConnection::Connect(const RedisAddress& address,

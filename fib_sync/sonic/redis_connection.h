@@ -25,7 +25,7 @@ struct RedisAddress {
   uint16_t port = 6379;
   std::string ToString() const;
 };
-// "127.0.0.1:6379", "[::1]:6379", "localhost:6379" as a TCP address.
+// "127.0.0.1:6379", "[::1]:6379", "localhost:6379" as a TCP address (net::ParseHostPort).
 absl::StatusOr<RedisAddress> ParseRedisTcpAddress(const std::string& text);
 
 struct RedisReply {
