@@ -114,18 +114,10 @@ absl::Status NetlinkBackend::Transact(const nl::Bytes& batch, uint32_t last_seq,
 }
 
 absl::StatusOr<uint32_t> NetlinkBackend::InterfaceTowards(const net::IpAddress& gateway) {
-  // RTM_GETROUTE for the gateway: the kernel's own lookup says which interface reaches it.
-  nl::Bytes req;
-  const uint32_t seq = seq_++;
-  nl::AppendRouteLookup(req, seq, gateway);
-  auto answer = Request(fd_, req, seq);
-  if (!answer.ok()) {
-    return absl::UnavailableError(absl::StrCat("no route to gateway ", gateway.ToString(), ": ", answer.status().message()));
-  }
-  for (const nl::Message& m : *answer) {
-    if (const auto* r = std::get_if<nl::RouteMsg>(&m.body); r && r->oif != 0) return r->oif;
-  }
-  return absl::UnavailableError(absl::StrCat("no interface reaches gateway ", gateway.ToString()));
+  // The kernel's own lookup says which interface reaches the gateway.
+  auto route = RouteTowards(fd_, seq_++, gateway);
+  if (!route.ok()) return route.status();
+  return route->oif;
 }
 
 absl::Status NetlinkBackend::Encode(const FibOp& op, nl::Bytes& batch, uint32_t seq) {

@@ -145,4 +145,17 @@ absl::StatusOr<std::vector<nl::Message>> Request(int fd, const nl::Bytes& reques
   return out;
 }
 
+absl::StatusOr<nl::RouteMsg> RouteTowards(int fd, uint32_t seq, const net::IpAddress& gateway) {
+  nl::Bytes req;
+  nl::AppendRouteLookup(req, seq, gateway);
+  auto answer = Request(fd, req, seq);
+  if (!answer.ok()) {
+    return absl::UnavailableError(absl::StrCat("no route to gateway ", gateway.ToString(), ": ", answer.status().message()));
+  }
+  for (nl::Message& m : *answer) {
+    if (auto* r = std::get_if<nl::RouteMsg>(&m.body); r && r->oif != 0) return std::move(*r);
+  }
+  return absl::UnavailableError(absl::StrCat("no interface reaches gateway ", gateway.ToString()));
+}
+
 }  // namespace bagd::fib

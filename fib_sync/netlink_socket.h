@@ -1,6 +1,7 @@
-// The rtnetlink socket plumbing the kernel backend and the link watcher share: opening a
-// NETLINK_ROUTE socket (extended acks, strict dump checks, big buffers, notification groups),
-// optionally inside a named network namespace, and a request/answer loop.
+// The rtnetlink socket plumbing the kernel backend, the link watcher and the APPL_DB backend's
+// interface names share: opening a NETLINK_ROUTE socket (extended acks, strict dump checks,
+// big buffers, notification groups), optionally inside a named network namespace, a
+// request/answer loop, and the kernel's route lookup towards a gateway.
 #pragma once
 
 #include <cstdint>
@@ -37,5 +38,11 @@ absl::Status ReceiveUntil(int fd, const std::function<bool(netlink::Message&)>& 
 // Sends a dump or a single request with sequence number `seq` and returns its answers (the
 // final ack or NLMSG_DONE excluded); a refusal is the kernel's error.
 absl::StatusOr<std::vector<netlink::Message>> Request(int fd, const netlink::Bytes& request, uint32_t seq);
+
+// The kernel's own route lookup for `gateway` (RTM_GETROUTE, sequence number `seq`): the
+// first route of its answer with an outgoing interface (oif != 0), which says the interface
+// that reaches the gateway. Unavailable "no route to gateway G: ..." when the kernel refuses
+// the lookup, "no interface reaches gateway G" when no route of the answer has an interface.
+absl::StatusOr<netlink::RouteMsg> RouteTowards(int fd, uint32_t seq, const net::IpAddress& gateway);
 
 }  // namespace bagd::fib

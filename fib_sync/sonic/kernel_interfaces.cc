@@ -13,8 +13,6 @@
 
 namespace bagd::fib::sonic {
 
-namespace nl = netlink;
-
 absl::StatusOr<std::unique_ptr<KernelInterfaces>> KernelInterfaces::Open() {
   const int fd = OpenRouteSocket(1 << 20);
   if (fd < 0) return Errno("netlink socket", errno);
@@ -24,26 +22,16 @@ absl::StatusOr<std::unique_ptr<KernelInterfaces>> KernelInterfaces::Open() {
 KernelInterfaces::~KernelInterfaces() { close(fd_); }
 
 absl::StatusOr<std::string> KernelInterfaces::Towards(const net::IpAddress& gateway) {
-  nl::Bytes req;
-  const uint32_t seq = seq_++;
-  nl::AppendRouteLookup(req, seq, gateway);
-  auto answer = Request(fd_, req, seq);
-  if (!answer.ok()) {
-    return absl::UnavailableError(absl::StrCat("no route to gateway ", gateway.ToString(), ": ", answer.status().message()));
+  auto r = RouteTowards(fd_, seq_++, gateway);
+  if (!r.ok()) return r.status();
+  // The gateway must be on a connected network, as for the kernel's own next hops.
+  if (r->gateway && !(*r->gateway == gateway)) {
+    return absl::UnavailableError(
+        absl::StrCat("gateway ", gateway.ToString(), " is not on a connected network (reached via ", r->gateway->ToString(), ")"));
   }
-  for (const nl::Message& m : *answer) {
-    const auto* r = std::get_if<nl::RouteMsg>(&m.body);
-    if (r == nullptr || r->oif == 0) continue;
-    // The gateway must be on a connected network, as for the kernel's own next hops.
-    if (r->gateway && !(*r->gateway == gateway)) {
-      return absl::UnavailableError(
-          absl::StrCat("gateway ", gateway.ToString(), " is not on a connected network (reached via ", r->gateway->ToString(), ")"));
-    }
-    char name[IF_NAMESIZE] = {};
-    if (if_indextoname(r->oif, name) == nullptr) return Errno(absl::StrCat("interface ", r->oif), errno);
-    return std::string(name);
-  }
-  return absl::UnavailableError(absl::StrCat("no interface reaches gateway ", gateway.ToString()));
+  char name[IF_NAMESIZE] = {};
+  if (if_indextoname(r->oif, name) == nullptr) return Errno(absl::StrCat("interface ", r->oif), errno);
+  return std::string(name);
 }
 
 }  // namespace bagd::fib::sonic
