@@ -20,23 +20,6 @@ constexpr double kTieTolerance = 1e-12;
 constexpr double kSieveSlack = 1e-9;
 constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
 
-uint64_t Gcd(std::span<const uint32_t> w) {
-  uint64_t g = 0;
-  for (uint32_t x : w) g = std::gcd(g, uint64_t{x});
-  return g;
-}
-
-QuantizedWeights Finish(std::span<const double> bandwidths, std::vector<uint32_t> w) {
-  const uint64_t g = Gcd(w);
-  if (g > 1) {
-    for (uint32_t& x : w) x = static_cast<uint32_t>(x / g);
-  }
-  QuantizedWeights q;
-  q.max_error = MaxRelativeError(bandwidths, w);
-  q.weights = std::move(w);
-  return q;
-}
-
 // Bandwidths that are whole numbers (bytes/s always are in practice: LB communities carry
 // float32 values such as 1.25e10) have an exact integer ratio; if it fits, nothing beats it.
 bool ExactRatio(std::span<const double> bandwidths, const QuantizeLimits& limits, std::vector<uint32_t>* out) {
@@ -322,7 +305,7 @@ QuantizedWeights Quantize(std::span<const double> bandwidths, const QuantizeLimi
   const uint64_t max_w = limits.max_weight;
 
   // More members than table entries: nothing fits. All ones is the closest to fitting.
-  if (limits.budget > 0 && n > limits.budget) return Finish(bandwidths, std::vector<uint32_t>(n, 1));
+  if (limits.budget > 0 && n > limits.budget) return FinishQuantized(bandwidths, std::vector<uint32_t>(n, 1));
 
   std::vector<uint32_t> exact;
   if (ExactRatio(bandwidths, limits, &exact)) {
@@ -353,7 +336,7 @@ QuantizedWeights Quantize(std::span<const double> bandwidths, const QuantizeLimi
       if (search.Evaluate(T, goal) <= goal) {
         stats->goal_met = true;
         stats->work = search.work();
-        return Finish(bandwidths, search.weights());
+        return FinishQuantized(bandwidths, search.weights());
       }
     }
   }
@@ -407,7 +390,19 @@ QuantizedWeights Quantize(std::span<const double> bandwidths, const QuantizeLimi
   }
   stats->work = search.work();
   stats->work_limit = search.out_of_work();
-  return Finish(bandwidths, std::move(best_w));
+  return FinishQuantized(bandwidths, std::move(best_w));
+}
+
+QuantizedWeights FinishQuantized(std::span<const double> bandwidths, std::vector<uint32_t> w) {
+  uint64_t g = 0;
+  for (uint32_t x : w) g = std::gcd(g, uint64_t{x});
+  if (g > 1) {
+    for (uint32_t& x : w) x = static_cast<uint32_t>(x / g);
+  }
+  QuantizedWeights q;
+  q.max_error = MaxRelativeError(bandwidths, w);
+  q.weights = std::move(w);
+  return q;
 }
 
 double MaxRelativeError(std::span<const double> bandwidths, std::span<const uint32_t> weights) {

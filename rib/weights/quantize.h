@@ -67,6 +67,10 @@ QuantizedWeights Quantize(std::span<const double> bandwidths, const QuantizeLimi
 // best weights found so far instead of the proven optimum, and sets work_limit.
 inline constexpr uint64_t kQuantizeWorkLimit = uint64_t{1} << 19;
 
+// What every quantizer (Quantize and the baselines in quantize_baselines.h) returns for
+// weights `w` of `bandwidths`: `w` divided by their GCD, with its MaxRelativeError.
+QuantizedWeights FinishQuantized(std::span<const double> bandwidths, std::vector<uint32_t> w);
+
 // Scores of a weight vector against the bandwidths it stands for (same length, weights >= 1).
 // s_i = b_i / sum(b) is the ideal share, p_i = w_i / sum(w) the share the FIB gives.
 // max_i |p_i - s_i| / s_i

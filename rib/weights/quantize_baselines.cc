@@ -10,18 +10,6 @@
 namespace bagd::rib {
 namespace {
 
-QuantizedWeights Finish(std::span<const double> bandwidths, std::vector<uint32_t> w) {
-  uint64_t g = 0;
-  for (uint32_t x : w) g = std::gcd(g, uint64_t{x});
-  if (g > 1) {
-    for (uint32_t& x : w) x = static_cast<uint32_t>(x / g);
-  }
-  QuantizedWeights q;
-  q.max_error = MaxRelativeError(bandwidths, w);
-  q.weights = std::move(w);
-  return q;
-}
-
 double Sum(std::span<const double> v) { return std::accumulate(v.begin(), v.end(), 0.0); }
 
 }  // namespace
@@ -33,7 +21,7 @@ QuantizedWeights QuantizeNaive(std::span<const double> bandwidths, const Quantiz
   for (double b : bandwidths) {
     w.push_back(static_cast<uint32_t>(std::clamp(std::round(b * factor), 1.0, static_cast<double>(limits.max_weight))));
   }
-  return Finish(bandwidths, std::move(w));
+  return FinishQuantized(bandwidths, std::move(w));
 }
 
 QuantizedWeights QuantizeFbossGreedy(std::span<const double> bandwidths, const QuantizeLimits& limits) {
@@ -48,7 +36,7 @@ QuantizedWeights QuantizeFbossGreedy(std::span<const double> bandwidths, const Q
   const uint64_t width =
       limits.budget > 0 ? limits.budget : std::max<uint64_t>(n, uint64_t{limits.max_weight} * total / in_max);
   if (total <= width) {  // fits: FBOSS leaves the weights alone
-    return Finish(bandwidths, std::vector<uint32_t>(in.begin(), in.end()));
+    return FinishQuantized(bandwidths, std::vector<uint32_t>(in.begin(), in.end()));
   }
 
   // Scale down to the width, rounding up; the ideal shares are those of the integer inputs.
@@ -103,14 +91,14 @@ QuantizedWeights QuantizeFbossGreedy(std::span<const double> bandwidths, const Q
       w = cur;
     }
   }
-  return Finish(bandwidths, std::vector<uint32_t>(w.begin(), w.end()));
+  return FinishQuantized(bandwidths, std::vector<uint32_t>(w.begin(), w.end()));
 }
 
 QuantizedWeights QuantizeExhaustive(std::span<const double> bandwidths, const QuantizeLimits& limits) {
   const size_t n = bandwidths.size();
   assert(n >= 1 && n <= 6);
   assert(limits.budget >= 1 && limits.budget <= 64);
-  if (n > limits.budget) return Finish(bandwidths, std::vector<uint32_t>(n, 1));
+  if (n > limits.budget) return FinishQuantized(bandwidths, std::vector<uint32_t>(n, 1));
   const double total = Sum(bandwidths);
   std::vector<double> share;
   for (double b : bandwidths) share.push_back(b / total);
@@ -143,7 +131,7 @@ QuantizedWeights QuantizeExhaustive(std::span<const double> bandwidths, const Qu
     }
   };
   for (T = static_cast<uint32_t>(n); T <= limits.budget && T <= n * uint64_t{max_w}; ++T) visit(visit, 0, 0, 0.0);
-  return Finish(bandwidths, std::move(best_w));
+  return FinishQuantized(bandwidths, std::move(best_w));
 }
 
 QuantizedWeights QuantizeWcmpAlgorithm1(std::span<const double> bandwidths, const QuantizeLimits& limits,
@@ -188,7 +176,7 @@ QuantizedWeights QuantizeWcmpAlgorithm1(std::span<const double> bandwidths, cons
     std::fill(w.begin(), w.end(), 1);
     for (size_t k = 0; k < t && k < steps.size(); ++k) ++w[steps[k]];
   }
-  return Finish(bandwidths, std::move(w));
+  return FinishQuantized(bandwidths, std::move(w));
 }
 
 }  // namespace bagd::rib
