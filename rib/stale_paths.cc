@@ -42,4 +42,48 @@ std::vector<net::Nlri> StalePaths::TakeStale(size_t max) {
   return out;
 }
 
+const StalePaths& StaleTable::Begin(PeerIndex peer, net::Family family, StaleCause cause, std::vector<net::Nlri> paths) {
+  if (by_peer_.size() <= peer) by_peer_.resize(size_t{peer} + 1);
+  Entry& e = by_peer_[peer][static_cast<int>(family)];
+  e.paths.emplace(std::move(paths));
+  e.cause = cause;
+  return *e.paths;
+}
+
+void StaleTable::Refreshed(PeerIndex peer, const net::Nlri& nlri) {
+  if (peer >= by_peer_.size()) return;
+  if (auto& paths = by_peer_[peer][static_cast<int>(nlri.prefix.family())].paths) paths->Refreshed(nlri);
+}
+
+bool StaleTable::any(PeerIndex peer) const {
+  if (peer >= by_peer_.size()) return false;
+  return std::any_of(by_peer_[peer].begin(), by_peer_[peer].end(), [](const Entry& e) { return e.paths.has_value(); });
+}
+
+const StalePaths* StaleTable::Find(PeerIndex peer, net::Family family) const {
+  if (peer >= by_peer_.size()) return nullptr;
+  const Entry& e = by_peer_[peer][static_cast<int>(family)];
+  return e.paths ? &*e.paths : nullptr;
+}
+
+StalePaths* StaleTable::Find(PeerIndex peer, net::Family family, StaleCause cause) {
+  if (peer >= by_peer_.size()) return nullptr;
+  Entry& e = by_peer_[peer][static_cast<int>(family)];
+  return e.paths && e.cause == cause ? &*e.paths : nullptr;
+}
+
+std::optional<StaleCause> StaleTable::cause(PeerIndex peer, net::Family family) const {
+  if (peer >= by_peer_.size()) return std::nullopt;
+  const Entry& e = by_peer_[peer][static_cast<int>(family)];
+  return e.paths ? std::optional(e.cause) : std::nullopt;
+}
+
+void StaleTable::Clear(PeerIndex peer, net::Family family) {
+  if (peer < by_peer_.size()) by_peer_[peer][static_cast<int>(family)].paths.reset();
+}
+
+void StaleTable::Clear(PeerIndex peer) {
+  if (peer < by_peer_.size()) by_peer_[peer] = {};
+}
+
 }  // namespace bagd::rib

@@ -78,8 +78,9 @@ class AnnouncementGroups {
 
 }  // namespace
 
-Advertiser::Advertiser(RoutingCore& core, rib::RouteChangeListener& next, session::Clock& clock, uint32_t local_as)
-    : core_(core), next_(next), clock_(clock), local_as_(local_as) {}
+Advertiser::Advertiser(RoutingCore& core, rib::RouteChangeListener& next, session::Clock& clock, uint32_t local_as,
+                       const LocalCapacityView* local)
+    : core_(core), next_(next), clock_(clock), local_as_(local_as), local_(local) {}
 
 void Advertiser::AddPeer(rib::PeerIndex index, Outbound& out, ExportConfig config) {
   if (peers_.size() <= index) peers_.resize(index + 1);
@@ -137,14 +138,14 @@ bool Advertiser::Reconfigure(rib::PeerIndex index, ExportConfig config) {
                  a.transitive != b.transitive;
   for (int f = 0; f < net::kFamilyCount; ++f) changed |= p->config.chains[f].fingerprint != config.chains[f].fingerprint;
   p->config = std::move(config);
-  if (changed && p->out->established()) AdvertisePaced(*p, Everything());
+  if (changed && Sending(*p)) AdvertisePaced(*p, Everything());
   return changed;
 }
 
 void Advertiser::LocalCapacityChanged() {
   for (size_t i = 0; i < peers_.size(); ++i) {
     PeerState* p = Writable(static_cast<rib::PeerIndex>(i));
-    if (p != nullptr && p->out != nullptr && p->out->established()) AdvertisePaced(*p, Everything());
+    if (p != nullptr && Sending(*p)) AdvertisePaced(*p, Everything());
   }
 }
 
@@ -265,7 +266,7 @@ std::optional<wire::PathAttributes> Advertiser::ExportAttributes(rib::PeerIndex 
 
 void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> changes) {
   Outbound& to = *state.out;
-  if (!to.established()) return;
+  if (!Sending(state)) return;
   const rib::PeerIndex index = static_cast<rib::PeerIndex>(&state - peers_.data());
   auto& out = state.adj_out;
   AnnouncementGroups announce;
@@ -382,7 +383,7 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
 
 void Advertiser::AdvertisePaced(PeerState& p, std::span<const rib::RouteChange> changes) {
   const uint32_t mrai = p.out->advertisement_interval_s();
-  if (mrai == 0 || !p.out->established()) return Advertise(p, changes);
+  if (mrai == 0 || !Sending(p)) return Advertise(p, changes);
   if (p.pacing.running) {
     for (const auto& c : changes) p.pacing.pending.insert(c.prefix);
     return;
@@ -401,7 +402,7 @@ void Advertiser::StartInterval(PeerState& p, uint32_t mrai) {
 
 void Advertiser::AdvertisePacedInSlices(PeerState& p, std::span<const net::Prefix> prefixes) {
   const uint32_t mrai = p.out->advertisement_interval_s();
-  const bool paced = mrai > 0 && p.out->established();
+  const bool paced = mrai > 0 && Sending(p);
   if (paced && p.pacing.running) {
     for (const auto& prefix : prefixes) p.pacing.pending.insert(prefix);
     return;
@@ -431,7 +432,7 @@ void Advertiser::FlushDeferredBandwidth(rib::PeerIndex index) {
   if (p == nullptr) return;
   p->lb.timer_at = absl::InfiniteFuture();
   const std::vector<net::Prefix> deferred = p->lb.damping.TakeDeferred(p->adj_out);
-  if (deferred.empty() || !p->out->established()) return;
+  if (deferred.empty() || !Sending(*p)) return;
   AdvertisePacedInSlices(*p, deferred);
 }
 
@@ -464,11 +465,28 @@ std::vector<rib::RouteChange> Advertiser::Everything() const {
   return all;
 }
 
-void Advertiser::SessionUp(rib::PeerIndex index) {
+void Advertiser::SessionUp(rib::PeerIndex index, bool hold) {
   PeerState* p = Writable(index);
   if (p == nullptr) return;
   p->adj_out.clear();
   p->lb.damping.Clear();
+  p->held = hold;
+  if (!hold) SendInitial(*p);
+}
+
+void Advertiser::ReleaseHeld(rib::PeerIndex index) {
+  PeerState* p = Writable(index);
+  if (p == nullptr || !p->held) return;
+  p->held = false;
+  SendInitial(*p);
+}
+
+bool Advertiser::held(rib::PeerIndex index) const {
+  return index < peers_.size() && peers_[index].out != nullptr && peers_[index].held;
+}
+
+void Advertiser::SendInitial(PeerState& state) {
+  PeerState* p = &state;
   std::vector<rib::RouteChange> all = Everything();
   std::erase_if(all, [](const rib::RouteChange& c) { return c.new_multipath.empty(); });
   Advertise(*p, all);
@@ -479,6 +497,7 @@ void Advertiser::SessionDown(rib::PeerIndex index) {
   PeerState* p = Writable(index);
   if (p == nullptr) return;
   p->adj_out.clear();
+  p->held = false;
   p->lb.damping.Clear();
   p->lb.timer_at = absl::InfiniteFuture();
   if (p->lb.timer) p->lb.timer->Stop();
@@ -490,7 +509,7 @@ void Advertiser::SessionDown(rib::PeerIndex index) {
 
 size_t Advertiser::Resend(rib::PeerIndex index, net::Family family, bool enhanced) {
   PeerState* p = Writable(index);
-  if (p == nullptr || !p->out->established()) return 0;
+  if (p == nullptr || !Sending(*p)) return 0;
   Outbound& to = *p->out;
   // The answer goes out at once, whatever the advertisement interval (MRAI paces changes,
   // RFC 4271 §9.2.1.1; this is the state the peer already has). Prefixes waiting for the

@@ -76,7 +76,9 @@ class Advertiser {
  public:
   // `core`: the RIB it reads and takes changes from; `next`: where each change set goes
   // after the neighbors (the weights stage).
-  Advertiser(RoutingCore& core, rib::RouteChangeListener& next, session::Clock& clock, uint32_t local_as);
+  // `local` (may be null): where the local capacity caps come from; outlives the advertiser.
+  Advertiser(RoutingCore& core, rib::RouteChangeListener& next, session::Clock& clock, uint32_t local_as,
+             const LocalCapacityView* local = nullptr);
 
   // A neighbor at its RIB index; `out` outlives it here (RemovePeer).
   void AddPeer(rib::PeerIndex index, Outbound& out, ExportConfig config);
@@ -89,13 +91,14 @@ class Advertiser {
 
   // The RIB's pending changes to every neighbor (paced by its MRAI), then to `next`.
   void Flush();
-  // Where the local capacity caps come from (null: none); outlives the advertiser.
-  void SetLocalCapacity(const LocalCapacityView* view) { local_ = view; }
   // A local capacity changed: every neighbor's routes are exported again and only what
   // differs goes out (paced as usual; bandwidth re-advertisement damping applies).
   void LocalCapacityChanged();
-  // The session came up: the whole table, as a change from nothing.
-  void SessionUp(rib::PeerIndex index);
+  // The session came up: the whole table, as a change from nothing; or, when `hold` (our
+  // restart's deferral, RFC 4724 §4.1), nothing until ReleaseHeld.
+  void SessionUp(rib::PeerIndex index, bool hold = false);
+  void ReleaseHeld(rib::PeerIndex index);
+  bool held(rib::PeerIndex index) const;
   // The session ended: its Adj-RIB-Out, pacing and bandwidth damping are cleared (the RIB's
   // paths from it are the routing core's business; flush those first).
   void SessionDown(rib::PeerIndex index);
@@ -128,7 +131,11 @@ class Advertiser {
     rib::AdjRibOut adj_out;
     Pacing pacing;
     BandwidthExport lb;
+    bool held = false;  // Established, initial advertisement deferred (SessionUp)
   };
+  // Routes go to it: Established and not held.
+  static bool Sending(const PeerState& p) { return p.out != nullptr && p.out->established() && !p.held; }
+  void SendInitial(PeerState& p);
 
   // The one way to a neighbor's state for writing: the RIB's pending changes are handed on
   // first, so the Adj-RIB-Out is current when the caller writes it. Null: no neighbor.

@@ -3,10 +3,10 @@
 #include "absl/strings/str_cat.h"
 #include "bgpd/session/log.h"
 #include "conf/rate_text.h"
+#include "wire/link_bandwidth.h"
 
 namespace bagd::daemon {
 
-using namespace session;  // the session layer's types (Peer, Clock, log)
 
 absl::StatusOr<std::vector<fib::CapacitySourceSpec>> CapacitySources(const config::v1::Config& config) {
   std::vector<fib::CapacitySourceSpec> out;
@@ -25,8 +25,8 @@ absl::StatusOr<std::vector<fib::CapacitySourceSpec>> CapacitySources(const confi
   return out;
 }
 
-CapacityStage::CapacityStage(boost::asio::io_context& io, Speaker& speaker, std::vector<fib::CapacitySourceSpec> sources)
-    : io_(io), speaker_(speaker), tracker_(std::move(sources)), timer_(io) {}
+CapacityStage::CapacityStage(boost::asio::io_context& io, CapacityInput& input, std::vector<fib::CapacitySourceSpec> sources)
+    : io_(io), input_(input), tracker_(std::move(sources)), timer_(io) {}
 
 CapacityStage::~CapacityStage() {
   if (events_) events_->release();  // the watcher closes its own socket
@@ -42,7 +42,7 @@ absl::Status CapacityStage::Start() {
     const double bps = tracker_.Capacity(s.name);
     hold_[s.name] = rib::MemberHoldDown(bps);
     Publish(s.name);
-    speaker_.ObserveLocalCapacity(s.name, bps);  // damped there, on the speaker's clock
+    input_.ObserveLocalCapacity(s.name, bps);  // damped there, on the pipeline's clock
   }
   started_ = true;
   events_ = std::make_unique<boost::asio::posix::stream_descriptor>(io_, watcher_->fd());
@@ -73,7 +73,7 @@ void CapacityStage::Observe(const std::string& source) {
   size_t up = 0;
   const auto members = tracker_.Members(source);
   for (const auto& m : members) up += m.up;
-  const rib::DampingConfig& damping = speaker_.groups().config().damping;
+  const rib::DampingConfig& damping = input_.damping();
   rib::MemberHoldDown& h = hold_[source];
   const rib::HoldDownOutcome o = h.Observe(bps, absl::Now(), damping);
   log::Info("capacity %s: %d of %d members up, %s%s", source, up, members.size(), wire::FormatBitsPerSecond(bps),
@@ -83,7 +83,7 @@ void CapacityStage::Observe(const std::string& source) {
   if (o == rib::HoldDownOutcome::kApplied || o == rib::HoldDownOutcome::kCancelled) Publish(source);
   Arm();
   // As a weight input of the neighbors reached over it (their own hold-down, same rules).
-  speaker_.ObserveLocalCapacity(source, bps);
+  input_.ObserveLocalCapacity(source, bps);
 }
 
 void CapacityStage::Arm() {
@@ -109,7 +109,7 @@ void CapacityStage::Arm() {
 
 void CapacityStage::Publish(const std::string& source) {
   const double bps = hold_[source].applied();
-  speaker_.SetOriginatedBandwidth(source, bps);
+  input_.SetOriginatedBandwidth(source, bps);
 }
 
 }  // namespace bagd::daemon

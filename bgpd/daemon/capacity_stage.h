@@ -11,18 +11,33 @@
 #include <map>
 #include <memory>
 
-#include "bgpd/daemon/speaker.h"
+#include "absl/status/statusor.h"
+#include "conf/bagd.pb.h"
 #include "fib_sync/capacity.h"
 #include "fib_sync/link_watcher.h"
 #include "rib/weights/hold_down.h"
+#include "rib/weights/nexthop_group_registry.h"
 
 namespace bagd::daemon {
 
 absl::StatusOr<std::vector<fib::CapacitySourceSpec>> CapacitySources(const config::v1::Config& config);
 
+// What the capacity stage feeds: the Speaker, which hands both on to the pipeline.
+class CapacityInput {
+ public:
+  virtual ~CapacityInput() = default;
+  // The damping in force (reloadable): the stage's own hold-down follows it.
+  virtual const rib::DampingConfig& damping() const = 0;
+  // A source's live capacity (bits/s up) as a weight input, damped by the receiver.
+  virtual rib::HoldDownOutcome ObserveLocalCapacity(const std::string& source, double bps) = 0;
+  // A source's capacity after the stage's hold-down: the link bandwidth of the networks
+  // originated for it.
+  virtual void SetOriginatedBandwidth(const std::string& source, double bps) = 0;
+};
+
 class CapacityStage {
  public:
-  CapacityStage(boost::asio::io_context& io, Speaker& speaker, std::vector<fib::CapacitySourceSpec> sources);
+  CapacityStage(boost::asio::io_context& io, CapacityInput& input, std::vector<fib::CapacitySourceSpec> sources);
   ~CapacityStage();
   // Reads every link and sets the starting capacities (no hold-down: nothing was advertised yet).
   absl::Status Start();
@@ -35,7 +50,7 @@ class CapacityStage {
   void Publish(const std::string& source);
 
   boost::asio::io_context& io_;
-  Speaker& speaker_;
+  CapacityInput& input_;
   fib::CapacityTracker tracker_;
   std::unique_ptr<fib::LinkWatcher> watcher_;
   std::unique_ptr<boost::asio::posix::stream_descriptor> events_;

@@ -6,8 +6,13 @@
 //                                   │            Adj-RIB-Out, MRAI)
 //                                   └─► WeightsStage (groups, hold-down) ─► rib::FibSink
 //
-// The speaker itself keeps what spans them: the config and its reload, End-of-RIB and the
-// initial convergence, route refresh from the peers, the control operations and metrics.
+// The speaker keeps the sessions: listeners and Peers, the session half of a reload, the
+// RFC decisions and timers of graceful restart and route refresh, End-of-RIB and the
+// initial convergence, the control operations and metrics. Routing state changes only
+// through the Pipeline's entry points (pipeline.h); the speaker reads the stages through
+// its const accessors. Its methods live in speaker.cc (sessions, UPDATEs, convergence),
+// speaker_restart.cc (graceful restart and route refresh) and speaker_reload.cc (reload,
+// the control API's networks).
 // Runs on one io_context thread; the public methods other than the constructor must be
 // called on that thread (ControlAdapter posts to it).
 #pragma once
@@ -33,6 +38,7 @@
 #include "rib/rib.h"
 #include "rib/stale_paths.h"
 #include "bgpd/daemon/advertiser.h"
+#include "bgpd/daemon/capacity_stage.h"
 #include "bgpd/daemon/pipeline.h"
 #include "bgpd/daemon/policy_view.h"
 #include "bgpd/daemon/config_translation.h"
@@ -74,7 +80,7 @@ struct SpeakerOptions {
   control::EventSink* events = nullptr;
 };
 
-class Speaker : public RouteSink, public NeighborRibs {
+class Speaker : public RouteSink, public NeighborRibs, public CapacityInput {
  public:
   Speaker(boost::asio::io_context& io, SpeakerOptions options = {});
   ~Speaker();
@@ -95,11 +101,12 @@ class Speaker : public RouteSink, public NeighborRibs {
   absl::Status DeleteNetwork(const net::Prefix& prefix);
   // Live capacity: the link bandwidth of the networks originated for `source` (bits/s; 0:
   // the source has no capacity up). Before Start it is the starting value.
-  void SetOriginatedBandwidth(const std::string& source, double bps);
+  void SetOriginatedBandwidth(const std::string& source, double bps) override;
   // Live capacity of a source as a weight input (docs/capacity.md, "Local capacity"): the
   // neighbors reached over it (local_capacity_source) have their members capped at it,
   // after its own hold-down. The raw value (bits/s up); returns what the hold-down did.
-  rib::HoldDownOutcome ObserveLocalCapacity(const std::string& source, double bps);
+  rib::HoldDownOutcome ObserveLocalCapacity(const std::string& source, double bps) override;
+  const rib::DampingConfig& damping() const override { return pipeline_->weights().groups().config().damping; }
   // Cease / Administrative Shutdown to every neighbor, then `done` once the NOTIFICATIONs
   // are flushed (or after `grace`).
   void Shutdown(const std::string& message, std::chrono::milliseconds grace, std::function<void()> done);
@@ -114,7 +121,7 @@ class Speaker : public RouteSink, public NeighborRibs {
 
   size_t neighbor_count() const { return peers_.size(); }
   const config::v1::Config& config() const { return config_; }  // the running one
-  const rib::Rib& rib() const { return pipeline_->core().rib(); }
+  const rib::Rib& rib() const { return pipeline_->rib(); }
   const rib::AttributeStore& attribute_store() const { return pipeline_->core().store(); }
   const rib::NextHopGroupRegistry& groups() const { return pipeline_->weights().groups(); }
   // Which FIB object a next-hop group is (bagctl), when there is a FIB stage.
@@ -157,58 +164,63 @@ class Speaker : public RouteSink, public NeighborRibs {
 
  private:
   class PeerOutbound;
-  // The RIB's changes so far to the peers and the weights stage: at once, or posted to run
-  // after the UPDATEs already read (several peers' announcements of a prefix coalesce).
   void ScheduleMetrics();  // RefreshRibMetrics within kMetricsDelay
-  void FlushRibChanges();
-  void ScheduleRibFlush();
   void RefreshCounts(Peer& p);
-  // Route refresh from the peer's side (RFC 7313): its BoRR makes its paths in `family`
-  // stale until announced again; its EoRR (or the stale timeout) removes what is still stale.
-  void BeginStale(Peer& peer, net::Family family);
-  // A ROUTE-REFRESH request to `peer` (RFC 2918), counted in its status.
+  void RefreshRibMetrics();
+  // The neighbor at a RIB index, or null (gone): what the timers look up.
+  Peer* PeerAt(rib::PeerIndex index) const;
+
+  // Route refresh (RFC 2918, RFC 7313), speaker_restart.cc. A ROUTE-REFRESH request to
+  // `peer`, counted in its status.
   void RequestRefresh(Peer& peer, net::Family family);
-  // Our Adj-RIB-Out for `family` to `to` again (the advertiser), counted in its status.
+  // Our Adj-RIB-Out for `family` to `to` again, counted in its status.
   size_t ResendAdjRibOut(Peer& to, net::Family family, bool enhanced);
-  void EndStale(Peer& peer, net::Family family, bool timed_out);
-  // An UPDATE from a peer in a refresh: the paths it announces are not stale.
-  void NoteRefreshed(const Peer& peer, const wire::UpdateMessage& update);
-  // A session began or ended: no refresh in progress, no End-of-RIB seen.
+  // The peer's BoRR: its paths in `family` are stale (the pipeline's) until its EoRR or
+  // the timeout; then what is still stale goes.
+  void BeginRefresh(Peer& peer, net::Family family);
+  void EndRefresh(Peer& peer, net::Family family, bool timed_out);
+  // A session began or ended: no refresh in progress.
   void ResetRefresh(Peer& peer);
   void ShowRefreshing(Peer& peer);  // the families in NeighborStatus.route_refresh.refreshing
-  void RefreshRibMetrics();
-  // Graceful restart, helper role (RFC 4724 §4.2), per peer: its paths kept as stale while
-  // it restarts (RestartingPeer), then until its End-of-RIB per family.
+  struct InboundRefresh {
+    std::array<std::unique_ptr<Timer>, net::kFamilyCount> timeout;
+  };
+  std::vector<InboundRefresh> refresh_;  // by rib index
+  InboundRefresh& RefreshOf(const Peer& peer);
+
+  // Graceful restart, helper role (RFC 4724 §4.2), per peer: the timers and counters; its
+  // stale paths are the pipeline's (StaleCause::kGracefulRestart).
   struct PeerRestart {
-    std::array<std::optional<rib::StalePaths>, net::kFamilyCount> stale;
     std::unique_ptr<Timer> restart_timer;  // session down: the peer's restart time
     std::unique_ptr<Timer> stale_timer;    // session back: stale_routes_time
     bool restarting = false;               // session down, paths kept
     int64_t deadline_ms = 0;               // wall clock, for bagctl
     uint64_t restarts = 0, removed = 0, timers_expired = 0;
-    bool any() const {
-      return std::any_of(stale.begin(), stale.end(), [](const auto& s) { return s.has_value(); });
-    }
   };
   std::vector<PeerRestart> restart_;
   PeerRestart& RestartOf(const Peer& peer);  // sized on first use
+  // Some family of the peer is stale for its restart.
+  bool HasRestartStale(const Peer& peer) const;
   // The session dropped without a NOTIFICATION: keep the paths of `retain` families as
   // stale for `restart_time_s`, withdraw the others.
   void KeepStale(Peer& peer, const std::array<bool, net::kFamilyCount>& retain, uint16_t restart_time_s);
   // The stale paths of `family` still stale go (End-of-RIB, a timer, the new OPEN lacking F).
   void SweepStale(Peer& peer, net::Family family, const char* event, const std::string& why);
   void SweepAllStale(Peer& peer, const char* event, const std::string& why);
+  // What a sweep removed: counted, logged, the timers stopped when nothing is stale.
+  void NoteSwept(Peer& peer, net::Family family, const Pipeline::Swept& swept, const char* event,
+                 const std::string& why);
   // Session back: the new OPEN decides which stale families stay until End-of-RIB.
   void RestartedPeerUp(Peer& peer);
-  // An UPDATE from a peer with stale paths: what it announces or withdraws is not stale.
-  void NoteGracefulRefresh(const Peer& peer, const wire::UpdateMessage& update);
   void FillGracefulRestart(const Peer& peer, control::v1::GracefulRestartStatus& out) const;
   // Restarting-speaker role (RFC 4724 §4.1): after our restart the initial advertisement to
   // a helper waits for our tables (convergence, or fib.restart_hold_time), then End-of-RIB.
   bool Restarting() const;
+  bool DeferInitial(const Peer& peer) const;
   void ReleaseDeferred(const char* why);
   bool deferral_over_ = false;
   std::unique_ptr<Timer> deferral_timer_;
+
   // RFC 8212 and the chains in force, for logs and NeighborStatus.
   void ShowPolicies(Peer& peer);
   struct Listener;
@@ -219,11 +231,11 @@ class Speaker : public RouteSink, public NeighborRibs {
                                 const NeighborPolicies& policies);
   // Cease to it, its routes withdrawn, then gone (Reload).
   void RemovePeer(const std::string& name, const wire::NotificationMessage& cease, const std::string& why);
-  // Reload: new import chains applied to what the neighbor sent (route refresh, or the
-  // stored routes); returns what was done, for the log.
-  std::string ReapplyImport(Peer& peer, bool had_stored);
-  void Originate(const Network& n);
-  // Which capacity source each neighbor is reached over, to the pipeline (Configure, Reload).
+  // Reload: an import change the pipeline could not apply from stored routes is asked of
+  // the neighbor; returns what was done, for the log.
+  std::string ReapplyImport(Peer& peer, const Pipeline::Reconfigured& r);
+  // Which capacity source each neighbor is reached over, to the pipeline (Configure; a
+  // reload's comes with its plan).
   void ApplyLocalCapacity(const config::v1::Config& config);
   // Checked on End-of-RIB, on session loss, and once restart_neighbor_wait after Start.
   void CheckConvergence();
@@ -237,26 +249,13 @@ class Speaker : public RouteSink, public NeighborRibs {
   uint32_t local_as_ = 0;
   std::shared_ptr<const policy::PolicySet> policies_;  // the chains below point into it
   PolicyHitsSynced policy_hits_synced_;  // what the Prometheus hit counters have of it
-  // The routing path's stages (reset first by ~Speaker: they refer to the Outbounds).
-  std::unique_ptr<Pipeline> pipeline_;
   std::vector<std::unique_ptr<Peer>> peers_;
   std::vector<std::unique_ptr<PeerOutbound>> outbound_;  // one per peer, the advertiser's view of it
+  // The routing path. Declared after what its stages refer to (the Outbounds, the Peers
+  // behind them), so it is destroyed before them.
+  std::unique_ptr<Pipeline> pipeline_;
   absl::flat_hash_map<std::string, Peer*> by_address_;  // canonical address text
   std::unique_ptr<boost::asio::steady_timer> shutdown_timer_;
-  // Route refresh from the peer's side, per peer (by rib index): the paths it is re-sending
-  // (BoRR received, no EoRR yet) with their stale timeout.
-  struct InboundRefresh {
-    std::array<std::optional<rib::StalePaths>, net::kFamilyCount> stale;
-    std::array<std::unique_ptr<Timer>, net::kFamilyCount> timeout;
-  };
-  std::vector<InboundRefresh> refresh_;
-  InboundRefresh& RefreshOf(const Peer& peer);  // sized on first use
-  rib::PeerIndex local_index_ = 0;  // this router's own routes (config networks)
-  std::map<std::string, double> originated_bps_;  // by capacity source
-  bool started_ = false;
-  std::vector<Network> networks_;      // the configuration's
-  std::vector<Network> api_networks_;  // added over the control API
-  bool rib_flush_posted_ = false;
   bool converged_ = false;
   absl::flat_hash_set<std::pair<rib::PeerIndex, int>> end_of_rib_;  // (peer, family) seen
   int64_t started_ms_ = 0;                // clock_->SteadyMs() at Start

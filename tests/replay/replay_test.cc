@@ -7,14 +7,22 @@
 // Events, one per line (# starts a comment):
 //   up NEIGHBOR [families ipv4,ipv6] [local ADDR] [id ROUTER_ID]   the session is Established
 //   down NEIGHBOR                                                  the session ended
+//   down NEIGHBOR graceful [ipv4,ipv6]     ended without a NOTIFICATION, graceful restart keeping
+//                                          the listed families' paths (default: both) as stale
+//   eor NEIGHBOR [ipv4|ipv6]               its End-of-RIB (default ipv4): a restart's stale paths go
+//   borr NEIGHBOR [ipv4|ipv6]              its BoRR (RFC 7313): its paths stale until the EoRR
+//   eorr NEIGHBOR [ipv4|ipv6]              its EoRR: the paths still stale go
+//   network add PREFIX [lb RATE]           the control API's AddNetwork (bandwidth in bits/s text)
+//   network delete PREFIX                  the control API's DeleteNetwork
 //   update NEIGHBOR HEX                                            an UPDATE's bytes, header included
 //   announce NEIGHBOR PREFIX[,PREFIX] [nh ADDR] [path "ASN ..."] [lb RATE | lb-non-transitive RATE]
 //            [communities A:B,..] [med N]
 //                                      an UPDATE built from these, encoded, then decoded as bytes
 //   withdraw NEIGHBOR PREFIX[,PREFIX]
 //   tick DURATION                      the clock moves on (timers fire: MRAI, weights batch, hold-down)
-//   reload FILE                        SIGHUP with FILE (in the case's directory): policies, link
-//                                      bandwidth export and damping, as Speaker::Reload applies them
+//   reload FILE                        SIGHUP with FILE (in the case's directory): the daemon's own
+//                                      PlanReload and Pipeline::Apply; neighbors removed, added
+//                                      (down until an `up`) or reset as the speaker does it
 //   show nexthop-groups | routes       bagctl's JSON (the control API's messages)
 //   show advertised NEIGHBOR           our Adj-RIB-Out to it
 // The transcript echoes each event ("> event") and lists what it caused: the UPDATEs each
@@ -37,6 +45,7 @@
 #include "absl/strings/strip.h"
 #include "bgpd/daemon/config_translation.h"
 #include "bgpd/daemon/pipeline.h"
+#include "bgpd/daemon/reload_plan.h"
 #include "bgpd/daemon/rib_view.h"
 #include "bgpd/session/log.h"
 #include "conf/config_loader.h"
@@ -160,7 +169,8 @@ class Replay {
     auto weights = WeightsConfigOf(config_);
     if (!weights.ok()) throw std::runtime_error(weights.status().ToString());
     pipeline_ = std::make_unique<Pipeline>(config_.router().asn(), DecisionConfigOf(config_), *weights, clock_, &fib_,
-                                           nullptr);
+                                           nullptr, nullptr,
+                                           [this](std::function<void()> task) { posted_.push_back(std::move(task)); });
     auto set = policy::PolicySet::Compile(config_);
     if (!set.ok()) throw std::runtime_error(set.status().ToString());
     policies_ = std::make_shared<policy::PolicySet>(*std::move(set));
@@ -169,21 +179,12 @@ class Replay {
       auto chains = PoliciesOf(config_, n, *policies_);
       auto lb = LinkBandwidthExportOf(n.link_bandwidth());
       if (!address.ok() || !chains.ok() || !lb.ok()) throw std::runtime_error("neighbor " + n.address());
-      const bool ebgp = n.remote_as() != config_.router().asn();
-      auto s = std::make_unique<RecordingSession>(address->ToString(), ebgp, out_);
-      s->mrai_ = n.advertisement_interval();
-      rib::PeerInfo info;
-      info.source.ebgp = ebgp;
-      info.source.address = *address;
-      info.asn = n.remote_as();
-      info.name = address->ToString();
-      const rib::PeerIndex index = pipeline_->AddNeighbor(std::move(info), *address, *s, *chains, *lb);
-      neighbors_[address->ToString()] = Neighbor{index, std::move(s), ebgp, {}};
+      AddNeighbor(address->ToString(), n.remote_as() != config_.router().asn(), n.advertisement_interval(), *chains, *lb);
     }
     auto networks = NetworksOf(config_);
     if (!networks.ok()) throw std::runtime_error(networks.status().ToString());
-    for (const Network& n : *networks) pipeline_->core().Originate(pipeline_->local_index(), n.nlri, n.link_bandwidth_bps);
-    pipeline_->Flush();
+    pipeline_->SetNetworks(*std::move(networks));
+    pipeline_->StartOriginating();
   }
 
   std::string Run() {
@@ -197,7 +198,9 @@ class Replay {
       const std::string event(absl::StripAsciiWhitespace(line.substr(0, line.find('#'))));
       if (event.empty()) continue;
       out_.clear();
-      if (auto st = Apply(event); !st.ok()) {
+      auto st = Apply(event);
+      RunPosted();  // what the event loop runs after the event: the pipeline's posted hand-off
+      if (!st.ok()) {
         throw std::runtime_error(absl::StrCat((dir_ / "events").string(), ":", line_no, ": ", st.message()));
       }
       transcript.push_back("> " + event);
@@ -223,6 +226,37 @@ class Replay {
     return loaded.config;
   }
 
+  void RunPosted() {
+    for (std::vector<std::function<void()>> tasks; !posted_.empty();) {
+      tasks.swap(posted_);
+      for (auto& t : tasks) t();
+    }
+  }
+
+  // A neighbor as the speaker adds one (Configure, a reload): its session down until `up`.
+  rib::PeerIndex AddNeighbor(const std::string& name, bool ebgp, uint32_t mrai, const NeighborPolicies& chains,
+                             const rib::LinkBandwidthExport& lb) {
+    auto s = std::make_unique<RecordingSession>(name, ebgp, out_);
+    s->mrai_ = mrai;
+    const net::IpAddress address = *net::IpAddress::Parse(name);
+    rib::PeerInfo info;
+    info.source.ebgp = ebgp;
+    info.source.address = address;
+    for (const auto& n : config_.neighbors()) {
+      if (net::IpAddress::Parse(n.address())->ToString() == name) info.asn = n.remote_as();
+    }
+    info.name = name;
+    const rib::PeerIndex index = pipeline_->AddNeighbor(std::move(info), address, *s, chains, lb);
+    neighbors_[name] = Neighbor{index, std::move(s), ebgp, {}};
+    return index;
+  }
+
+  static absl::StatusOr<net::Family> FamilyWord(const std::vector<std::string>& w, size_t at) {
+    if (w.size() <= at || w[at] == "ipv4") return net::Family::kIpv4Unicast;
+    if (w[at] == "ipv6") return net::Family::kIpv6Unicast;
+    return absl::InvalidArgumentError(absl::StrCat("family '", w[at], "': ipv4 or ipv6"));
+  }
+
   absl::StatusOr<Neighbor*> Find(const std::string& name) {
     auto it = neighbors_.find(name);
     if (it == neighbors_.end()) return absl::NotFoundError(absl::StrCat("no neighbor ", name, " in the config"));
@@ -235,8 +269,11 @@ class Replay {
     auto m = n.updates.Decode(bytes, ctx);
     if (!m.ok()) return absl::InvalidArgumentError(absl::StrCat("UPDATE does not decode: ", m.error().reason));
     const wire::UpdateMessage* u = m.value();
-    if (!u->EndOfRib()) pipeline_->Ingest(n.index, *u);
-    pipeline_->Flush();
+    if (auto eor = u->EndOfRib()) {
+      (void)pipeline_->EndOfRib(n.index, *eor);
+    } else {
+      pipeline_->Ingest(n.index, *u);
+    }
     return absl::OkStatus();
   }
 
@@ -251,6 +288,7 @@ class Replay {
     }
     if (cmd == "show" && w.size() >= 2) return Show(w);
     if (cmd == "reload" && w.size() == 2) return Reload(w[1]);
+    if (cmd == "network" && w.size() >= 3) return Network(w);
     if (w.size() < 2) return absl::InvalidArgumentError(absl::StrCat("'", cmd, "' needs a neighbor"));
     auto n = Find(w[1]);
     if (!n.ok()) return n.status();
@@ -278,9 +316,30 @@ class Replay {
       pipeline_->SessionUp(nb.index, id);
       return absl::OkStatus();
     }
+    if (cmd == "down" && w.size() >= 3 && w[2] == "graceful") {
+      std::array<bool, net::kFamilyCount> retain{true, true};
+      if (w.size() > 3) retain = {absl::StrContains(w[3], "ipv4"), absl::StrContains(w[3], "ipv6")};
+      const size_t kept = pipeline_->SessionLostGracefully(nb.index, retain);
+      nb.session->up_ = false;
+      out_.push_back(absl::StrCat("< ", kept, " paths kept stale"));
+      return absl::OkStatus();
+    }
     if (cmd == "down") {
       pipeline_->SessionDown(nb.index);
       nb.session->up_ = false;
+      return absl::OkStatus();
+    }
+    if (cmd == "eor" || cmd == "borr" || cmd == "eorr") {
+      auto family = FamilyWord(w, 2);
+      if (!family.ok()) return family.status();
+      if (cmd == "borr") {
+        const size_t marked = pipeline_->BeginStale(nb.index, *family, rib::StaleCause::kRouteRefresh);
+        out_.push_back(absl::StrCat("< ", marked, " paths stale"));
+        return absl::OkStatus();
+      }
+      auto swept = cmd == "eor" ? pipeline_->EndOfRib(nb.index, *family)
+                                : pipeline_->SweepStale(nb.index, *family, rib::StaleCause::kRouteRefresh);
+      if (swept) out_.push_back(absl::StrCat("< ", swept->removed, " stale paths removed of ", swept->marked));
       return absl::OkStatus();
     }
     if (cmd == "update" && w.size() == 3) {
@@ -418,34 +477,71 @@ class Replay {
     return s;
   }
 
+  // As Speaker::Reload: the daemon's PlanReload, the session half done on the recorders,
+  // then the daemon's Pipeline::Apply.
   absl::Status Reload(const std::string& file) {
     config::v1::Config next = Load(file);
-    auto set = policy::PolicySet::Compile(next);
-    if (!set.ok()) return set.status();
-    auto policies = std::make_shared<policy::PolicySet>(*std::move(set));
-    auto weights = WeightsConfigOf(next);
-    if (!weights.ok()) return weights.status();
-    pipeline_->Flush();
-    for (const auto& n : next.neighbors()) {
-      auto nb = Find(net::IpAddress::Parse(n.address())->ToString());
-      if (!nb.ok()) return absl::InvalidArgumentError("a reload in a replay may not add neighbors");
-      auto chains = PoliciesOf(next, n, *policies);
-      auto lb = LinkBandwidthExportOf(n.link_bandwidth());
-      if (!chains.ok()) return chains.status();
-      if (!lb.ok()) return lb.status();
-      (*nb)->session->mrai_ = n.advertisement_interval();
-      const Pipeline::Reconfigured r = pipeline_->ReconfigureNeighbor((*nb)->index, *chains, *lb);
-      if (r.import_changed && r.had_stored_routes) {
-        for (int f = 0; f < net::kFamilyCount; ++f) pipeline_->core().Reimport((*nb)->index, static_cast<net::Family>(f));
-        pipeline_->Flush();
-      } else if (r.import_changed) {
-        // The Speaker asks the neighbor to re-send (ROUTE-REFRESH); the replay shows the ask.
-        (*nb)->session->SendRouteRefresh(wire::RouteRefreshMessage::Make(net::Family::kIpv4Unicast));
+    auto plan = PlanReload(config_, next, pipeline_->api_networks());
+    if (!plan.ok()) return plan.status();
+    for (const std::string& name : plan->removed) {
+      auto nb = Find(name);
+      if (!nb.ok()) return nb.status();
+      out_.push_back(absl::StrCat("< ", name, " removed: Cease / Peer De-configured"));
+      pipeline_->RemoveNeighbor((*nb)->index);
+      retired_.push_back(std::move((*nb)->session));  // the advertiser no longer refers to it
+      neighbors_.erase(name);
+    }
+    config_ = plan->running;  // the new neighbors' AS numbers
+    std::vector<rib::PeerIndex> indices(plan->neighbors.size());
+    for (size_t i = 0; i < plan->neighbors.size(); ++i) {
+      const NeighborPlan& n = plan->neighbors[i];
+      if (n.kind == NeighborPlan::Kind::kReset) {
+        out_.push_back(absl::StrCat("< ", n.name, " reset: Cease / Other Configuration Change (",
+                                    absl::StrJoin(n.changed_fields, ", "), ")"));
+        auto nb = Find(n.name);
+        if (!nb.ok()) return nb.status();
+        pipeline_->RemoveNeighbor((*nb)->index);
+        retired_.push_back(std::move((*nb)->session));
+        neighbors_.erase(n.name);
+      }
+      if (n.kind != NeighborPlan::Kind::kKept) {
+        if (n.kind == NeighborPlan::Kind::kAdded) out_.push_back(absl::StrCat("< ", n.name, " added"));
+        indices[i] = AddNeighbor(n.name, n.peer.ebgp(), n.peer.advertisement_interval_s, n.policies, n.lb_export);
+        continue;
+      }
+      auto nb = Find(n.name);
+      if (!nb.ok()) return nb.status();
+      (*nb)->session->mrai_ = n.peer.advertisement_interval_s;
+      indices[i] = (*nb)->index;
+    }
+    const std::vector<Pipeline::Reconfigured> done = pipeline_->Apply(*plan, indices);
+    for (size_t i = 0; i < done.size(); ++i) {
+      // The Speaker asks the neighbor to re-send (ROUTE-REFRESH); the replay shows the ask.
+      Neighbor& nb = neighbors_.at(plan->neighbors[i].name);
+      if (done[i].import_changed && !done[i].had_stored_routes) {
+        nb.session->SendRouteRefresh(wire::RouteRefreshMessage::Make(net::Family::kIpv4Unicast));
       }
     }
-    pipeline_->weights().Reconfigure(*weights, ReweighOnReload(config_, next));
-    policies_ = std::move(policies);
-    config_ = std::move(next);
+    for (const std::string& r : plan->needs_restart) out_.push_back(absl::StrCat("< needs a restart: ", r));
+    policies_ = plan->policies;
+    return absl::OkStatus();
+  }
+
+  absl::Status Network(const std::vector<std::string>& w) {
+    auto prefix = net::Prefix::Parse(w[2]);
+    if (!prefix.ok()) return prefix.status();
+    if (w[1] == "delete") return pipeline_->DeleteNetwork(*prefix);
+    if (w[1] != "add") return absl::InvalidArgumentError("network add|delete PREFIX");
+    daemon::Network n;
+    n.nlri = net::Nlri{*prefix, 0};
+    if (w.size() == 5 && w[3] == "lb") {
+      auto r = conf::ParseRate(w[4]);
+      if (!r.ok()) return r.status();
+      n.link_bandwidth_bps = *r;
+    }
+    auto replaced = pipeline_->AddNetwork(n);
+    if (!replaced.ok()) return replaced.status();
+    if (*replaced) out_.push_back("< replaced the one added before");
     return absl::OkStatus();
   }
 
@@ -454,9 +550,11 @@ class Replay {
   session::ManualClock clock_;
   RecordingFib fib_;
   config::v1::Config config_;
-  std::shared_ptr<policy::PolicySet> policies_;
-  std::unique_ptr<Pipeline> pipeline_;  // after the clock, sessions and policies it points to
+  std::shared_ptr<const policy::PolicySet> policies_;
+  std::vector<std::unique_ptr<RecordingSession>> retired_;  // sessions of removed neighbors
+  std::vector<std::function<void()>> posted_;               // Pipeline::Post's tasks (RunPosted)
   std::map<std::string, Neighbor> neighbors_;
+  std::unique_ptr<Pipeline> pipeline_;  // after the clock, sessions and policies it points to
 };
 
 TEST_CASE("Replay: every case in tests/data/replay matches its golden transcript", "[replay]") {

@@ -106,3 +106,41 @@ TEST_CASE("StalePaths with the RIB: an EoRR removes the paths not re-announced",
   REQUIRE(changes[0].new_multipath.size() == 1);
   CHECK(changes[0].new_multipath[0].peer == b);
 }
+
+TEST_CASE("StaleTable: marks per peer and family with their cause, one rule for what is sent again", "[rib][stale]") {
+  using rib::StaleCause;
+  rib::StaleTable t;
+  const auto v4 = net::Family::kIpv4Unicast, v6 = net::Family::kIpv6Unicast;
+  auto nlri = [](const char* p, uint32_t id = 0) { return net::Nlri{*net::Prefix::Parse(p), id}; };
+  CHECK_FALSE(t.any(3));
+  CHECK(t.Find(3, v4) == nullptr);
+  t.Begin(3, v4, StaleCause::kGracefulRestart, {nlri("10.0.0.0/24"), nlri("10.0.1.0/24"), nlri("10.0.2.0/24")});
+  CHECK(t.any(3));
+  CHECK_FALSE(t.any(2));
+  CHECK(t.cause(3, v4) == StaleCause::kGracefulRestart);
+  CHECK_FALSE(t.cause(3, v6).has_value());
+  // Announced or withdrawn again: not stale. Another peer's or family's NLRI changes nothing.
+  t.Refreshed(3, nlri("10.0.0.0/24"));
+  t.Refreshed(3, nlri("10.0.2.0/24"));
+  t.Refreshed(2, nlri("10.0.1.0/24"));
+  t.Refreshed(3, nlri("2001:db8::/48"));
+  REQUIRE(t.Find(3, v4) != nullptr);
+  CHECK(t.Find(3, v4)->stale() == 1);
+  // The sweep asks for its cause: a refresh's EoRR does not sweep a restart's marks.
+  CHECK(t.Find(3, v4, StaleCause::kRouteRefresh) == nullptr);
+  rib::StalePaths* gr = t.Find(3, v4, StaleCause::kGracefulRestart);
+  REQUIRE(gr != nullptr);
+  const auto taken = gr->TakeStale(10);
+  REQUIRE(taken.size() == 1);
+  CHECK(taken[0].prefix.ToString() == "10.0.1.0/24");
+  // A BoRR while a restart's paths are stale: the refresh's marks replace them.
+  t.Begin(3, v4, StaleCause::kRouteRefresh, {nlri("10.0.0.0/24")});
+  CHECK(t.cause(3, v4) == StaleCause::kRouteRefresh);
+  CHECK(t.Find(3, v4)->stale() == 1);
+  t.Begin(3, v6, StaleCause::kGracefulRestart, {nlri("2001:db8::/48")});
+  t.Clear(3, v4);
+  CHECK(t.any(3));
+  t.Clear(3);
+  CHECK_FALSE(t.any(3));
+  CHECK(t.Find(3, v6) == nullptr);
+}

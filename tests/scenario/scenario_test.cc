@@ -21,6 +21,7 @@
 #include "wire/message.h"
 #include "conf/rate_text.h"
 #include "rib/weights/nexthop_group_registry.h"
+#include "tests/daemon/null_outbound.h"
 #include "tests/scenario/recording_fib.h"
 
 namespace bagd::test {
@@ -73,22 +74,10 @@ std::vector<net::Nlri> Prefixes(const net::Prefix& first, uint64_t count) {
 }
 
 // A neighbor whose session is never up for export: the scenarios look at the FIB only.
-class SilentNeighbor final : public daemon::Outbound {
+class SilentNeighbor final : public NullOutbound {
  public:
-  explicit SilentNeighbor(std::string name) : name_(std::move(name)) {}
-  const std::string& name() const override { return name_; }
-  bool established() const override { return false; }
-  bool ebgp() const override { return true; }
-  bool family_negotiated(net::Family) const override { return false; }
-  wire::CodecContext EncodeContext() const override { return {}; }
-  std::optional<net::IpAddress> LocalAddress() const override { return std::nullopt; }
-  uint32_t advertisement_interval_s() const override { return 0; }
+  using NullOutbound::NullOutbound;
   void SendUpdates(std::vector<wire::Bytes>) override { FAIL("a scenario neighbor was sent an UPDATE"); }
-  void SendRouteRefresh(const wire::RouteRefreshMessage&) override {}
-  void Advertised(size_t) override {}
-
- private:
-  std::string name_;
 };
 
 // An established eBGP neighbor that records what it is sent (`listener`): per prefix the
@@ -172,14 +161,19 @@ class Scenario {
   absl::Time Now() const { return absl::FromUnixMillis(clock_.WallMs()); }
   const rib::NextHopGroupRegistry& registry() const { return pipeline_->weights().groups(); }
   void MakePipeline(const rib::WeightsConfig& c) {
-    pipeline_ = std::make_unique<daemon::Pipeline>(65000, Decision(), c, clock_, &fib_, nullptr);
+    pipeline_ = std::make_unique<daemon::Pipeline>(65000, Decision(), c, clock_, &fib_, nullptr, nullptr,
+                                                   [this](std::function<void()> task) { posted_.push_back(std::move(task)); });
   }
 
   // Consecutive announce/withdraw/down lines are one burst: one batch for the weights stage,
   // run at once (the daemon waits 2 ms for it; the scenarios' clock stands still).
   void Flush() {
-    pipeline_->Flush();
-    pipeline_->weights().RunNow();
+    // The pipeline's posted hand-off, as the event loop would run it, then the batch.
+    for (std::vector<std::function<void()>> tasks; !posted_.empty();) {
+      tasks.swap(posted_);
+      for (auto& t : tasks) t();
+    }
+    pipeline_->WeighNow();
     CheckFib();
   }
 
@@ -374,7 +368,7 @@ class Scenario {
     }
     // Policies and limits change the target weights: every route is weighed again, at once
     // (as a reload does).
-    pipeline_->weights().Reconfigure(c, /*reweigh=*/what != "damping");
+    pipeline_->ReconfigureWeights(c, /*reweigh=*/what != "damping");
     CheckFib();
   }
 
@@ -403,7 +397,7 @@ class Scenario {
     if (peers_.empty()) {
       MakePipeline(c);
     } else {
-      pipeline_->weights().Reconfigure(c, /*reweigh=*/true);
+      pipeline_->ReconfigureWeights(c, /*reweigh=*/true);
       CheckFib();
     }
   }
@@ -568,6 +562,7 @@ class Scenario {
   std::deque<ListeningNeighbor> listeners_;
   std::map<std::string, ListeningNeighbor*> listener_of_;
   std::map<rib::PeerIndex, std::string> local_source_;  // `peer ... local SOURCE`
+  std::vector<std::function<void()>> posted_;  // Pipeline::Post's tasks, run by Flush
   std::unique_ptr<daemon::Pipeline> pipeline_;
   std::optional<rib::GroupServing> serving_;
   std::map<std::string, rib::PeerIndex> peers_;
