@@ -187,6 +187,10 @@ class Reconciler {
   const ReconcilerStats& stats() const { return stats_; }
 
  private:
+  // Errors kept per FlushResult and reports kept between TakeReports calls.
+  static constexpr size_t kMaxErrorsReported = 20;
+  // An audit compares only what did not change while it ran; past this many changes it stops.
+  static constexpr size_t kMaxAuditTouched = 1 << 18;
   struct DesiredNexthop {
     ObjectId id = 0;
     uint32_t refs = 0;  // groups using it
