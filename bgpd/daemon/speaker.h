@@ -43,6 +43,7 @@
 #include "bgpd/daemon/policy_view.h"
 #include "bgpd/daemon/config_translation.h"
 #include "bgpd/daemon/routing_core.h"
+#include "bgpd/daemon/routing_metrics.h"
 #include "bgpd/daemon/weights_stage.h"
 #include "policy/policy.h"
 #include "rib/fib_update.h"
@@ -60,7 +61,10 @@ using session::Timer;
 
 // What the speaker is built with (main.cc, the tests).
 struct SpeakerOptions {
-  SessionMetrics* metrics = nullptr;
+  // The sessions' series (the Peers, graceful restart) and the routing path's (the RIB
+  // gauges, the pipeline's weights stage); either may be null (none of those).
+  SessionMetrics* session_metrics = nullptr;
+  RoutingMetrics* routing_metrics = nullptr;
   // The sessions' and stages' time and timers; null: the io_context's steady clock.
   Clock* clock = nullptr;
   // Where the weights stage's FIB updates go (fib_sync/); null: computed and dropped. Told
@@ -242,7 +246,8 @@ class Speaker : public RouteSink, public NeighborRibs, public CapacityInput {
 
   boost::asio::io_context& io_;
   SpeakerOptions options_;
-  SessionMetrics* metrics_;
+  SessionMetrics* session_metrics_;
+  RoutingMetrics* routing_metrics_;
   std::unique_ptr<Clock> own_clock_;  // when none was given
   Clock* clock_;
   std::vector<std::unique_ptr<Listener>> listeners_;
@@ -262,12 +267,12 @@ class Speaker : public RouteSink, public NeighborRibs, public CapacityInput {
   bool stopping_ = false;                 // Shutdown() was called
   int64_t restart_neighbor_wait_ms_ = 10000;
   std::unique_ptr<Timer> convergence_timer_;
-  std::unique_ptr<Timer> metrics_timer_;  // RefreshRibMetrics after a flush (FlushRibChanges)
+  std::unique_ptr<Timer> metrics_timer_;  // RefreshRibMetrics after the pipeline hands changes on
   // bagd_update_processing_seconds, counted here and published with the RIB gauges: one
   // UPDATE in kUpdateSampleEvery is timed (the first is the 16th).
   static constexpr uint64_t kUpdateSampleEvery = 16;
   uint64_t updates_seen_ = 0;
-  session::LocalHistogram update_seconds_{session::UpdateSecondsBuckets()};
+  LocalHistogram update_seconds_{UpdateSecondsBuckets()};
   config::v1::Config config_;  // the running config
   // Watched by handlers posted with a raw `this`; declared last, so it expires first.
   Lifetime lifetime_;
