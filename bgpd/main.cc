@@ -19,7 +19,9 @@
 #include "bgpd/control/event_hub.h"
 #include "bgpd/daemon/capacity_stage.h"
 #include "bgpd/daemon/control_adapter.h"
+#include "bgpd/daemon/fib_metrics.h"
 #include "bgpd/daemon/fib_stage.h"
+#include "bgpd/daemon/routing_metrics.h"
 #include "bgpd/daemon/service_notify.h"
 #include "bgpd/session/clock.h"
 #include "bgpd/session/log.h"
@@ -275,8 +277,12 @@ int main(int argc, char** argv) {
   }
 
   auto registry = std::make_shared<prometheus::Registry>();
-  bagd::session::SessionMetrics metrics(registry);
-  metrics.SetBuildInfo(bagd::kVersion, bagd::kGitDescribe);
+  // One registry, the series of each part by its own class: the sessions', the routing
+  // path's (RIB, routing core, weights stage), the FIB sync's (present without a FIB too, at 0).
+  bagd::session::SessionMetrics session_metrics(registry);
+  session_metrics.SetBuildInfo(bagd::kVersion, bagd::kGitDescribe);
+  bagd::daemon::RoutingMetrics routing_metrics(registry);
+  bagd::daemon::FibMetrics fib_metrics(registry);
   auto process_metrics = std::make_shared<bagd::session::ProcessCollector>();
   std::unique_ptr<prometheus::Exposer> exposer;
   if (!opts->metrics_listen.empty()) {
@@ -319,7 +325,8 @@ int main(int argc, char** argv) {
   std::unique_ptr<bagd::daemon::FibStage> fib;
   std::unique_ptr<bagd::daemon::AppldbDriver> appldb;  // destroyed before `fib`, which owns its backend
   bagd::daemon::SpeakerOptions speaker_options;
-  speaker_options.metrics = &metrics;
+  speaker_options.session_metrics = &session_metrics;
+  speaker_options.routing_metrics = &routing_metrics;
   speaker_options.events = &events;
   {
     auto backend = MakeFibBackend(loaded.config, opts->dry_run);
@@ -335,7 +342,7 @@ int main(int argc, char** argv) {
       bagd::daemon::FibStageOptions fib_options;
       fib_options.startup_hold = std::chrono::seconds(loaded.config.fib().restart_hold_time());
       fib_options.audit_interval = std::chrono::seconds(loaded.config.fib().audit_interval());
-      fib_options.metrics = &metrics;
+      fib_options.metrics = &fib_metrics;
       fib_options.events = &events;
       fib = std::make_unique<bagd::daemon::FibStage>(io, std::move(*backend), fib_options);
       if (kernel) fib->WatchEvents(kernel->event_fd(), [kernel] { kernel->ReadEvents(); });

@@ -155,7 +155,7 @@ void FibStage::Flush() {
   if (holding_) return;
   const auto t0 = std::chrono::steady_clock::now();
   const fib::FlushResult r = reconciler_.Flush();
-  if (session::SessionMetrics* m = options_.metrics) {
+  if (FibMetrics* m = options_.metrics) {
     if (r.applied > 0 || r.failed > 0) {
       m->FibApplySeconds().Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
@@ -248,7 +248,7 @@ void FibStage::FlushSoon() {
 
 void FibStage::LogReports() {
   for (const std::string& line : reconciler_.TakeReports()) log::Warning("fib: %s", line);
-  if (session::SessionMetrics* m = options_.metrics) {
+  if (FibMetrics* m = options_.metrics) {
     const fib::ReconcilerStats& st = reconciler_.stats();
     for (int o = 0; o < fib::kRepairObjects; ++o) {
       for (int c = 0; c < fib::kRepairCauses; ++c) {

@@ -12,7 +12,7 @@
 #include <memory>
 
 #include "bgpd/control/event_hub.h"
-#include "bgpd/session/metrics.h"
+#include "bgpd/daemon/fib_metrics.h"
 #include "fib_sync/reconciler.h"
 #include "rib/fib_update.h"
 
@@ -34,8 +34,9 @@ struct FibStageOptions {
   std::chrono::milliseconds retry_first{200};
   std::chrono::milliseconds retry_max{10000};
   fib::ReconcilerOptions reconciler;
-  // bagd_fib_* failures, retries, resyncs, pending operations, apply latency; may be null.
-  session::SessionMetrics* metrics = nullptr;
+  // bagd_fib_* failures, retries, resyncs, pending operations, apply latency, the group
+  // cap, repairs and audits (fib_metrics.h); may be null.
+  FibMetrics* metrics = nullptr;
   // WatchEvents: a FibErrorEvent per operation the backend refused (at most 20 a pass, as
   // the log); may be null.
   control::EventSink* events = nullptr;

@@ -19,7 +19,7 @@ constexpr size_t kFlushChanges = 256;
 }  // namespace
 
 Pipeline::Pipeline(uint32_t local_as, const rib::DecisionConfig& decision, const rib::WeightsConfig& weights,
-                   session::Clock& clock, rib::FibSink* fib, session::SessionMetrics* metrics,
+                   session::Clock& clock, rib::FibSink* fib, RoutingMetrics* metrics,
                    control::EventSink* events, Post post, std::function<void()> flushed)
     : core_(local_as, decision),
       weights_(core_.rib(), weights, clock, fib, metrics, events),

@@ -26,10 +26,10 @@
 #include "bgpd/daemon/local_capacity.h"
 #include "bgpd/daemon/reload_plan.h"
 #include "bgpd/daemon/routing_core.h"
+#include "bgpd/daemon/routing_metrics.h"
 #include "bgpd/daemon/weights_stage.h"
 #include "bgpd/session/clock.h"
 #include "bgpd/session/lifetime.h"
-#include "bgpd/session/metrics.h"
 #include "rib/stale_paths.h"
 
 namespace bagd::daemon {
@@ -40,10 +40,11 @@ class Pipeline final : private LocalCapacityView {
   // post; the replay tests' queue, run after each event).
   using Post = std::function<void(std::function<void()>)>;
 
-  // `events` (may be null): the weights stage's WeightsEvents (WatchEvents). `flushed` (may be
-  // empty): called after each hand-off (the speaker's RIB gauges follow).
+  // `metrics` (may be null): the weights stage's series. `events` (may be null): the weights
+  // stage's WeightsEvents (WatchEvents). `flushed` (may be empty): called after each hand-off
+  // (the speaker's RIB gauges follow).
   Pipeline(uint32_t local_as, const rib::DecisionConfig& decision, const rib::WeightsConfig& weights,
-           session::Clock& clock, rib::FibSink* fib, session::SessionMetrics* metrics, control::EventSink* events,
+           session::Clock& clock, rib::FibSink* fib, RoutingMetrics* metrics, control::EventSink* events,
            Post post, std::function<void()> flushed = {});
 
   // Read-only views of the stages (bagctl, metrics, the explain views).

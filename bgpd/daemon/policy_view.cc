@@ -544,7 +544,7 @@ absl::StatusOr<RoutesPage> ServeNeighborRoutesPage(const NeighborRibs* ribs, con
 
 // ---- Prometheus ----
 
-void SyncPolicyMetrics(const policy::PolicySet& set, session::SessionMetrics& metrics, PolicyHitsSynced& synced) {
+void SyncPolicyMetrics(const policy::PolicySet& set, RoutingMetrics& metrics, PolicyHitsSynced& synced) {
   for (const std::string& name : set.names()) {
     const policy::CompiledPolicy* p = set.Find(name);
     for (size_t i = 0; i < p->statement_count(); ++i) {

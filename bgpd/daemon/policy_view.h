@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "bgpd/control/control.pb.h"
 #include "bgpd/control/control_server.h"
-#include "bgpd/session/metrics.h"
+#include "bgpd/daemon/routing_metrics.h"
 #include "rib/adj_rib_out.h"
 #include "policy/policy.h"
 #include "rib/adj_rib_in.h"
@@ -125,9 +125,9 @@ class PolicyHitsSynced {
   size_t size() const { return synced_.size(); }
 
  private:
-  friend void SyncPolicyMetrics(const policy::PolicySet&, session::SessionMetrics&, PolicyHitsSynced&);
+  friend void SyncPolicyMetrics(const policy::PolicySet&, RoutingMetrics&, PolicyHitsSynced&);
   absl::flat_hash_map<std::pair<const policy::CompiledPolicy*, size_t>, uint64_t> synced_;
 };
-void SyncPolicyMetrics(const policy::PolicySet& set, session::SessionMetrics& metrics, PolicyHitsSynced& synced);
+void SyncPolicyMetrics(const policy::PolicySet& set, RoutingMetrics& metrics, PolicyHitsSynced& synced);
 
 }  // namespace bagd::daemon

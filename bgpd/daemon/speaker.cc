@@ -72,7 +72,8 @@ class Speaker::PeerOutbound final : public Outbound {
 Speaker::Speaker(boost::asio::io_context& io, SpeakerOptions options)
     : io_(io),
       options_(options),
-      metrics_(options.metrics),
+      session_metrics_(options.session_metrics),
+      routing_metrics_(options.routing_metrics),
       own_clock_(options.clock ? nullptr : std::make_unique<AsioClock>(io)),
       clock_(options.clock ? options.clock : own_clock_.get()) {}
 
@@ -97,7 +98,7 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
   metrics_timer_ = clock_->NewTimer();
   // The pipeline's posted flush watches its own lifetime; ScheduleMetrics runs after each.
   pipeline_ = std::make_unique<Pipeline>(
-      local_as_, decision, *weights, *clock_, options_.fib, metrics_, options_.events,
+      local_as_, decision, *weights, *clock_, options_.fib, routing_metrics_, options_.events,
       [this](std::function<void()> task) { boost::asio::post(io_, std::move(task)); }, [this] { ScheduleMetrics(); });
   config_ = config;
   restart_neighbor_wait_ms_ = int64_t{config.fib().restart_neighbor_wait()} * 1000;
@@ -177,7 +178,7 @@ absl::StatusOr<Peer*> Speaker::AddPeer(PeerConfig pc, const rib::LinkBandwidthEx
       }
     }
   }
-  auto peer = std::make_unique<Peer>(io_, *clock_, std::move(pc), metrics_, this, options_.events);
+  auto peer = std::make_unique<Peer>(io_, *clock_, std::move(pc), session_metrics_, this, options_.events);
   rib::PeerInfo info;
   info.source.ebgp = peer->config().ebgp();
   info.source.address = peer->config().address;
@@ -409,35 +410,39 @@ void Speaker::RefreshCounts(Peer& p) {
 }
 
 void Speaker::RefreshRibMetrics() {
-  if (!metrics_) return;
+  if (session_metrics_ == nullptr && routing_metrics_ == nullptr) return;
   const rib::Rib& rib = pipeline_->rib();
-  for (int f = 0; f < net::kFamilyCount; ++f) {
-    const auto fam = static_cast<net::Family>(f);
-    metrics_->RibPrefixes(net::FamilyName(fam)).Set(static_cast<double>(rib.prefix_count(fam)));
-    size_t paths = 0;
-    for (rib::PeerIndex i = 0; i < rib.peer_count(); ++i) paths += rib.paths_of(i, fam);
-    metrics_->RibPaths(net::FamilyName(fam)).Set(static_cast<double>(paths));
-  }
-  metrics_->AttributeSets().Set(static_cast<double>(pipeline_->core().store().size()));
-  if (policies_) SyncPolicyMetrics(*policies_, *metrics_, policy_hits_synced_);
-  for (const auto& p : peers_) {
+  if (RoutingMetrics* m = routing_metrics_) {
     for (int f = 0; f < net::kFamilyCount; ++f) {
       const auto fam = static_cast<net::Family>(f);
-      p->series().SetPrefixes(fam, rib.paths_of(p->rib_index, fam));
+      m->RibPrefixes(net::FamilyName(fam)).Set(static_cast<double>(rib.prefix_count(fam)));
+      size_t paths = 0;
+      for (rib::PeerIndex i = 0; i < rib.peer_count(); ++i) paths += rib.paths_of(i, fam);
+      m->RibPaths(net::FamilyName(fam)).Set(static_cast<double>(paths));
     }
-    if (p->rib_index >= restart_.size()) continue;
-    const PeerRestart& gr = restart_[p->rib_index];
-    for (int f = 0; f < net::kFamilyCount; ++f) {
-      const auto fam = static_cast<net::Family>(f);
-      const bool stale = pipeline_->stale_cause(p->rib_index, fam) == rib::StaleCause::kGracefulRestart;
-      if (!stale && gr.restarts == 0) continue;  // a neighbor that never restarted shows nothing
-      metrics_->GracefulRestartStalePaths(p->config().Name(), net::FamilyName(fam))
-          .Set(stale ? static_cast<double>(pipeline_->stale(p->rib_index, fam)->stale()) : 0.0);
+    m->AttributeSets().Set(static_cast<double>(pipeline_->core().store().size()));
+    if (policies_) SyncPolicyMetrics(*policies_, *m, policy_hits_synced_);
+    auto& runs = m->DecisionRuns();
+    runs.Increment(static_cast<double>(rib.decision_runs()) - runs.Value());
+    update_seconds_.PublishTo(m->UpdateSeconds());
+  }
+  if (SessionMetrics* m = session_metrics_) {
+    for (const auto& p : peers_) {
+      for (int f = 0; f < net::kFamilyCount; ++f) {
+        const auto fam = static_cast<net::Family>(f);
+        p->series().SetPrefixes(fam, rib.paths_of(p->rib_index, fam));
+      }
+      if (p->rib_index >= restart_.size()) continue;
+      const PeerRestart& gr = restart_[p->rib_index];
+      for (int f = 0; f < net::kFamilyCount; ++f) {
+        const auto fam = static_cast<net::Family>(f);
+        const bool stale = pipeline_->stale_cause(p->rib_index, fam) == rib::StaleCause::kGracefulRestart;
+        if (!stale && gr.restarts == 0) continue;  // a neighbor that never restarted shows nothing
+        m->GracefulRestartStalePaths(p->config().Name(), net::FamilyName(fam))
+            .Set(stale ? static_cast<double>(pipeline_->stale(p->rib_index, fam)->stale()) : 0.0);
+      }
     }
   }
-  auto& runs = metrics_->DecisionRuns();
-  runs.Increment(static_cast<double>(rib.decision_runs()) - runs.Value());
-  update_seconds_.PublishTo(metrics_->UpdateSeconds());
 }
 
 void Speaker::OnSessionUp(Peer& peer) {
@@ -505,7 +510,7 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
                {{"neighbor", peer.config().Name()}, {"event", "end-of-rib"}, {"family", net::FamilyName(*eor)}},
                "neighbor %s: End-of-RIB %s: %d paths, %.3fs after Established", peer.config().Name(),
                net::FamilyName(*eor), pipeline_->rib().paths_of(idx, *eor), after_s);
-    if (metrics_) metrics_->EndOfRibSeconds().Observe(after_s);
+    if (routing_metrics_) routing_metrics_->EndOfRibSeconds().Observe(after_s);
     end_of_rib_.insert({idx, static_cast<int>(*eor)});
     // RFC 4724 §4.2: what the restarted peer did not announce again is gone.
     if (auto swept = pipeline_->EndOfRib(idx, *eor)) NoteSwept(peer, *eor, *swept, "end_of_rib", "End-of-RIB");
@@ -514,7 +519,7 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
   }
   // bagd_update_processing_seconds times one UPDATE in kUpdateSampleEvery: two precise clock
   // reads for every UPDATE were 7 % of a table sent one prefix per UPDATE.
-  if (metrics_ && ++updates_seen_ % kUpdateSampleEvery == 0) {
+  if (routing_metrics_ && ++updates_seen_ % kUpdateSampleEvery == 0) {
     const auto t0 = std::chrono::steady_clock::now();
     pipeline_->Ingest(idx, u);
     update_seconds_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -529,7 +534,7 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
 void Speaker::ScheduleMetrics() {
   // The RIB-wide gauges (and the policy hit counters, the UPDATE histogram) follow at most
   // every few milliseconds, as the weights batch does, not with every read of UPDATEs.
-  if (metrics_ != nullptr && !metrics_timer_->running()) {
+  if ((session_metrics_ != nullptr || routing_metrics_ != nullptr) && !metrics_timer_->running()) {
     metrics_timer_->Start(kMetricsDelay, [this] { RefreshRibMetrics(); });
   }
 }

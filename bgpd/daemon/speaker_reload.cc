@@ -76,7 +76,7 @@ absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::
     ShowPolicies(*p);
   }
   // Every chain now points into the new set; the old one goes, its last hits counted.
-  if (metrics_ && policies_) SyncPolicyMetrics(*policies_, *metrics_, policy_hits_synced_);
+  if (routing_metrics_ && policies_) SyncPolicyMetrics(*policies_, *routing_metrics_, policy_hits_synced_);
   policy_hits_synced_.Reloaded();
   policies_ = plan.policies;
   config_ = plan.running;

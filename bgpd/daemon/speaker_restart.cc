@@ -265,7 +265,7 @@ void Speaker::KeepStale(Peer& peer, const std::array<bool, net::kFamilyCount>& r
                   absl::StrCat("the session was not back within its restart time (", restart_time_s, " s)"));
     RestartOf(*p).restarting = false;
   });
-  if (metrics_) metrics_->GracefulRestartEvents(name, "restart").Increment();
+  if (session_metrics_) session_metrics_->GracefulRestartEvents(name, "restart").Increment();
   log::Warning("neighbor %s: session lost without a NOTIFICATION: graceful restart (RFC 4724), %d paths kept as "
                "stale in %s for up to %d s; the FIB is unchanged",
                name, marked, absl::StrJoin(kept, ", "), restart_time_s);
@@ -285,7 +285,7 @@ void Speaker::NoteSwept(Peer& peer, net::Family family, const Pipeline::Swept& s
     if (gr.stale_timer) gr.stale_timer->Stop();
     if (gr.restart_timer) gr.restart_timer->Stop();
   }
-  if (metrics_) metrics_->GracefulRestartEvents(peer.config().Name(), event).Increment();
+  if (session_metrics_) session_metrics_->GracefulRestartEvents(peer.config().Name(), event).Increment();
   RefreshCounts(peer);
   RefreshRibMetrics();
   log::Info("neighbor %s: graceful restart %s: %s: %d stale paths removed (of %d kept)", peer.config().Name(),

@@ -24,7 +24,7 @@ constexpr size_t kCompactAt = 65536;
 }  // namespace
 
 WeightsStage::WeightsStage(const rib::Rib& rib, const rib::WeightsConfig& config, session::Clock& clock,
-                           rib::FibSink* fib, session::SessionMetrics* metrics, control::EventSink* events)
+                           rib::FibSink* fib, RoutingMetrics* metrics, control::EventSink* events)
     : rib_(rib),
       clock_(clock),
       fib_(fib),

@@ -12,9 +12,9 @@
 #include <span>
 #include <vector>
 
-#include "bgpd/session/clock.h"
+#include "bgpd/daemon/routing_metrics.h"
 #include "bgpd/daemon/weight_events.h"
-#include "bgpd/session/metrics.h"
+#include "bgpd/session/clock.h"
 #include "rib/fib_update.h"
 #include "rib/rib.h"
 #include "rib/weights/nexthop_group_registry.h"
@@ -23,10 +23,11 @@ namespace bagd::daemon {
 
 class WeightsStage final : public rib::RouteChangeListener {
  public:
-  // `fib`: null computes and drops (no FIB backend); `metrics` and `events` (WatchEvents:
-  // each weight change handed to the FIB, with its cause) may be null.
+  // `fib`: null computes and drops (no FIB backend); `metrics` (the weights stage's series of
+  // RoutingMetrics) and `events` (WatchEvents: each weight change handed to the FIB, with its
+  // cause) may be null.
   WeightsStage(const rib::Rib& rib, const rib::WeightsConfig& config, session::Clock& clock, rib::FibSink* fib,
-               session::SessionMetrics* metrics, control::EventSink* events = nullptr);
+               RoutingMetrics* metrics, control::EventSink* events = nullptr);
 
   void OnRouteChanges(std::span<const rib::RouteChange> changes) override;
   // The batch now, without waiting for its timer (the initial tables are in).
@@ -69,7 +70,7 @@ class WeightsStage final : public rib::RouteChangeListener {
   const rib::Rib& rib_;
   session::Clock& clock_;
   rib::FibSink* fib_;
-  session::SessionMetrics* metrics_;
+  RoutingMetrics* metrics_;
   std::optional<WeightEventReporter> events_;
   rib::NextHopGroupRegistry groups_;
   // Changed since the last batch, may repeat. A deque: it grows without copying itself

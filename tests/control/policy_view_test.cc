@@ -168,7 +168,7 @@ TEST_CASE("policy view: ListPolicies and the Prometheus counters across a reload
   one.set_name("nope");
   CHECK(daemon::ListPolicies(*ribs.policies(), one).status().code() == absl::StatusCode::kNotFound);
 
-  session::SessionMetrics metrics(std::make_shared<prometheus::Registry>());
+  daemon::RoutingMetrics metrics(std::make_shared<prometheus::Registry>());
   daemon::PolicyHitsSynced synced;
   daemon::SyncPolicyMetrics(*ribs.policies(), metrics, synced);
   CHECK(metrics.PolicyHits("from-spines", "rest").Value() == 3);

@@ -137,7 +137,7 @@ SessionHarness::SessionHarness(std::string_view config, rib::FibSink* fib, fsm::
     options.clock = &clock_;
     options.fib = fib;
     options.restart = restart;
-    options.metrics = metrics;
+    options.session_metrics = metrics;
     options.events = events;
     speaker_ = std::make_unique<Speaker>(io_, options);
     const absl::Status st = speaker_->Configure(loaded.config);

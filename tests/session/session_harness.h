@@ -43,7 +43,7 @@ class SessionHarness {
   // free port is added; nothing connects to it) and neighbors. Configures and starts.
   // `fib`: the speaker's FIB sink (convergence is tracked only with one); may be null.
   // `restart`: bagd's own restart as the FIB stage would report it (graceful restart).
-  // `metrics`: the speaker's Prometheus series (none when null).
+  // `metrics`: the sessions' Prometheus series (none when null; the routing path's are none).
   // `events`: where the speaker publishes (WatchEvents); none when null.
   explicit SessionHarness(std::string_view config, rib::FibSink* fib = nullptr, fsm::RestartState restart = {},
                           SessionMetrics* metrics = nullptr, control::EventSink* events = nullptr);
