@@ -32,6 +32,7 @@
 #include "bgpd/session/log.h"
 #include "fib_sync/netlink_backend.h"
 #include "tests/daemon/null_outbound.h"
+#include "tests/daemon/posted_tasks.h"
 
 namespace {
 
@@ -138,15 +139,9 @@ std::pair<double, size_t> Reweight(const Netns& ns, uint32_t n) {
   auto stage = StartFibStage(io, std::move(backend));
   session::ManualClock clock;
   test::NullOutbound out0("a"), out1("b");  // neighbors the bench only receives from
-  std::vector<std::function<void()>> posted;  // the pipeline's posted hand-off (none for a full UPDATE)
+  test::PostedTasks posted;  // the pipeline's posted hand-off (none for a full UPDATE)
   daemon::Pipeline pipeline(65000, rib::DecisionConfig{false, 8, 8, true}, rib::WeightsConfig{}, clock, stage.get(),
-                            nullptr, nullptr, [&posted](std::function<void()> task) { posted.push_back(std::move(task)); });
-  auto run_posted = [&posted] {
-    for (std::vector<std::function<void()>> tasks; !posted.empty();) {
-      tasks.swap(posted);
-      for (auto& t : tasks) t();
-    }
-  };
+                            nullptr, nullptr, posted.post());
   std::vector<rib::PeerIndex> peers;
   for (int p = 0; p < 2; ++p) {
     rib::PeerInfo info;
@@ -170,7 +165,7 @@ std::pair<double, size_t> Reweight(const Netns& ns, uint32_t n) {
   };
   pipeline.Ingest(peers[0], update(0, 100));
   pipeline.Ingest(peers[1], update(1, 100));
-  run_posted();
+  posted.RunAll();
   pipeline.WeighNow();
   const uint64_t messages_before = kernel->counters().messages;
   const rib::WeightCounters before = pipeline.weights().groups().counters();
@@ -178,7 +173,7 @@ std::pair<double, size_t> Reweight(const Netns& ns, uint32_t n) {
   const wire::UpdateMessage degraded = update(0, 50);
   const auto t0 = Clock::now();
   pipeline.Ingest(peers[0], degraded);  // the routing core, then the change set to the neighbors
-  run_posted();
+  posted.RunAll();
   const auto ta = Clock::now();
   pipeline.WeighNow();  // the weights batch: groups, then the FIB stage and the kernel's ack
   const auto t1 = Clock::now();

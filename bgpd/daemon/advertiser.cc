@@ -485,12 +485,11 @@ bool Advertiser::held(rib::PeerIndex index) const {
   return index < peers_.size() && peers_[index].out != nullptr && peers_[index].held;
 }
 
-void Advertiser::SendInitial(PeerState& state) {
-  PeerState* p = &state;
+void Advertiser::SendInitial(PeerState& p) {
   std::vector<rib::RouteChange> all = Everything();
   std::erase_if(all, [](const rib::RouteChange& c) { return c.new_multipath.empty(); });
-  Advertise(*p, all);
-  log::Info("neighbor %s: initial advertisement: %d prefixes", p->out->name(), p->adj_out.size());
+  Advertise(p, all);
+  log::Info("neighbor %s: initial advertisement: %d prefixes", p.out->name(), p.adj_out.size());
 }
 
 void Advertiser::SessionDown(rib::PeerIndex index) {

@@ -86,8 +86,7 @@ void Pipeline::SessionDown(rib::PeerIndex index) {
   Flush();  // what came before the loss goes out first
   stale_.Clear(index);
   for (std::optional<net::Prefix> next; (next = core_.PeerDownFrom(index, next, kSlice));) Flush();
-  Flush();
-  advertiser_.SessionDown(index);
+  advertiser_.SessionDown(index);  // after the last slice is handed on (Writable)
 }
 
 size_t Pipeline::SessionLostGracefully(rib::PeerIndex index, const std::array<bool, net::kFamilyCount>& retain) {
@@ -302,12 +301,11 @@ std::vector<Pipeline::Reconfigured> Pipeline::Apply(const ReloadPlan& plan, std:
     }
     core_.SetImport(index, n.policies);
     r.export_changed = advertiser_.Reconfigure(index, ExportConfig{n.lb_export, n.policies.export_});
-    if (r.import_changed && r.had_stored_routes && core_.received(index) != nullptr) {
-      for (int f = 0; f < net::kFamilyCount; ++f) {
-        r.reimported[f] = core_.Reimport(index, static_cast<net::Family>(f));
-        Flush();
-      }
-    }
+    if (!r.import_changed) continue;
+    // Stored routes still kept under the new settings: applied from them, else asked for.
+    r.needs_refresh = !r.had_stored_routes || core_.received(index) == nullptr;
+    if (r.needs_refresh) continue;
+    for (int f = 0; f < net::kFamilyCount; ++f) r.reimported[f] = Reimport(index, static_cast<net::Family>(f));
   }
   Flush();
 

@@ -131,12 +131,13 @@ class Pipeline final : private LocalCapacityView {
   // --- Reload -----------------------------------------------------------------------------
   // The routing half of a reload, after the speaker's session half (neighbors removed and
   // added; `indices[i]`: the RIB index of plan.neighbors[i]). For each kept neighbor, what
-  // its new settings changed: an import change is applied from its stored routes when it
-  // keeps them (reimported > 0 or stored), else the caller asks the neighbor (ROUTE-REFRESH).
+  // its new settings changed: an import change is applied here from its stored routes when
+  // it keeps them, else the caller asks the neighbor (needs_refresh: a ROUTE-REFRESH).
   struct Reconfigured {
     bool import_changed = false;
     bool export_changed = false;
     bool had_stored_routes = false;  // soft reconfiguration was on before
+    bool needs_refresh = false;      // import changed and no stored routes to apply it from
     std::array<size_t, net::kFamilyCount> reimported{};  // stored routes evaluated again
   };
   std::vector<Reconfigured> Apply(const ReloadPlan& plan, std::span<const rib::PeerIndex> indices);

@@ -71,21 +71,20 @@ config::v1::Config RunningAfter(const config::v1::Config& before, const config::
   *running.mutable_router()->mutable_listen() = before.router().listen();
   running.mutable_router()->set_log_level(before.router().log_level());
   *running.mutable_multipath() = before.multipath();
-  {
-    const uint32_t max_weight = config.fib().max_weight(), budget = config.fib().group_budget();
-    const config::v1::Fib next = config.fib();
-    *running.mutable_fib() = before.fib();
-    running.mutable_fib()->set_max_weight(max_weight);
-    running.mutable_fib()->set_group_budget(budget);
-    running.mutable_fib()->set_max_groups(next.max_groups());
-    if (next.has_group_reserve()) {
-      running.mutable_fib()->set_group_reserve(next.group_reserve());
-    } else {
-      running.mutable_fib()->clear_group_reserve();
-    }
-    running.mutable_fib()->set_group_merge(next.group_merge());
-    running.mutable_fib()->set_group_merge_weight(next.group_merge_weight());
+  // fib: the running one, but for the limits a reload applies in place.
+  const config::v1::Fib& next = config.fib();
+  config::v1::Fib* fib = running.mutable_fib();
+  *fib = before.fib();
+  fib->set_max_weight(next.max_weight());
+  fib->set_group_budget(next.group_budget());
+  fib->set_max_groups(next.max_groups());
+  if (next.has_group_reserve()) {
+    fib->set_group_reserve(next.group_reserve());
+  } else {
+    fib->clear_group_reserve();
   }
+  fib->set_group_merge(next.group_merge());
+  fib->set_group_merge_weight(next.group_merge_weight());
   *running.mutable_capacity_sources() = before.capacity_sources();
   return running;
 }

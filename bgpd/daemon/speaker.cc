@@ -63,6 +63,7 @@ class Speaker::PeerOutbound final : public Outbound {
     p_.prefixes_sent = prefixes;
     p_.series().SetPrefixesSent(prefixes);
   }
+  Peer& peer() const { return p_; }
 
  private:
   Peer& p_;
@@ -339,11 +340,8 @@ void Speaker::Accept(Listener& l) {
 }
 
 Peer* Speaker::PeerAt(rib::PeerIndex index) const {
-  if (index >= outbound_.size() || outbound_[index] == nullptr) return nullptr;
-  for (const auto& p : peers_) {
-    if (p->rib_index == index) return p.get();
-  }
-  return nullptr;
+  // A neighbor's Outbound lives exactly as long as it (RemovePeer resets it).
+  return index < outbound_.size() && outbound_[index] != nullptr ? &outbound_[index]->peer() : nullptr;
 }
 
 Peer* Speaker::FindPeer(const std::string& address) const {

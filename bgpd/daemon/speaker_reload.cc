@@ -98,7 +98,7 @@ std::string Speaker::ReapplyImport(Peer& peer, const Pipeline::Reconfigured& r) 
   for (int f = 0; f < net::kFamilyCount; ++f) {
     if (!n || !n->families[f]) continue;
     const auto family = static_cast<net::Family>(f);
-    if (r.had_stored_routes && pipeline_->core().received(peer.rib_index) != nullptr) {
+    if (!r.needs_refresh) {
       // Soft reconfiguration inbound: the pipeline applied it from the routes as received.
       done.push_back(absl::StrCat(net::FamilyName(family), ": ", r.reimported[f], " stored routes evaluated again"));
     } else if (n->route_refresh) {

@@ -50,6 +50,7 @@
 #include "bgpd/session/log.h"
 #include "conf/config_loader.h"
 #include "conf/rate_text.h"
+#include "tests/daemon/posted_tasks.h"
 #include "tools/bagctl/decode_command.h"
 #include "tools/bagctl/decode_render.h"
 
@@ -169,8 +170,7 @@ class Replay {
     auto weights = WeightsConfigOf(config_);
     if (!weights.ok()) throw std::runtime_error(weights.status().ToString());
     pipeline_ = std::make_unique<Pipeline>(config_.router().asn(), DecisionConfigOf(config_), *weights, clock_, &fib_,
-                                           nullptr, nullptr,
-                                           [this](std::function<void()> task) { posted_.push_back(std::move(task)); });
+                                           nullptr, nullptr, posted_.post());
     auto set = policy::PolicySet::Compile(config_);
     if (!set.ok()) throw std::runtime_error(set.status().ToString());
     policies_ = std::make_shared<policy::PolicySet>(*std::move(set));
@@ -199,7 +199,7 @@ class Replay {
       if (event.empty()) continue;
       out_.clear();
       auto st = Apply(event);
-      RunPosted();  // what the event loop runs after the event: the pipeline's posted hand-off
+      posted_.RunAll();  // what the event loop runs after the event: the pipeline's posted hand-off
       if (!st.ok()) {
         throw std::runtime_error(absl::StrCat((dir_ / "events").string(), ":", line_no, ": ", st.message()));
       }
@@ -224,13 +224,6 @@ class Replay {
     conf::LoadedConfig loaded = conf::ParseConfig(text.str(), (dir_ / file).string());
     if (!loaded.ok()) throw std::runtime_error(loaded.errors.front().ToString());
     return loaded.config;
-  }
-
-  void RunPosted() {
-    for (std::vector<std::function<void()>> tasks; !posted_.empty();) {
-      tasks.swap(posted_);
-      for (auto& t : tasks) t();
-    }
   }
 
   // A neighbor as the speaker adds one (Configure, a reload): its session down until `up`.
@@ -518,7 +511,7 @@ class Replay {
     for (size_t i = 0; i < done.size(); ++i) {
       // The Speaker asks the neighbor to re-send (ROUTE-REFRESH); the replay shows the ask.
       Neighbor& nb = neighbors_.at(plan->neighbors[i].name);
-      if (done[i].import_changed && !done[i].had_stored_routes) {
+      if (done[i].needs_refresh) {
         nb.session->SendRouteRefresh(wire::RouteRefreshMessage::Make(net::Family::kIpv4Unicast));
       }
     }
@@ -552,7 +545,7 @@ class Replay {
   config::v1::Config config_;
   std::shared_ptr<const policy::PolicySet> policies_;
   std::vector<std::unique_ptr<RecordingSession>> retired_;  // sessions of removed neighbors
-  std::vector<std::function<void()>> posted_;               // Pipeline::Post's tasks (RunPosted)
+  test::PostedTasks posted_;                                // the pipeline's posted hand-off
   std::map<std::string, Neighbor> neighbors_;
   std::unique_ptr<Pipeline> pipeline_;  // after the clock, sessions and policies it points to
 };

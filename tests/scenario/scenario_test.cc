@@ -22,6 +22,7 @@
 #include "conf/rate_text.h"
 #include "rib/weights/nexthop_group_registry.h"
 #include "tests/daemon/null_outbound.h"
+#include "tests/daemon/posted_tasks.h"
 #include "tests/scenario/recording_fib.h"
 
 namespace bagd::test {
@@ -161,18 +162,13 @@ class Scenario {
   absl::Time Now() const { return absl::FromUnixMillis(clock_.WallMs()); }
   const rib::NextHopGroupRegistry& registry() const { return pipeline_->weights().groups(); }
   void MakePipeline(const rib::WeightsConfig& c) {
-    pipeline_ = std::make_unique<daemon::Pipeline>(65000, Decision(), c, clock_, &fib_, nullptr, nullptr,
-                                                   [this](std::function<void()> task) { posted_.push_back(std::move(task)); });
+    pipeline_ = std::make_unique<daemon::Pipeline>(65000, Decision(), c, clock_, &fib_, nullptr, nullptr, posted_.post());
   }
 
   // Consecutive announce/withdraw/down lines are one burst: one batch for the weights stage,
   // run at once (the daemon waits 2 ms for it; the scenarios' clock stands still).
   void Flush() {
-    // The pipeline's posted hand-off, as the event loop would run it, then the batch.
-    for (std::vector<std::function<void()>> tasks; !posted_.empty();) {
-      tasks.swap(posted_);
-      for (auto& t : tasks) t();
-    }
+    posted_.RunAll();  // the pipeline's posted hand-off, as the event loop would run it, then the batch
     pipeline_->WeighNow();
     CheckFib();
   }
@@ -562,7 +558,7 @@ class Scenario {
   std::deque<ListeningNeighbor> listeners_;
   std::map<std::string, ListeningNeighbor*> listener_of_;
   std::map<rib::PeerIndex, std::string> local_source_;  // `peer ... local SOURCE`
-  std::vector<std::function<void()>> posted_;  // Pipeline::Post's tasks, run by Flush
+  PostedTasks posted_;  // the pipeline's posted hand-off, run by Flush
   std::unique_ptr<daemon::Pipeline> pipeline_;
   std::optional<rib::GroupServing> serving_;
   std::map<std::string, rib::PeerIndex> peers_;
