@@ -36,16 +36,33 @@ absl::StatusOr<std::unique_ptr<AppldbBackend>> AppldbBackend::Open(const AppldbO
                                                " (is the redis server up? see fib.appldb_socket / appldb_address)"));
   }
   // With the ZMQ route path orchagent reads ROUTE_TABLE only from ZMQ: Redis writes would be
-  // accepted and never programmed (sonic-swss orchagent/zmqorch.cpp).
+  // accepted and never programmed (sonic-swss orchagent/zmqorch.cpp ZmqOrch::addConsumer,
+  // orchagent/orchdaemon.cpp). Then routes go over ZMQ, groups still through Redis.
   auto zmq = b->main_->Pipeline({{"SELECT", absl::StrCat(kConfigDb)},
                                  {"HGET", "SYSTEM_DEFAULTS|swss_zmq", "status"},
                                  {"SELECT", absl::StrCat(kApplDb)}});
   if (!zmq.status.ok()) return zmq.status;
-  if (zmq.replies[1].type == RedisReply::Type::kString && zmq.replies[1].str == "enabled") {
+  const bool zmq_enabled = zmq.replies[1].type == RedisReply::Type::kString && zmq.replies[1].str == "enabled";
+  using Path = AppldbOptions::RoutePath;
+  if (zmq_enabled && options.route_path == Path::kRedis) {
     return absl::FailedPreconditionError(
         "CONFIG_DB (db 4) SYSTEM_DEFAULTS|swss_zmq has status=enabled: orchagent then takes ROUTE_TABLE only over "
-        "ZMQ and ignores what is written to Redis, so bagd could not program any route. Disable it (set status "
-        "to disabled and restart swss) or do not use BACKEND_SONIC_APPLDB");
+        "ZMQ and ignores what is written to Redis, but fib.appldb_route_path is ROUTE_PATH_REDIS, so bagd could not "
+        "program any route. Leave appldb_route_path unset (it follows swss_zmq) or set ROUTE_PATH_ZMQ");
+  }
+  if (zmq_enabled || options.route_path == Path::kZmq) {
+    b->route_path_reason_ = zmq_enabled ? "CONFIG_DB SYSTEM_DEFAULTS|swss_zmq status=enabled"
+                                        : "fib.appldb_route_path is ROUTE_PATH_ZMQ";
+    ZmqRouteSender::Options zo;
+    zo.endpoint = options.zmq_endpoint;
+    zo.high_water_mark = options.zmq_high_water_mark;
+    zo.send_wait = options.zmq_send_wait;
+    auto z = ZmqRouteSender::Open(zo);
+    if (!z.ok()) return z.status();
+    b->zmq_ = std::move(*z);
+  } else {
+    b->route_path_reason_ = options.route_path == Path::kRedis ? "fib.appldb_route_path is ROUTE_PATH_REDIS"
+                                                               : "CONFIG_DB SYSTEM_DEFAULTS|swss_zmq is not enabled";
   }
   b->ever_connected_ = true;
   return b;
@@ -113,6 +130,113 @@ FibCapabilities AppldbBackend::Capabilities() const {
   c.resilient_groups = false;
   c.max_groups = max_groups_;
   return c;
+}
+
+std::string AppldbBackend::route_path() const {
+  return zmq_ ? absl::StrCat("zmq ", zmq_->options().endpoint) : std::string("redis");
+}
+
+std::vector<absl::Status> AppldbBackend::SendRoutes(const std::vector<Write>& writes, bool persist) {
+  std::vector<absl::Status> st(writes.size());
+  if (writes.empty()) return st;
+  if (main_ == nullptr || resync_pending_) {
+    // As Stage(): nothing goes out before the state was read back after a reconnect.
+    const absl::Status down = absl::UnavailableError(
+        main_ == nullptr ? absl::StrCat("redis ", options_.address.ToString(), ": not connected (reconnecting)")
+                         : absl::StrCat("redis ", options_.address.ToString(), ": reconnected, waiting for the resync"));
+    std::fill(st.begin(), st.end(), down);
+    return st;
+  }
+  const size_t per = std::max<size_t>(1, options_.zmq_entries_per_message);
+  const size_t bytes = std::clamp<size_t>(options_.zmq_message_bytes, 4096, kZmqMaxMessageBytes - 1);
+  ZmqMessageBuilder b(kApplDbName, kRouteTable);
+  size_t begin = 0;
+  absl::Status failed;
+  auto flush = [&](size_t end) {
+    if (b.empty() || !failed.ok()) return;
+    failed = zmq_->Send(b.Take());
+    if (!failed.ok()) {
+      // Kept dirty by the owner and sent again later; what follows waits too (order).
+      Problem(std::string(failed.message()));
+      return;
+    }
+    for (size_t k = begin; k < end; ++k) ++(writes[k].del ? counters_.route_deletes : counters_.route_writes);
+    if (persist) Persist(writes, begin, end);
+    begin = end;
+  };
+  for (size_t k = 0; k < writes.size() && failed.ok(); ++k) {
+    const size_t add = ZmqMessageBuilder::SizeOf(writes[k]);
+    if (!b.empty() && (b.entries() >= per || b.size() + add > bytes)) flush(k);
+    if (!failed.ok()) break;
+    b.Add(writes[k]);
+  }
+  flush(writes.size());
+  if (!failed.ok()) {
+    for (size_t k = begin; k < writes.size(); ++k) st[k] = failed;
+  }
+  return st;
+}
+
+void AppldbBackend::Persist(const std::vector<Write>& writes, size_t begin, size_t end) {
+  // Plain writes of the main hashes, as swss' ZmqProducerStateTable does with dbPersistence:
+  // no staging hash, no key set, no PUBLISH (orchagent must not take these from Redis).
+  constexpr size_t kRound = 1024;  // commands sent before their replies are read
+  for (size_t r0 = begin; r0 < end && main_ != nullptr; r0 += kRound) {
+    const size_t r1 = std::min(end, r0 + kRound);
+    size_t sent = 0;
+    absl::Status send_st;
+    for (size_t k = r0; k < r1 && send_st.ok(); ++k) {
+      const Write& w = writes[k];
+      std::vector<std::string> cmd;
+      if (w.del) {
+        cmd = {"DEL", routes_table_.main + w.key};
+      } else {
+        cmd.reserve(2 + 2 * w.fields.size());
+        cmd.push_back("HSET");
+        cmd.push_back(routes_table_.main + w.key);
+        for (const auto& [f, v] : w.fields) {
+          cmd.push_back(f);
+          cmd.push_back(v);
+        }
+      }
+      send_st = main_->Send(cmd);
+      sent += send_st.ok();
+    }
+    auto r = main_->ReadReplies(sent);
+    for (const RedisReply& x : r.replies) {
+      if (x.is_error()) {
+        ++counters_.persist_failures;
+      } else {
+        ++counters_.persist_writes;
+      }
+    }
+    if (!r.status.ok() || !send_st.ok()) {
+      // Orchagent has these routes; APPL_DB will get them at the resync after the reconnect.
+      counters_.persist_failures += (r1 - r0) - r.replies.size();
+      Disconnect(r.status.ok() ? send_st : r.status);
+      return;
+    }
+  }
+}
+
+void AppldbBackend::ResendAll() {
+  std::vector<Write> groups;
+  for (const auto& [id, fields] : group_fields_) groups.push_back(Write{GroupName(id), false, fields});
+  for (const absl::Status& s : Stage(groups_table_, groups)) {
+    if (!s.ok()) return;  // tried again at the next Service()
+  }
+  std::vector<Write> routes;
+  routes.reserve(routes_.size());
+  for (const auto& [p, m] : routes_) {
+    routes.push_back(Write{RouteKey(p), false, RouteFields(GroupName(m.group), options_.protocol)});
+  }
+  // Sorted: the same order whatever the hash map's (a consumer sees a stable sequence).
+  std::sort(routes.begin(), routes.end(), [](const Write& a, const Write& b) { return a.key < b.key; });
+  for (const absl::Status& s : SendRoutes(routes, /*persist=*/false)) {
+    if (!s.ok()) return;
+  }
+  zmq_resend_pending_ = false;
+  ++counters_.zmq_resends;
 }
 
 std::vector<absl::Status> AppldbBackend::Stage(const TableKeys& table, const std::vector<Write>& writes) {
@@ -279,12 +403,20 @@ std::vector<absl::Status> AppldbBackend::Apply(std::span<const FibOp> ops) {
       writes.push_back(std::move(w));
       index.push_back(j);
     }
-    const auto st = Stage(group ? groups_table_ : routes_table_, writes);
+    const auto st = group || !zmq_ ? Stage(group ? groups_table_ : routes_table_, writes)
+                                   : SendRoutes(writes, options_.zmq_persist);
     for (size_t k = 0; k < index.size(); ++k) {
       out[index[k]] = st[k];
       if (!st[k].ok()) continue;
       if (group) {
         const GroupOp& g = std::get<GroupOp>(ops[index[k]]);
+        if (zmq_) {
+          if (g.remove) {
+            group_fields_.erase(g.id);
+          } else {
+            group_fields_[g.id] = writes[k].fields;
+          }
+        }
         if (g.remove) {
           auto it = groups_.find(g.id);
           if (it != groups_.end() && it->second.routes == 0) {
@@ -404,6 +536,7 @@ absl::StatusOr<FibState> AppldbBackend::Dump() {
   if (!routes.ok()) return routes.status();
   FibState s;
   absl::flat_hash_map<ObjectId, GroupMark> marks;
+  group_fields_.clear();
   for (const auto& [name, fields] : *groups) {
     const auto id = GroupIdOf(name);
     if (!id) {
@@ -422,6 +555,7 @@ absl::StatusOr<FibState> AppldbBackend::Dump() {
     }
     auto& out = s.groups[*id];
     for (const GroupMember& m : *members) out.emplace_back(NexthopIdFor(m.gateway, m.ifname), m.weight);
+    if (zmq_) group_fields_[*id] = GroupFields(*members);
     marks[*id].written = true;
   }
   for (const auto& [id, nh] : nexthops_) s.nexthops[id] = nh.gateway;
@@ -525,7 +659,7 @@ void AppldbBackend::RetryUnconfirmed(std::chrono::steady_clock::time_point now) 
     writes.push_back(Write{RouteKey(p), false, RouteFields(GroupName(m.group), options_.protocol)});
   }
   if (writes.empty()) return;
-  const auto st = Stage(routes_table_, writes);
+  const auto st = zmq_ ? SendRoutes(writes, options_.zmq_persist) : Stage(routes_table_, writes);
   for (const auto& s : st) counters_.retries += s.ok();
 }
 
@@ -558,7 +692,17 @@ std::chrono::steady_clock::time_point AppldbBackend::Service() {
     }
   }
   if (main_ != nullptr && options_.confirm) RetryUnconfirmed(now);
+  if (zmq_) {
+    // orchagent restarted (its socket came back): what was in flight, or queued in the
+    // dead connection, is lost, and a restarted orchagent starts empty. Send everything.
+    if (zmq_->PollEvents().reconnected) {
+      zmq_resend_pending_ = true;
+      Problem(absl::StrCat("zmq ", zmq_->options().endpoint, ": orchagent reconnected; sending every group and route again"));
+    }
+    if (zmq_resend_pending_ && main_ != nullptr && !resync_pending_) ResendAll();
+  }
   auto next = now + std::chrono::seconds(1);
+  if (zmq_) next = std::min(next, now + std::chrono::milliseconds(100));  // the socket monitor
   if (main_ == nullptr) next = std::min(next, next_connect_);
   if (!confirm_queue_.empty()) next = std::min(next, confirm_queue_.top().at);
   // Last: the handler may flush right away, writing through this backend.

@@ -22,6 +22,15 @@
 // published). A route written and not confirmed within confirm_timeout is written again and
 // counted. Groups get no response: a group is confirmed by a confirmed route that uses it.
 //
+// The ZMQ route path (docs/sonic.md): when CONFIG_DB SYSTEM_DEFAULTS|swss_zmq is enabled (or
+// the options force it), orchagent reads ROUTE_TABLE only from its ZMQ socket. Routes then go
+// there, many to a message (fib_sync/sonic/zmq_message.h), and the same entries are written
+// to APPL_DB's main hashes with plain HSET/DEL (no staging set, no PUBLISH), so `show` tools
+// and a restart's Dump() see them. NEXTHOP_GROUP_TABLE stays on the Redis protocol above
+// (orchagent's NhgOrch reads it from Redis either way). Order is kept: a run of group writes
+// is staged before the routes that follow it are sent. After orchagent restarts (the socket
+// reconnects) bagd sends again every group and route it has written.
+//
 // Not thread-safe; runs on the owner's thread. Time comes from the injected clock.
 #pragma once
 
@@ -38,6 +47,8 @@
 #include "fib_sync/fib_backend.h"
 #include "fib_sync/sonic/appldb_schema.h"
 #include "fib_sync/sonic/redis_connection.h"
+#include "fib_sync/sonic/zmq_message.h"
+#include "fib_sync/sonic/zmq_route_sender.h"
 
 namespace bagd::fib::sonic {
 
@@ -60,6 +71,15 @@ struct AppldbOptions {
   // newly pending. 1: one message per key, as swss' ProducerStateTable does.
   size_t pop_batch = 128;
   uint32_t max_members = 256;
+  // Which way ROUTE_TABLE goes: kAuto follows CONFIG_DB SYSTEM_DEFAULTS|swss_zmq.
+  enum class RoutePath : uint8_t { kAuto, kRedis, kZmq };
+  RoutePath route_path = RoutePath::kAuto;
+  std::string zmq_endpoint = std::string(kZmqDefaultEndpoint);
+  int zmq_high_water_mark = 10000;            // messages queued in the socket (swss' value)
+  std::chrono::milliseconds zmq_send_wait{5000};  // for room below the high-water mark
+  size_t zmq_entries_per_message = 1024;      // routes per message (also bounded by bytes)
+  size_t zmq_message_bytes = 4 * 1024 * 1024; // < 16 MiB, orchagent's limit
+  bool zmq_persist = true;                    // also HSET/DEL the main hashes in APPL_DB
 };
 
 class AppldbBackend : public FibBackend {
@@ -81,6 +101,12 @@ class AppldbBackend : public FibBackend {
   // The subscriber connection's socket (-1 while disconnected); changes on reconnect.
   int event_fd() const;
   bool connected() const { return main_ != nullptr; }
+  // ROUTE_TABLE over ZMQ (the Redis protocol otherwise); decided once, in Open().
+  bool zmq() const { return zmq_ != nullptr; }
+  // "zmq tcp://127.0.0.1:8100" or "redis"; and why (for the log and bagctl).
+  std::string route_path() const;
+  const std::string& route_path_reason() const { return route_path_reason_; }
+  const ZmqRouteSender* zmq_sender() const { return zmq_.get(); }
 
   enum class Confirmation : uint8_t { kNotAsked, kPending, kConfirmed, kAdopted };
   struct GroupView {
@@ -103,6 +129,9 @@ class AppldbBackend : public FibBackend {
     uint64_t stale_responses = 0;    // responses for an earlier write of a route (another group)
     uint64_t disconnects = 0, reconnects = 0;
     uint64_t bad_entries = 0;        // bagd-owned APPL_DB entries bagd cannot read
+    uint64_t zmq_resends = 0;        // full resends after orchagent's socket reconnected
+    uint64_t persist_writes = 0;     // main-hash HSET/DELs of the ZMQ path's persistence write
+    uint64_t persist_failures = 0;   // persistence writes Redis refused or lost
   };
   const Counters& counters() const { return counters_; }
   // Why entries read back were skipped, and the last refusal (for the log), then cleared.
@@ -139,6 +168,11 @@ class AppldbBackend : public FibBackend {
   void OnResponse(const std::string& payload);
   void RetryUnconfirmed(std::chrono::steady_clock::time_point now);
   void Problem(std::string s);
+  // The ZMQ path: routes as messages, then their persistence write; one status per write.
+  std::vector<absl::Status> SendRoutes(const std::vector<Write>& writes, bool persist);
+  void Persist(const std::vector<Write>& writes, size_t begin, size_t end);
+  // After orchagent reconnected: every group (Redis) then every route (ZMQ) bagd has written.
+  void ResendAll();
 
   AppldbOptions options_;
   InterfaceResolver resolver_;
@@ -151,6 +185,10 @@ class AppldbBackend : public FibBackend {
   std::chrono::milliseconds backoff_;
   std::chrono::steady_clock::time_point next_connect_{};
   TableKeys routes_table_ = KeysOf(kRouteTable), groups_table_ = KeysOf(kGroupTable);
+  std::unique_ptr<ZmqRouteSender> zmq_;
+  std::string route_path_reason_;
+  bool zmq_resend_pending_ = false;
+  std::map<ObjectId, Fields> group_fields_;  // the ZMQ path: what each written group holds (for a resend)
 
   std::map<ObjectId, Nexthop> nexthops_;
   absl::flat_hash_map<net::IpAddress, ObjectId> nexthop_of_;

@@ -532,18 +532,27 @@ TEST_CASE("appldb: the connection drops but the server stays: resync writes only
   CHECK(rig.orch->stats().keys() == 0);
 }
 
-TEST_CASE("appldb: refuses to start when orchagent takes routes over ZMQ", "[appldb][redis]") {
+TEST_CASE("appldb: with swss_zmq enabled routes take the ZMQ path; forced to Redis, bagd refuses", "[appldb][redis]") {
   SKIP_WITHOUT_REDIS();
   Rig rig;
   auto c = RedisConnection::Connect(rig.redis.address(), 1000ms);
   REQUIRE(c.ok());
   auto r = (*c)->Pipeline({{"SELECT", "4"}, {"HSET", "SYSTEM_DEFAULTS|swss_zmq", "status", "enabled"}});
   REQUIRE(r.status.ok());
+  rig.options.route_path = AppldbOptions::RoutePath::kRedis;
   const absl::Status st = rig.OpenBagd();
   CHECK(st.code() == absl::StatusCode::kFailedPrecondition);
-  CHECK_THAT(std::string(st.message()), Catch::Contains("swss_zmq") && Catch::Contains("ZMQ"));
+  CHECK_THAT(std::string(st.message()), Catch::Contains("swss_zmq") && Catch::Contains("ROUTE_PATH_REDIS"));
+  rig.options.route_path = AppldbOptions::RoutePath::kAuto;
+  rig.options.zmq_endpoint = "tcp://127.0.0.1:1";  // nothing listens: connects in the background
+  REQUIRE(rig.OpenBagd().ok());
+  CHECK(rig.backend->zmq());
+  CHECK(rig.backend->route_path() == "zmq tcp://127.0.0.1:1");
+  CHECK_THAT(rig.backend->route_path_reason(), Catch::Contains("swss_zmq status=enabled"));
   (*c)->Pipeline({{"SELECT", "4"}, {"HSET", "SYSTEM_DEFAULTS|swss_zmq", "status", "disabled"}});
-  CHECK(rig.OpenBagd().ok());
+  REQUIRE(rig.OpenBagd().ok());
+  CHECK_FALSE(rig.backend->zmq());
+  CHECK(rig.backend->route_path() == "redis");
 }
 
 TEST_CASE("appldb: no redis at the socket is a clear error at start", "[appldb][redis]") {

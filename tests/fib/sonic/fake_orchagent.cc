@@ -192,6 +192,12 @@ void FakeOrchagent::ApplyGroup(const std::string& key, const Entry& e, bool del)
       }
       return;
     }
+    if (other_users_ && other_users_(key) > 0) {
+      if (std::find(pending_group_dels_.begin(), pending_group_dels_.end(), key) == pending_group_dels_.end()) {
+        pending_group_dels_.push_back(key);
+      }
+      return;
+    }
     groups_.erase(key);
     return;
   }
@@ -290,6 +296,7 @@ void FakeOrchagent::RetryPending() {
   std::erase_if(pending_group_dels_, [&](const std::string& g) {
     auto it = group_users_.find(g);
     if (it != group_users_.end() && it->second > 0) return false;
+    if (other_users_ && other_users_(g) > 0) return false;
     groups_.erase(g);
     return true;
   });

@@ -56,6 +56,16 @@ class FakeOrchagent {
   // As Drain, but first waits up to `ms` for a message (for a consumer in its own thread).
   size_t WaitAndDrain(int ms);
 
+  // Routes of another channel (the ZMQ route path's stand-in, fake_zmq_orchagent.h) that use
+  // a group: a group delete is refused while they do, as NhgOrch refuses it. With two
+  // channels a delete may race ahead of the route message that moves routes off the group
+  // (orchagent retries it), so that refusal is no violation; one still pending when
+  // everything has arrived is (pending_group_deletes()).
+  void set_other_users(std::function<size_t(const std::string& group)> f) { other_users_ = std::move(f); }
+  const std::vector<std::string>& pending_group_deletes() const { return pending_group_dels_; }
+  // Retries what waits (group deletes refused while used): after the other channel moved routes.
+  void Retry() { RetryPending(); }
+
   // Which routes get a success response (default: none).
   void set_respond(std::function<bool(const std::string& key)> f) { respond_ = std::move(f); }
 
@@ -104,6 +114,7 @@ class FakeOrchagent {
   absl::flat_hash_map<std::string, PendingRoute> pending_routes_;  // waiting for their group
   std::vector<std::string> pending_group_dels_;  // refused while used; done once unused
   std::function<bool(const std::string&)> respond_;
+  std::function<size_t(const std::string&)> other_users_;
   std::vector<std::vector<std::string>> responses_;  // PUBLISHes of the current pop
   std::vector<std::string> violations_;
   Stats stats_;
