@@ -19,7 +19,13 @@
 //
 //   appldb_bench [--routes N] [--runs R] [--producer-only | --sequential] [--rib-routes N]
 //                [--pop-batch B] [--keys-per-script K] [--scripts-in-flight S] [--phase-times]
-//                [--swss-pop | --rename-pop] [--commandstats]
+//                [--swss-pop | --rename-pop] [--commandstats] [--zmq [--zmq-pairs P]]
+// --zmq: also SONiC's ZMQ route path in the same run (docs/sonic.md, "Two route paths"): the
+// same N routes through the backend over a real ZMQ socket to the test consumer
+// (tests/fib/sonic/fake_zmq_orchagent.h, its own thread; groups through Redis), timed until
+// it holds them all, with the persistence write to APPL_DB and without it; then a reweight of
+// the group under those N routes (one group write, through Redis). P pairs (default 3), the
+// order alternating, medians reported.
 // --swss-pop: the consumer merges each staged field with its own HSET, as swss' pop script
 // does (Redis' cost of a real orchagent's pops), instead of one HSET per key. --rename-pop:
 // it RENAMEs a staging hash that has no main hash yet (not what swss does; what it would save).
@@ -30,6 +36,7 @@
 // `perf record -k CLOCK_MONOTONIC` and `perf report --time START,END`.
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -47,6 +54,7 @@
 #include "fib_sync/sonic/appldb_backend.h"
 #include "rib/weights/nexthop_group_registry.h"
 #include "tests/fib/sonic/fake_orchagent.h"
+#include "tests/fib/sonic/fake_zmq_orchagent.h"
 #include "tests/fib/sonic/redis_server.h"
 
 namespace {
@@ -167,11 +175,85 @@ std::pair<double, uint64_t> RibReweight(const fib::sonic::test::RedisServer& red
 
 }  // namespace
 
+// The ZMQ route path: N routes on one group until the ZMQ consumer holds them all.
+struct ZmqRun {
+  double seconds = 0, producer_seconds = 0, persisted_seconds = 0, reweight_ms = 0;
+  uint64_t messages = 0, bytes = 0, persisted = 0, reweight_keys = 0, reweight_messages = 0;
+  size_t violations = 0, failed = 0;
+  bool ok = false;
+};
+
+ZmqRun RunZmq(const fib::sonic::test::RedisServer& redis, int routes, bool persist) {
+  ZmqRun out;
+  {
+    auto c = fib::sonic::RedisConnection::Connect(redis.address(), std::chrono::seconds(30));
+    if (!c.ok() || !(*c)->Command({"FLUSHALL"}).ok()) return out;
+  }
+  auto groups = fib::sonic::test::FakeOrchagent::Connect(redis.address(), 1024);
+  if (!groups.ok()) return out;
+  auto zmq = fib::sonic::test::FakeZmqOrchagent::Bind("tcp://127.0.0.1:*", groups->get());
+  if (!zmq.ok()) return out;
+  Clock::time_point consumer_done{};
+  std::thread consumer([&] {
+    while ((*zmq)->routes().size() < static_cast<size_t>(routes)) {
+      if ((*zmq)->Receive(5000) == 0) break;  // nothing for 5 s: the producer failed
+    }
+    consumer_done = Clock::now();
+  });
+  fib::sonic::AppldbOptions o;
+  o.address = redis.address();
+  o.io_timeout = std::chrono::seconds(30);
+  o.route_path = fib::sonic::AppldbOptions::RoutePath::kZmq;
+  o.zmq_endpoint = (*zmq)->endpoint();
+  o.zmq_persist = persist;
+  auto backend = fib::sonic::AppldbBackend::Open(
+      o, [](const net::IpAddress& gw) -> absl::StatusOr<std::string> { return gw.ToString() == "10.0.1.2" ? "Ethernet0" : "Ethernet4"; },
+      nullptr);
+  if (!backend.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(backend.status().message()).c_str());
+    consumer.join();
+    return out;
+  }
+  fib::Reconciler reconciler(**backend);
+  if (!reconciler.Start().ok()) return out;
+  rib::FibUpdate u;
+  u.group_upserts = {Group(1, 3)};
+  u.route_upserts.reserve(routes);
+  for (int i = 0; i < routes; ++i) u.route_upserts.emplace_back(Route(i), 1);
+  const auto t0 = Clock::now();
+  reconciler.Update(u);
+  const auto r = reconciler.Flush();
+  out.producer_seconds = Seconds(Clock::now() - t0);
+  consumer.join();
+  out.seconds = Seconds(consumer_done - t0);
+  (*backend)->WaitPersisted();  // APPL_DB holds them all
+  out.persisted_seconds = persist ? Seconds(Clock::now() - t0) : 0;
+  out.failed = r.failed;
+  out.messages = (*backend)->zmq_sender()->counters().messages;
+  out.bytes = (*backend)->zmq_sender()->counters().bytes;
+  out.persisted = (*backend)->counters().persist_writes;
+  // Reweight under the N routes: one group write (Redis), no route message.
+  const auto keys0 = (*groups)->stats().keys();
+  const auto msg0 = out.messages;
+  const auto w0 = Clock::now();
+  reconciler.Update(rib::FibUpdate{{Group(5, 7)}, {}, {}, {}});
+  reconciler.Flush();
+  const std::string name = fib::sonic::GroupName(*reconciler.GroupObject(1));
+  for (int i = 0; i < 1000 && (*groups)->groups().at(name)[1].weight != 7; ++i) (*groups)->WaitAndDrain(10);
+  out.reweight_ms = Seconds(Clock::now() - w0) * 1000;
+  out.reweight_keys = (*groups)->stats().keys() - keys0;
+  out.reweight_messages = (*backend)->zmq_sender()->counters().messages - msg0;
+  out.violations = (*zmq)->violations().size() + (*groups)->violations().size();
+  out.ok = (*zmq)->routes().size() == static_cast<size_t>(routes);
+  return out;
+}
+
 int main(int argc, char** argv) {
   int routes = 1000000, runs = 1, rib_routes = 100000, pop_batch = 128, keys_per_script = 512, in_flight = 64;
   bool producer_only = false;  // no consumer: the producer's own rate
   bool sequential = false;     // the consumer starts once the producer is done: each one's own rate
-  bool phase_times = false, commandstats = false;
+  bool phase_times = false, commandstats = false, zmq = false;
+  int zmq_pairs = 3;
   auto merge = fib::sonic::test::FakeOrchagent::Merge::kOneHset;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--commandstats")) commandstats = true;
@@ -180,6 +262,7 @@ int main(int argc, char** argv) {
     if (!strcmp(argv[i], "--phase-times")) phase_times = true;
     if (!strcmp(argv[i], "--producer-only")) producer_only = true;
     if (!strcmp(argv[i], "--sequential")) sequential = true;
+    if (!strcmp(argv[i], "--zmq")) zmq = true;
   }
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--routes")) routes = std::stoi(argv[i + 1]);
@@ -189,6 +272,7 @@ int main(int argc, char** argv) {
     if (!strcmp(argv[i], "--pop-batch")) pop_batch = std::stoi(argv[i + 1]);
     if (!strcmp(argv[i], "--keys-per-script")) keys_per_script = std::stoi(argv[i + 1]);
     if (!strcmp(argv[i], "--scripts-in-flight")) in_flight = std::stoi(argv[i + 1]);
+    if (!strcmp(argv[i], "--zmq-pairs")) zmq_pairs = std::max(1, std::stoi(argv[i + 1]));
   }
   if (!fib::sonic::test::RedisServer::Available()) {
     std::fprintf(stderr, "appldb_bench: needs /usr/bin/redis-server\n");
@@ -332,6 +416,38 @@ int main(int argc, char** argv) {
         Seconds(producer_done - t0), static_cast<unsigned long long>((*backend)->counters().scripts),
         (*orch)->stats().pops, reweight_ms,
         (*orch)->violations().size());
+    if (zmq) {
+      // 4. The ZMQ route path, with and without the persistence write, alternating (the
+      // order of a pair changes each time), medians of --zmq-pairs pairs.
+      std::vector<ZmqRun> with, without;
+      for (int k = 0; k < zmq_pairs; ++k) {
+        for (const bool persist : {k % 2 == 1, k % 2 == 0}) {
+          const ZmqRun z = RunZmq(redis, routes, persist);
+          (persist ? with : without).push_back(z);
+          std::printf("run %d: %d routes over ZMQ%s: %.2f s until the consumer had all (%.0f routes/s, %.0f%% of the "
+                      "anchor rate, %.1fx the Redis path), producer done after %.2f s, %llu messages (%.1f MB), %llu "
+                      "main-hash writes (APPL_DB complete after %.2f s); reweight %.2f ms (%llu group key, %llu route "
+                      "messages; violations %zu)%s\n",
+                      run + 1, routes, persist ? " with the persistence write" : " without persistence", z.seconds,
+                      routes / z.seconds, 100.0 * anchor_s / z.seconds, bagd_s / z.seconds, z.producer_seconds,
+                      static_cast<unsigned long long>(z.messages), z.bytes / 1e6,
+                      static_cast<unsigned long long>(z.persisted), z.persisted_seconds, z.reweight_ms,
+                      static_cast<unsigned long long>(z.reweight_keys),
+                      static_cast<unsigned long long>(z.reweight_messages), z.violations,
+                      z.ok && z.failed == 0 ? "" : " INCOMPLETE");
+          std::fflush(stdout);
+        }
+      }
+      auto median = [](std::vector<ZmqRun> v) {
+        std::sort(v.begin(), v.end(), [](const ZmqRun& a, const ZmqRun& b) { return a.seconds < b.seconds; });
+        return v[v.size() / 2].seconds;
+      };
+      const double m_with = median(with), m_without = median(without);
+      std::printf("run %d: ZMQ medians of %d: with the persistence write %.2f s (%.0f%% of the anchor rate), without "
+                  "%.2f s (%.0f%%); the persistence write costs the ZMQ path %.0f%%\n",
+                  run + 1, zmq_pairs, m_with, 100.0 * anchor_s / m_with, m_without, 100.0 * anchor_s / m_without,
+                  100.0 * (m_with - m_without) / m_without);
+    }
     if (rib_routes > 0) {
       if (!(*orch)->connected()) return 1;
       auto c = fib::sonic::RedisConnection::Connect(redis.address(), std::chrono::seconds(30));

@@ -60,6 +60,9 @@ absl::StatusOr<std::unique_ptr<AppldbBackend>> AppldbBackend::Open(const AppldbO
     auto z = ZmqRouteSender::Open(zo);
     if (!z.ok()) return z.status();
     b->zmq_ = std::move(*z);
+    if (options.zmq_persist) {
+      b->persister_ = std::make_unique<RoutePersister>(options.address, options.io_timeout, options.protocol);
+    }
   } else {
     b->route_path_reason_ = options.route_path == Path::kRedis ? "fib.appldb_route_path is ROUTE_PATH_REDIS"
                                                                : "CONFIG_DB SYSTEM_DEFAULTS|swss_zmq is not enabled";
@@ -161,7 +164,7 @@ std::vector<absl::Status> AppldbBackend::SendRoutes(const std::vector<Write>& wr
       return;
     }
     for (size_t k = begin; k < end; ++k) ++(writes[k].del ? counters_.route_deletes : counters_.route_writes);
-    if (persist) Persist(writes, begin, end);
+    if (persist && persister_) Persist(writes, begin, end);
     begin = end;
   };
   for (size_t k = 0; k < writes.size() && failed.ok(); ++k) {
@@ -179,44 +182,28 @@ std::vector<absl::Status> AppldbBackend::SendRoutes(const std::vector<Write>& wr
 
 void AppldbBackend::Persist(const std::vector<Write>& writes, size_t begin, size_t end) {
   // Plain writes of the main hashes, as swss' ZmqProducerStateTable does with dbPersistence:
-  // no staging hash, no key set, no PUBLISH (orchagent must not take these from Redis).
-  constexpr size_t kRound = 1024;  // commands sent before their replies are read
-  for (size_t r0 = begin; r0 < end && main_ != nullptr; r0 += kRound) {
-    const size_t r1 = std::min(end, r0 + kRound);
-    size_t sent = 0;
-    absl::Status send_st;
-    for (size_t k = r0; k < r1 && send_st.ok(); ++k) {
-      const Write& w = writes[k];
-      std::vector<std::string> cmd;
-      if (w.del) {
-        cmd = {"DEL", routes_table_.main + w.key};
-      } else {
-        cmd.reserve(2 + 2 * w.fields.size());
-        cmd.push_back("HSET");
-        cmd.push_back(routes_table_.main + w.key);
-        for (const auto& [f, v] : w.fields) {
-          cmd.push_back(f);
-          cmd.push_back(v);
-        }
-      }
-      send_st = main_->Send(cmd);
-      sent += send_st.ok();
-    }
-    auto r = main_->ReadReplies(sent);
-    for (const RedisReply& x : r.replies) {
-      if (x.is_error()) {
-        ++counters_.persist_failures;
-      } else {
-        ++counters_.persist_writes;
+  // no staging hash, no key set, no PUBLISH (orchagent must not take these from Redis); on the
+  // persister's own thread, so orchagent's path does not wait for Redis.
+  std::vector<RoutePersister::Entry> batch;
+  batch.reserve(end - begin);
+  for (size_t k = begin; k < end; ++k) {
+    const Write& w = writes[k];
+    std::string group;
+    if (!w.del) {
+      for (const auto& [f, v] : w.fields) {
+        if (f == "nexthop_group") group = v;
       }
     }
-    if (!r.status.ok() || !send_st.ok()) {
-      // Orchagent has these routes; APPL_DB will get them at the resync after the reconnect.
-      counters_.persist_failures += (r1 - r0) - r.replies.size();
-      Disconnect(r.status.ok() ? send_st : r.status);
-      return;
-    }
+    batch.push_back(RoutePersister::Entry{w.key, std::move(group)});
   }
+  persister_->Push(std::move(batch));
+}
+
+void AppldbBackend::WaitPersisted() {
+  if (!persister_) return;
+  persister_->WaitIdle();
+  counters_.persist_writes = persister_->written();
+  counters_.persist_failures = persister_->failed();
 }
 
 void AppldbBackend::ResendAll() {
@@ -530,6 +517,7 @@ ObjectId AppldbBackend::NexthopIdFor(const net::IpAddress& gw, const std::string
 }
 
 absl::StatusOr<FibState> AppldbBackend::Dump() {
+  WaitPersisted();  // what was sent is in APPL_DB before it is read back
   auto groups = ReadTable(groups_table_, std::string(kGroupPrefix), {});
   if (!groups.ok()) return groups.status();
   auto routes = ReadTable(routes_table_, "", {"protocol", "nexthop_group"});
@@ -700,13 +688,25 @@ std::chrono::steady_clock::time_point AppldbBackend::Service() {
       Problem(absl::StrCat("zmq ", zmq_->options().endpoint, ": orchagent reconnected; sending every group and route again"));
     }
     if (zmq_resend_pending_ && main_ != nullptr && !resync_pending_) ResendAll();
+    if (persister_) {
+      counters_.persist_writes = persister_->written();
+      counters_.persist_failures = persister_->failed();
+      if (persister_->TakeLost()) {
+        // Routes orchagent has but APPL_DB does not: the resync reads APPL_DB and writes them again.
+        Problem("the persistence write to APPL_DB lost routes (redis down?); resyncing");
+        persist_resync_ = true;
+      }
+    }
   }
   auto next = now + std::chrono::seconds(1);
   if (zmq_) next = std::min(next, now + std::chrono::milliseconds(100));  // the socket monitor
   if (main_ == nullptr) next = std::min(next, next_connect_);
   if (!confirm_queue_.empty()) next = std::min(next, confirm_queue_.top().at);
   // Last: the handler may flush right away, writing through this backend.
-  if (reconnected) Emit(FibEvent::Of(FibEvent::Kind::kResyncNeeded, 0));
+  if (reconnected || (persist_resync_ && main_ != nullptr && !resync_pending_)) {
+    persist_resync_ = false;
+    Emit(FibEvent::Of(FibEvent::Kind::kResyncNeeded, 0));
+  }
   return next;
 }
 

@@ -47,6 +47,7 @@
 #include "fib_sync/fib_backend.h"
 #include "fib_sync/sonic/appldb_schema.h"
 #include "fib_sync/sonic/redis_connection.h"
+#include "fib_sync/sonic/route_persister.h"
 #include "fib_sync/sonic/zmq_message.h"
 #include "fib_sync/sonic/zmq_route_sender.h"
 
@@ -79,7 +80,7 @@ struct AppldbOptions {
   std::chrono::milliseconds zmq_send_wait{5000};  // for room below the high-water mark
   size_t zmq_entries_per_message = 1024;      // routes per message (also bounded by bytes)
   size_t zmq_message_bytes = 4 * 1024 * 1024; // < 16 MiB, orchagent's limit
-  bool zmq_persist = true;                    // also HSET/DEL the main hashes in APPL_DB
+  bool zmq_persist = true;  // also HSET/DEL the main hashes in APPL_DB (its own thread and connection)
 };
 
 class AppldbBackend : public FibBackend {
@@ -107,6 +108,9 @@ class AppldbBackend : public FibBackend {
   std::string route_path() const;
   const std::string& route_path_reason() const { return route_path_reason_; }
   const ZmqRouteSender* zmq_sender() const { return zmq_.get(); }
+  // The ZMQ path: waits until the persistence write has put every route sent so far into
+  // APPL_DB (its own thread; Dump() waits too), and updates counters().persist_*.
+  void WaitPersisted();
 
   enum class Confirmation : uint8_t { kNotAsked, kPending, kConfirmed, kAdopted };
   struct GroupView {
@@ -188,6 +192,8 @@ class AppldbBackend : public FibBackend {
   std::unique_ptr<ZmqRouteSender> zmq_;
   std::string route_path_reason_;
   bool zmq_resend_pending_ = false;
+  bool persist_resync_ = false;  // the persister lost routes: resync at the next Service()
+  std::unique_ptr<RoutePersister> persister_;
   std::map<ObjectId, Fields> group_fields_;  // the ZMQ path: what each written group holds (for a resend)
 
   std::map<ObjectId, Nexthop> nexthops_;

@@ -118,6 +118,34 @@ absl::StatusOr<RedisReply> RedisConnection::Command(const std::vector<std::strin
   return std::move(r.replies.front());
 }
 
+void AppendResp(std::string& out, std::initializer_list<std::string_view> head,
+                const std::vector<std::pair<std::string, std::string>>& pairs) {
+  auto bulk = [&out](std::string_view a) {
+    absl::StrAppend(&out, "$", a.size(), "\r\n");
+    out.append(a.data(), a.size());
+    out.append("\r\n");
+  };
+  absl::StrAppend(&out, "*", head.size() + 2 * pairs.size(), "\r\n");
+  for (std::string_view a : head) bulk(a);
+  for (const auto& [f, v] : pairs) {
+    bulk(f);
+    bulk(v);
+  }
+}
+
+RedisConnection::PipelineResult RedisConnection::PipelineFormatted(const std::string& resp, size_t n) {
+  PipelineResult out;
+  if (!ok()) {
+    out.status = Error("not connected");
+    return out;
+  }
+  if (redisAppendFormattedCommand(ctx_, resp.data(), resp.size()) != REDIS_OK) {
+    out.status = Error("appending");
+    return out;
+  }
+  return ReadReplies(n);
+}
+
 RedisConnection::PipelineResult RedisConnection::Pipeline(const std::vector<std::vector<std::string>>& commands) {
   PipelineResult out;
   if (!ok()) {

@@ -9,7 +9,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <initializer_list>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -37,6 +40,10 @@ struct RedisReply {
   bool is_error() const { return type == Type::kError; }
 };
 
+// Appends one command in RESP ("*2\r\n$3\r\nDEL\r\n$1\r\nk\r\n") to `out`.
+void AppendResp(std::string& out, std::initializer_list<std::string_view> head,
+                const std::vector<std::pair<std::string, std::string>>& pairs = {});
+
 class RedisConnection {
  public:
   static absl::StatusOr<std::unique_ptr<RedisConnection>> Connect(const RedisAddress& address,
@@ -54,6 +61,9 @@ class RedisConnection {
     std::vector<RedisReply> replies;
   };
   PipelineResult Pipeline(const std::vector<std::vector<std::string>>& commands);
+  // As Pipeline, for `n` commands already in Redis' wire format (RESP arrays of bulk strings,
+  // e.g. built with AppendResp): no per-argument vectors for a long run of small commands.
+  PipelineResult PipelineFormatted(const std::string& resp, size_t n);
   // Reads the replies of `n` commands sent with Send(), in order (a pipeline whose commands
   // Redis runs while the next ones are still being built).
   PipelineResult ReadReplies(size_t n);

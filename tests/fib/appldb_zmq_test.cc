@@ -129,6 +129,7 @@ class Consuming : public FibBackend {
   FibCapabilities Capabilities() const override { return b_.Capabilities(); }
   std::vector<absl::Status> Apply(std::span<const FibOp> ops) override {
     auto st = b_.Apply(ops);
+    b_.WaitPersisted();  // APPL_DB as the test reads it
     g_.Drain();
     if (r_ && r_->stats().entries() < Sent()) r_->ReceiveUntil(Sent(), 5000);
     return st;

@@ -156,8 +156,10 @@ void FakeZmqOrchagent::Apply(absl::string_view bytes) {
     Violation(absl::StrCat("message for ", m->db, "/", m->table, ", not APPL_DB/ROUTE_TABLE"));
     return;
   }
-  // The groups bagd wrote before this message went out are in Redis by now.
-  if (groups_) groups_->Drain();
+  // The groups bagd wrote before this message went out are in Redis by now: a group not seen
+  // yet is popped from there before the route naming it is judged (only then: a Redis round
+  // trip per message would make this stand-in wait behind the persistence write).
+  bool drained = false;
   for (const auto& e : m->entries) {
     auto old = routes_.find(e.key);
     if (e.del) {
@@ -185,6 +187,10 @@ void FakeZmqOrchagent::Apply(absl::string_view bytes) {
     if (group.empty()) Violation(absl::StrCat("route ", e.key, " without nexthop_group"));
     if (protocol.empty()) Violation(absl::StrCat("route ", e.key, " without protocol"));
     if (empty_inline != 4) Violation(absl::StrCat("route ", e.key, ": ", empty_inline, " of 4 inline fields present"));
+    if (groups_ && !drained && !groups_->groups().contains(group)) {
+      groups_->Drain();
+      drained = true;
+    }
     if (groups_ && !groups_->groups().contains(group)) {
       Violation(absl::StrCat("route ", e.key, " names group ", group, " before the group was written"));
     }

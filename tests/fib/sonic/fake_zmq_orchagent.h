@@ -12,7 +12,7 @@
 // (nexthop_group and protocol set; nexthop, ifname, weight, blackhole present and empty: a
 // route with both nexthop_group and nexthop/ifname is dropped), a route naming a group the
 // Redis channel has not delivered (groups stay on NEXTHOP_GROUP_TABLE over Redis: the
-// FakeOrchagent given pops them before each message is applied).
+// FakeOrchagent given pops them when a message names a group it has not seen).
 //
 // Close() and Bind() again model an orchagent restart (it starts empty); not calling
 // Receive() models a slow one. Lean, as FakeOrchagent: routes in a hash map, a use count
