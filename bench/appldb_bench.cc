@@ -224,6 +224,9 @@ ZmqRun RunZmq(const fib::sonic::test::RedisServer& redis, int routes, bool persi
   reconciler.Update(u);
   const auto r = reconciler.Flush();
   out.producer_seconds = Seconds(Clock::now() - t0);
+  // What bagd's event thread does once the flush is done (AppldbDriver): Service(), which lets
+  // the persistence write start while the consumer may still be taking the last messages.
+  (*backend)->Service();
   consumer.join();
   out.seconds = Seconds(consumer_done - t0);
   (*backend)->WaitPersisted();  // APPL_DB holds them all

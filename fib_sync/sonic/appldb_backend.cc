@@ -167,6 +167,12 @@ std::vector<absl::Status> AppldbBackend::SendRoutes(const std::vector<Write>& wr
     if (persist && persister_) Persist(writes, begin, end);
     begin = end;
   };
+  // The persistence write waits until the owner's thread is idle again (Service(), Dump()):
+  // a flush sends its routes in chunks, and orchagent's path goes first for all of them.
+  if (persist && persister_ && !persist_held_) {
+    persister_->Hold();
+    persist_held_ = true;
+  }
   for (size_t k = 0; k < writes.size() && failed.ok(); ++k) {
     const size_t add = ZmqMessageBuilder::SizeOf(writes[k]);
     if (!b.empty() && (b.entries() >= per || b.size() + add > bytes)) flush(k);
@@ -199,8 +205,15 @@ void AppldbBackend::Persist(const std::vector<Write>& writes, size_t begin, size
   persister_->Push(std::move(batch));
 }
 
+void AppldbBackend::ReleasePersister() {
+  if (!persist_held_) return;
+  persist_held_ = false;
+  persister_->Release();
+}
+
 void AppldbBackend::WaitPersisted() {
   if (!persister_) return;
+  ReleasePersister();
   persister_->WaitIdle();
   counters_.persist_writes = persister_->written();
   counters_.persist_failures = persister_->failed();
@@ -689,6 +702,7 @@ std::chrono::steady_clock::time_point AppldbBackend::Service() {
     }
     if (zmq_resend_pending_ && main_ != nullptr && !resync_pending_) ResendAll();
     if (persister_) {
+      ReleasePersister();  // the owner is between flushes: APPL_DB catches up
       counters_.persist_writes = persister_->written();
       counters_.persist_failures = persister_->failed();
       if (persister_->TakeLost()) {

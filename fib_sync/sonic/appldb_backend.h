@@ -109,7 +109,9 @@ class AppldbBackend : public FibBackend {
   const std::string& route_path_reason() const { return route_path_reason_; }
   const ZmqRouteSender* zmq_sender() const { return zmq_.get(); }
   // The ZMQ path: waits until the persistence write has put every route sent so far into
-  // APPL_DB (its own thread; Dump() waits too), and updates counters().persist_*.
+  // APPL_DB (its own thread; Dump() waits too), and updates counters().persist_*. The
+  // persistence write starts once the owner's thread is idle (Service()) or here: a flush's
+  // routes all go to orchagent first (what waits meanwhile: ~64 bytes a route).
   void WaitPersisted();
 
   enum class Confirmation : uint8_t { kNotAsked, kPending, kConfirmed, kAdopted };
@@ -193,6 +195,8 @@ class AppldbBackend : public FibBackend {
   std::string route_path_reason_;
   bool zmq_resend_pending_ = false;
   bool persist_resync_ = false;  // the persister lost routes: resync at the next Service()
+  bool persist_held_ = false;    // routes sent since the last Service(): the persister waits
+  void ReleasePersister();
   std::unique_ptr<RoutePersister> persister_;
   std::map<ObjectId, Fields> group_fields_;  // the ZMQ path: what each written group holds (for a resend)
 

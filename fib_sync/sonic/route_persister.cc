@@ -32,6 +32,19 @@ void RoutePersister::Push(std::vector<Entry> batch) {
   work_.notify_one();
 }
 
+void RoutePersister::Hold() {
+  std::lock_guard<std::mutex> l(mu_);
+  ++held_;
+}
+
+void RoutePersister::Release() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    --held_;
+  }
+  work_.notify_all();
+}
+
 void RoutePersister::WaitIdle() {
   std::unique_lock<std::mutex> l(mu_);
   idle_.wait(l, [this] { return queue_.empty() && !busy_; });
@@ -43,7 +56,7 @@ void RoutePersister::Run() {
   setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
   std::unique_lock<std::mutex> l(mu_);
   for (;;) {
-    work_.wait(l, [this] { return stop_ || !queue_.empty(); });
+    work_.wait(l, [this] { return stop_ || (!queue_.empty() && held_ == 0); });
     if (queue_.empty()) return;  // stopping, nothing left
     std::vector<Entry> batch = std::move(queue_.front());
     queue_.pop_front();

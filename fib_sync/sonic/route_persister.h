@@ -9,7 +9,8 @@
 // (FIFO) and pipelines 1024 commands at a time. WaitIdle() returns once everything pushed is
 // written or failed (the owner calls it before reading APPL_DB back). Entries that could not
 // be written (Redis down) are counted and flagged (TakeLost()): the owner then resyncs, which
-// reads APPL_DB and writes the difference again.
+// reads APPL_DB and writes the difference again. The writer yields to orchagent's path: it
+// waits while the owner sends (Hold/Release) and runs at nice 10.
 #pragma once
 
 #include <atomic>
@@ -38,6 +39,11 @@ class RoutePersister {
   RoutePersister& operator=(const RoutePersister&) = delete;
 
   void Push(std::vector<Entry> batch);
+  // While held, the writer takes no new batch: the owner holds it while it sends routes to
+  // orchagent, so Redis and the writer do not take CPU from that path; what was pushed
+  // meanwhile is written once released (or at destruction).
+  void Hold();
+  void Release();
   void WaitIdle();
   uint64_t written() const { return written_.load(); }
   uint64_t failed() const { return failed_.load(); }
@@ -56,6 +62,7 @@ class RoutePersister {
   std::condition_variable work_, idle_;
   std::deque<std::vector<Entry>> queue_;
   bool busy_ = false, stop_ = false;
+  int held_ = 0;
   std::atomic<uint64_t> written_{0}, failed_{0};
   std::atomic<bool> lost_{false};
   std::thread thread_;
