@@ -59,6 +59,14 @@ WORKLOADS = {
     # W2 leaves out.
     "W2x": dict(peers=4, prefixes=250_000, mode="packed", export=True,
                 what="W2, every daemon exporting to the other peers"),
+    # A BAG router's shape (issue 42): each fabric's prefixes heard from every spine of every
+    # plane, many paths per prefix, 8-way multipath, link bandwidth differing per peer.
+    "W3": dict(peers=32, prefixes=31_250, mode="packed", multipath=8,
+               what="32 peers x same 31,250 /24 (1M paths), 8-way multipath"),
+    "W4": dict(peers=128, prefixes=7_813, mode="packed", multipath=8,
+               what="128 peers x same 7,813 /24 (1M paths), 8-way multipath"),
+    "W3x": dict(peers=32, prefixes=31_250, mode="packed", multipath=8, export=True,
+                what="W3, every daemon exporting to the other peers"),
 }
 FRR_BGPD = "/usr/lib/frr/bgpd"
 # Link bandwidth per peer (Gbit/s), peers 1..4, unless --no-lb: BAG peers advertise their
@@ -200,7 +208,7 @@ class Bagd(Daemon):
         for _a4, b4, asn in self.neighbors():
             conf.append(f'neighbors {{ address: "{b4}" remote_as: {asn} passive: true{attach} }}')
         if self.multipath:
-            conf.append("multipath { maximum_paths_ebgp: 4 as_path_relax: true }")
+            conf.append(f"multipath {{ maximum_paths_ebgp: {self.multipath} as_path_relax: true }}")
         conf.append("fib { backend: BACKEND_NETLINK }" if KERNEL else "fib { backend: BACKEND_NONE }")
         path = os.path.join(self.dir, "bagd.textproto")
         with open(path, "w") as f:
@@ -269,7 +277,7 @@ class Bird(Daemon):
         conf = [f'log "{self.dir}/bird.log" {{ error, fatal, bug }};', "router id 10.255.0.1;",
                 "protocol device { scan time 60; }"]
         if KERNEL:  # BIRD's kernel protocol, the like-for-like of bagd's netlink FIB (ECMP merged)
-            conf.append("protocol kernel { ipv4 { export all; }; merge paths on limit 4; }")
+            conf.append("protocol kernel { ipv4 { export all; }; merge paths on limit %d; }" % max(self.multipath, 1))
         for i, (a4, b4, asn) in enumerate(self.neighbors()):
             conf.append(f"""protocol bgp p{i + 1} {{
   local {a4} as {DAEMON_AS};
@@ -327,7 +335,7 @@ class Frr(Daemon):
                      f" neighbor {b4} timers 60 180", f" neighbor {b4} advertisement-interval 0"]
         conf.append(" address-family ipv4 unicast")
         if self.multipath:
-            conf.append("  maximum-paths 4")
+            conf.append(f"  maximum-paths {self.multipath}")
         for _a4, b4, _asn in self.neighbors():
             conf.append(f"  neighbor {b4} activate")
             if not self.export:
@@ -521,7 +529,8 @@ def measure(daemon_name, wl_name, args, run_no):
         links = [lab.link(dns, bns) for _ in range(peers)]
         # The blasters and the poller run on CPU 0, the daemon on CPU 1.
         kw = dict(bagd=bagd_binary(daemon_name, args), bagctl=args.bagctl) if daemon_name.startswith("bagd") else {}
-        d = daemon_class(daemon_name)(lab, dns, links, args.pin, peers > 1, export=wl.get("export", False), **kw)
+        multipath = wl.get("multipath", 4) if peers > 1 else 0  # maximum paths; 0: no multipath
+        d = daemon_class(daemon_name)(lab, dns, links, args.pin, multipath, export=wl.get("export", False), **kw)
         d.start()
         blasters = []
         for i, (a4, b4, *_r) in enumerate(links):

@@ -72,6 +72,31 @@ Comparison Compare(const Candidate& a, const Candidate& b, const DecisionConfig&
   return decide(Lower(a.path_id, b.path_id), DecisionStep::kPathId);
 }
 
+int ClassOrder(const Candidate& a, const Candidate& b) {
+  const InternedAttributes& x = *a.attrs;
+  const InternedAttributes& y = *b.attrs;
+  if (int w = Lower(y.local_pref, x.local_pref)) return w;
+  if (int w = Lower(x.as_path_length, y.as_path_length)) return w;
+  return Lower(x.origin, y.origin);
+}
+
+int GroupOrder(const Candidate& a, const Candidate& b) {
+  if (int w = Lower(a.source->ebgp ? 0 : 1, b.source->ebgp ? 0 : 1)) return w;
+  const InternedAttributes& x = *a.attrs;
+  const InternedAttributes& y = *b.attrs;
+  if (int w = Lower(x.originator_id.value_or(a.source->router_id), y.originator_id.value_or(b.source->router_id))) return w;
+  if (int w = Lower(x.cluster_list_length, y.cluster_list_length)) return w;
+  if (int w = Lower(a.source->address, b.source->address)) return w;
+  if (int w = Lower(a.path_id, b.path_id)) return w;
+  return Lower(a.peer, b.peer);
+}
+
+int DecisionOrder(const Candidate& a, const Candidate& b) {
+  if (int w = ClassOrder(a, b)) return w;
+  if (int w = Lower(a.attrs->med, b.attrs->med)) return w;
+  return GroupOrder(a, b);
+}
+
 bool MultipathEligible(const Candidate& best, const Candidate& other, const DecisionConfig& config) {
   const InternedAttributes& x = *best.attrs;
   const InternedAttributes& y = *other.attrs;

@@ -44,6 +44,7 @@ struct Candidate {
   const InternedAttributes* attrs = nullptr;
   const PathSource* source = nullptr;
   uint32_t path_id = 0;
+  uint32_t peer = 0;  // the RIB's peer index: DecisionOrder's last tie-break, never Compare's
 };
 
 struct Comparison {
@@ -52,6 +53,20 @@ struct Comparison {
 };
 
 Comparison Compare(const Candidate& a, const Candidate& b, const DecisionConfig& config);
+
+// The order the RIB keeps each prefix's paths in (rib/rib.h), as a total order:
+//   ClassOrder   steps 1-3 (local-pref, AS-path length, origin): paths equal here form a class;
+//   MED          lower first, always compared (unlike Compare, which compares it only
+//                between paths from one neighbor AS unless always-compare-med);
+//   GroupOrder   steps 5-9 and then the peer index, so no two paths of a prefix are equal.
+// DecisionOrder is these three in turn. Where Compare is itself a total order on a class
+// (its MEDs are all equal, or it comes from one neighbor AS, or always-compare-med) the two
+// agree, and the first path in DecisionOrder is Compare's best. Elsewhere Compare is not
+// transitive (RFC 4271 §9.1.2.2 c), and the RIB ranks the class by deterministic MED instead
+// (docs/config.md, "Decision order and deterministic MED").
+int ClassOrder(const Candidate& a, const Candidate& b);
+int GroupOrder(const Candidate& a, const Candidate& b);
+int DecisionOrder(const Candidate& a, const Candidate& b);
 
 // True if `other` may share multipath with `best` (both from the same kind of session,
 // equal through the MED step, same neighbor AS unless relaxed).

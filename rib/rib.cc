@@ -37,6 +37,21 @@ bool Destination::PushBack(Path p) {
   return true;
 }
 
+bool Destination::InsertAt(size_t i, Path p) {
+  if (!PushBack(std::move(p))) return false;
+  Move(size_ - 1, i);
+  return true;
+}
+
+void Destination::Move(size_t from, size_t to) {
+  Path* d = data();
+  if (from > to) {
+    std::rotate(d + to, d + from, d + from + 1);
+  } else if (from < to) {
+    std::rotate(d + from, d + from + 1, d + to + 1);
+  }
+}
+
 void Destination::Erase(size_t i) {
   Path* d = data();
   for (size_t k = i; k + 1 < size_; ++k) d[k] = std::move(d[k + 1]);
@@ -59,7 +74,7 @@ void Destination::Clear() {
   if (heap_shift_) ::operator delete(many_);
   size_ = 0;
   heap_shift_ = 0;
-  best_ = -1;
+  flags_ = 0;
   multipath_ = 0;
 }
 
@@ -72,11 +87,11 @@ void Destination::Take(Destination& o) noexcept {
   }
   size_ = o.size_;
   heap_shift_ = o.heap_shift_;
-  best_ = o.best_;
+  flags_ = o.flags_;
   multipath_ = o.multipath_;
   o.size_ = 0;
   o.heap_shift_ = 0;
-  o.best_ = -1;
+  o.flags_ = 0;
   o.multipath_ = 0;
 }
 
@@ -91,10 +106,119 @@ PeerIndex Rib::AddPeer(PeerInfo info) {
 
 void Rib::SetDecisionConfig(const DecisionConfig& c) {
   config_ = c;
-  table_.ForEach([&](const net::Prefix& prefix, Destination& d) { Decide(prefix, d, MultipathOf(d)); });
+  table_.ForEach([&](const net::Prefix& prefix, Destination& d) {
+    PathSet before = MultipathOf(d);
+    Sort(d);
+    Decide(prefix, d, std::move(before));
+  });
 }
 
-Candidate Rib::CandidateOf(const Path& p) const { return Candidate{p.attrs.get(), &peers_[p.peer].source, p.path_id}; }
+Candidate Rib::CandidateOf(const Path& p) const {
+  return Candidate{p.attrs.get(), &peers_[p.peer].source, p.path_id, p.peer};
+}
+
+// --- The decision, kept in order ------------------------------------------------------------
+
+bool Rib::Before(const Path& a, const Path& b) const { return DecisionOrder(CandidateOf(a), CandidateOf(b)) < 0; }
+
+bool Rib::SameClass(const Path& a, const Path& b) const { return ClassOrder(CandidateOf(a), CandidateOf(b)) == 0; }
+
+size_t Rib::PlaceOf(const Destination& d, const Path& p, size_t skip) const {
+  const Path* paths = d.data();
+  const size_t n = d.size_;
+  if (skip >= n) return static_cast<size_t>(std::partition_point(paths, paths + n, [&](const Path& q) { return Before(q, p); }) - paths);
+  // Without paths[skip]: the place among the others, as an index once it is gone.
+  const bool left = skip > 0 && Before(p, paths[skip - 1]);
+  if (left) return static_cast<size_t>(std::partition_point(paths, paths + skip, [&](const Path& q) { return Before(q, p); }) - paths);
+  return static_cast<size_t>(std::partition_point(paths + skip + 1, paths + n, [&](const Path& q) { return Before(q, p); }) - paths) - 1;
+}
+
+bool Rib::StaysPlain(const Destination& d, const Path& p, size_t skip) const {
+  if (config_.always_compare_med) return true;  // Compare is DecisionOrder
+  const Path* paths = d.data();
+  const size_t n = d.size_;
+  // The class of `p`: contiguous, and in plain order sorted by MED within it.
+  auto lo = static_cast<size_t>(std::partition_point(paths, paths + n, [&](const Path& q) {
+    return ClassOrder(CandidateOf(q), CandidateOf(p)) < 0; }) - paths);
+  auto hi = static_cast<size_t>(std::partition_point(paths + lo, paths + n, [&](const Path& q) {
+    return ClassOrder(CandidateOf(q), CandidateOf(p)) == 0; }) - paths);
+  if (lo == skip) ++lo;
+  if (hi > lo && hi - 1 == skip) --hi;
+  if (lo >= hi) return true;
+  const uint32_t med = p.attrs->med;
+  if (paths[lo].attrs->med == med && paths[hi - 1].attrs->med == med) return true;  // one MED
+  const uint32_t as = p.attrs->neighbor_as;
+  for (size_t i = lo; i < hi; ++i) {
+    if (i != skip && paths[i].attrs->neighbor_as != as) return false;
+  }
+  return true;  // one neighbor AS: MED is compared between all of them
+}
+
+void Rib::Sort(Destination& d) const {
+  Path* paths = d.data();
+  const size_t n = d.size_;
+  std::sort(paths, paths + n, [&](const Path& a, const Path& b) { return Before(a, b); });
+  d.flags_ &= static_cast<uint8_t>(~Destination::kMixedOrder);
+  if (config_.always_compare_med) return;
+  for (size_t lo = 0; lo < n;) {
+    size_t hi = lo + 1;
+    while (hi < n && SameClass(paths[hi], paths[lo])) ++hi;
+    bool one_as = true;
+    for (size_t i = lo + 1; i < hi && one_as; ++i) one_as = paths[i].attrs->neighbor_as == paths[lo].attrs->neighbor_as;
+    if (paths[lo].attrs->med != paths[hi - 1].attrs->med && !one_as) {
+      // Deterministic MED: the best of each neighbor AS (its first path: within one AS,
+      // MED is compared), the ASes ranked by their bests on the steps after MED, and each
+      // AS's paths together in that rank.
+      d.flags_ |= Destination::kMixedOrder;
+      absl::InlinedVector<std::pair<uint32_t, size_t>, 8> bests;  // neighbor AS, its first path
+      for (size_t i = lo; i < hi; ++i) {
+        const uint32_t as = paths[i].attrs->neighbor_as;
+        if (std::none_of(bests.begin(), bests.end(), [&](const auto& b) { return b.first == as; })) bests.push_back({as, i});
+      }
+      std::sort(bests.begin(), bests.end(), [&](const auto& a, const auto& b) {
+        return GroupOrder(CandidateOf(paths[a.second]), CandidateOf(paths[b.second])) < 0;
+      });
+      auto rank = [&](const Path& q) {
+        const uint32_t as = q.attrs->neighbor_as;
+        return std::find_if(bests.begin(), bests.end(), [&](const auto& b) { return b.first == as; }) - bests.begin();
+      };
+      std::stable_sort(paths + lo, paths + hi, [&](const Path& a, const Path& b) { return rank(a) < rank(b); });
+    }
+    lo = hi;
+  }
+}
+
+uint32_t Rib::MultipathBits(const Destination& d) const {
+  if (d.empty()) return 0;
+  const Path* paths = d.data();
+  const Candidate best = CandidateOf(paths[0]);
+  const uint32_t max = best.source->ebgp ? config_.maximum_paths_ebgp : config_.maximum_paths_ibgp;
+  uint32_t bits = 1;
+  if (max <= 1) return bits;
+  // The first eligible paths in decision order, up to maximum-paths (the best counts).
+  uint32_t need = max - 1;
+  const size_t end = std::min<size_t>(d.size_, Destination::kMaxMultipathIndex);
+  for (size_t i = 1; i < end; ++i) {
+    const Candidate c = CandidateOf(paths[i]);
+    if (ClassOrder(best, c) != 0) break;  // every path after it is of a worse class
+    if (!MultipathEligible(best, c, config_)) continue;
+    bits |= uint32_t{1} << i;
+    if (--need == 0) break;
+  }
+  return bits;
+}
+
+bool Rib::ReachesMultipath(const Destination& d, size_t index, bool in_best_class) const {
+  if (d.empty() || index == 0 || d.mixed_order()) return true;
+  const bool ebgp = peers_[d.data()[0].peer].source.ebgp;
+  const uint32_t max = std::max<uint32_t>(1, ebgp ? config_.maximum_paths_ebgp : config_.maximum_paths_ibgp);
+  if (static_cast<uint32_t>(__builtin_popcount(d.multipath_)) >= max) {
+    // The set is full: it was chosen from the paths up to its last member.
+    return index <= static_cast<size_t>(31 - __builtin_clz(d.multipath_));
+  }
+  // Not full: it was chosen from the best's class, up to kMaxMultipathIndex.
+  return index < Destination::kMaxMultipathIndex && in_best_class;
+}
 
 void Rib::Announce(PeerIndex peer, std::span<const net::Nlri> nlri, const AttrRef& attrs) {
   ImportStats& st = peer_stats_[peer];
@@ -121,17 +245,44 @@ void Rib::Announce(PeerIndex peer, std::span<const net::Nlri> nlri, const AttrRe
       }
     }
     if (same != nullptr && same->attrs == attrs) continue;  // an identical re-announcement changes nothing
-    PathSet before = MultipathOf(*d);
-    if (same != nullptr) {
-      same->attrs = attrs;
-    } else if (d->PushBack(Path{peer, n.path_id, attrs})) {
-      ++path_count_;
-      ++per_peer_[peer][static_cast<int>(n.prefix.family())];
-    } else {
+    if (same == nullptr && d->size_ == UINT16_MAX) {  // 65535 paths for one prefix: the rest are not kept
       ++st.rejected_path_limit;
       continue;
     }
     ++st.accepted;
+    ++decision_runs_;
+    Path path{peer, n.path_id, attrs};
+    const size_t old_index = same != nullptr ? static_cast<size_t>(same - d->data()) : SIZE_MAX;
+    if (!d->mixed_order() && StaysPlain(*d, path, old_index)) {
+      // The common case: the path's place by binary search, and a new decision only if it
+      // enters, leaves or moves within the paths the multipath set is chosen from.
+      const size_t to = PlaceOf(*d, path, old_index);
+      const bool in_class = d->empty() || SameClass(path, d->data()[0]);
+      bool reaches = ReachesMultipath(*d, to, in_class);
+      if (same != nullptr) reaches = reaches || ReachesMultipath(*d, old_index, SameClass(*same, d->data()[0]));
+      PathSet before;
+      if (reaches) before = MultipathOf(*d);
+      if (same != nullptr) {
+        same->attrs = std::move(path.attrs);
+        d->Move(old_index, to);
+      } else {
+        d->InsertAt(to, std::move(path));
+        ++path_count_;
+        ++per_peer_[peer][static_cast<int>(n.prefix.family())];
+      }
+      if (reaches) Decide(n.prefix, *d, std::move(before));
+      continue;
+    }
+    // A class ranked by deterministic MED: the decision from scratch.
+    PathSet before = MultipathOf(*d);
+    if (same != nullptr) {
+      same->attrs = std::move(path.attrs);
+    } else {
+      d->PushBack(std::move(path));
+      ++path_count_;
+      ++per_peer_[peer][static_cast<int>(n.prefix.family())];
+    }
+    Sort(*d);
     Decide(n.prefix, *d, std::move(before));
   }
 }
@@ -216,19 +367,28 @@ std::optional<net::Prefix> Rib::PeerDownFrom(PeerIndex peer, const std::optional
                                               size_t max_prefixes) {
   if (per_peer_[peer][0] + per_peer_[peer][1] == 0) return std::nullopt;  // nothing of it left
   return table_.EraseIfFrom(from, max_prefixes, [&](const net::Prefix& prefix, Destination& d) {
-    // Every path of the peer first, then one decision: a decision in between may move the
-    // best path to the front (Select), past the scan.
+    // Every path of the peer first, then one decision, and that only if one of them was
+    // among the paths the multipath set is chosen from.
+    bool reaches = false, removed = false;
+    for (size_t i = 0; i < d.size_ && !reaches; ++i) {
+      if (d.data()[i].peer != peer) continue;
+      removed = true;
+      reaches = ReachesMultipath(d, i, SameClass(d.data()[i], d.data()[0]));
+    }
+    if (!removed) return false;
     PathSet before;
-    bool removed = false;
+    if (reaches) before = MultipathOf(d);
     for (size_t i = d.size_; i-- > 0;) {
       if (d.data()[i].peer != peer) continue;
-      if (!removed) before = MultipathOf(d);
-      removed = true;
       --per_peer_[peer][static_cast<int>(prefix.family())];
       --path_count_;
       d.Erase(i);
     }
-    if (removed) Decide(prefix, d, std::move(before));
+    ++decision_runs_;
+    if (reaches) {
+      if (d.mixed_order()) Sort(d);
+      Decide(prefix, d, std::move(before));
+    }
     if (!d.empty()) return false;
     --prefixes_[static_cast<int>(prefix.family())];
     return true;
@@ -236,15 +396,20 @@ std::optional<net::Prefix> Rib::PeerDownFrom(PeerIndex peer, const std::optional
 }
 
 void Rib::Remove(const net::Prefix& prefix, Destination& d, size_t index) {
-  PathSet before = MultipathOf(d);
+  ++decision_runs_;
+  const bool reaches = ReachesMultipath(d, index, SameClass(d.data()[index], d.data()[0]));
+  PathSet before;
+  if (reaches) before = MultipathOf(d);
   --per_peer_[d.data()[index].peer][static_cast<int>(prefix.family())];
   --path_count_;
-  d.Erase(index);
+  d.Erase(index);  // the others keep their order
+  if (!reaches) return;
+  if (d.mixed_order()) Sort(d);  // leaving may change which path is best of its neighbor AS
   Decide(prefix, d, std::move(before));
 }
 
 void Rib::Decide(const net::Prefix& prefix, Destination& d, PathSet before) {
-  Select(d);
+  d.multipath_ = MultipathBits(d);
   PathSet now = MultipathOf(d);
   if (now != before) pending_.push_back(RouteChange{prefix, std::move(before), std::move(now)});
 }
@@ -253,44 +418,6 @@ PathSet Rib::MultipathOf(const Destination& d) const {
   PathSet out;
   d.ForEachMultipath([&](const Path& p) { out.push_back(p); });
   return out;
-}
-
-void Rib::Select(Destination& d) {
-  ++decision_runs_;
-  d.best_ = -1;
-  d.multipath_ = 0;
-  if (d.empty()) return;
-  const Path* paths = d.data();
-  const size_t n = d.size_;
-  int best = 0;
-  for (size_t i = 1; i < n; ++i) {
-    if (Compare(CandidateOf(paths[i]), CandidateOf(paths[best]), config_).winner < 0) best = static_cast<int>(i);
-  }
-  if (best >= static_cast<int>(Destination::kMaxMultipathIndex) && n > 1) {
-    // Keep the best where its multipath bit and int8 index can name it.
-    std::swap(d.data()[0], d.data()[best]);
-    best = 0;
-  }
-  d.best_ = static_cast<int8_t>(best);
-  d.multipath_ = uint32_t{1} << best;
-  if (n == 1) return;
-  const Candidate b = CandidateOf(paths[best]);
-  const uint32_t max = b.source->ebgp ? config_.maximum_paths_ebgp : config_.maximum_paths_ibgp;
-  if (max <= 1) return;
-  // The eligible paths in decision order, up to maximum-paths (the best counts).
-  absl::InlinedVector<uint8_t, 8> eligible;
-  for (size_t i = 0; i < n && i < Destination::kMaxMultipathIndex; ++i) {
-    if (static_cast<int>(i) != best && MultipathEligible(b, CandidateOf(paths[i]), config_)) {
-      eligible.push_back(static_cast<uint8_t>(i));
-    }
-  }
-  if (eligible.size() + 1 > max) {
-    std::sort(eligible.begin(), eligible.end(), [&](size_t x, size_t y) {
-      return Compare(CandidateOf(paths[x]), CandidateOf(paths[y]), config_).winner < 0;
-    });
-    eligible.resize(max - 1);
-  }
-  for (uint8_t i : eligible) d.multipath_ |= uint32_t{1} << i;
 }
 
 std::vector<RouteChange> Rib::TakeChanges() {
@@ -339,8 +466,8 @@ void Rib::Recycle(std::vector<RouteChange>&& used) {
 const Destination* Rib::Find(const net::Prefix& prefix) const { return table_.Find(prefix); }
 
 DecisionStep Rib::LostAt(const Destination& d, size_t i) const {
-  if (d.best_ < 0 || static_cast<int>(i) == d.best_) return DecisionStep::kNone;
-  return Compare(CandidateOf(d.data()[d.best_]), CandidateOf(d.data()[i]), config_).step;
+  if (d.empty() || i == 0) return DecisionStep::kNone;
+  return Compare(CandidateOf(d.data()[0]), CandidateOf(d.data()[i]), config_).step;
 }
 
 size_t Rib::memory_bytes() const {

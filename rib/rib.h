@@ -38,8 +38,11 @@ struct Path {
 // set of a thousand prefixes is one allocation, not two per prefix.
 using PathSet = absl::InlinedVector<Path, 4>;
 
-// The paths of one prefix and which of them are the best and the multipath set: 24 bytes,
-// the only path inline (a single-path prefix needs no other allocation), more on the heap.
+// The paths of one prefix, kept in decision order (rib/decision.h: the best first), and which
+// of them are the multipath set: 24 bytes, the only path inline (a single-path prefix needs
+// no other allocation), more on the heap. A new path finds its place by binary search, and
+// the multipath set is looked at again only when a change reaches into it, so the cost of a
+// path does not grow with the paths per prefix.
 class Destination {
  public:
   Destination() {}
@@ -58,18 +61,16 @@ class Destination {
   std::span<const Path> paths() const { return {data(), size_}; }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  int best() const { return best_; }  // index into paths(), -1 when there is none
+  int best() const { return size_ == 0 ? -1 : 0; }  // index into paths(), -1 when there is none
   // Bit i: paths()[i] is in the multipath set (the best included). Only the first
-  // kMaxMultipathIndex paths of a prefix can be.
+  // kMaxMultipathIndex paths of a prefix in decision order can be.
   uint32_t multipath() const { return multipath_; }
   bool in_multipath(size_t i) const { return i < kMaxMultipathIndex && (multipath_ >> i & 1); }
   // f(const Path&) for the multipath set, the best first.
   template <typename F>
   void ForEachMultipath(F&& f) const {
-    if (best_ < 0) return;
     const Path* p = data();
-    f(p[best_]);
-    for (uint32_t rest = multipath_ & ~(uint32_t{1} << best_); rest != 0; rest &= rest - 1) f(p[__builtin_ctz(rest)]);
+    for (uint32_t rest = multipath_; rest != 0; rest &= rest - 1) f(p[__builtin_ctz(rest)]);
   }
   static constexpr size_t kMaxMultipathIndex = 32;
 
@@ -78,7 +79,14 @@ class Destination {
   Path* data() { return heap_shift_ ? many_ : &one_; }
   const Path* data() const { return heap_shift_ ? many_ : &one_; }
   bool PushBack(Path p);  // false: the prefix already has the most paths it can hold
+  bool InsertAt(size_t i, Path p);  // the same, at index i
   void Erase(size_t i);
+  // Moves paths()[from] to index `to`, the paths between shifting by one.
+  void Move(size_t from, size_t to);
+  bool mixed_order() const { return flags_ & kMixedOrder; }
+  // Some class of the prefix's paths is ranked by deterministic MED (rib/decision.h), not
+  // by DecisionOrder: every change re-sorts the paths.
+  static constexpr uint8_t kMixedOrder = 1;
   void Clear();
   void Take(Destination& o) noexcept;
 
@@ -88,8 +96,8 @@ class Destination {
   };
   uint16_t size_ = 0;
   uint8_t heap_shift_ = 0;
-  int8_t best_ = -1;
-  uint32_t multipath_ = 0;
+  uint8_t flags_ = 0;
+  uint32_t multipath_ = 0;  // the best, paths()[0], is bit 0 when there are paths
 };
 
 // One prefix whose best path or multipath set changed, with what it was before.
@@ -202,9 +210,22 @@ class Rib {
   size_t memory_bytes() const;
 
  private:
-  void Select(Destination& d);
-  // After a change to `d` (its set before it: `before`), re-runs the decision and records
-  // the change if the multipath set moved.
+  // The decision from scratch: the paths in decision order (deterministic MED where a class
+  // needs it), then the multipath set.
+  void Sort(Destination& d) const;
+  uint32_t MultipathBits(const Destination& d) const;
+  // Whether a path entering or leaving `d` at `index` can change its multipath set (false:
+  // the change is past the paths the set is chosen from). `in_best_class`: the path ties
+  // with the best on local-pref, AS-path length and origin.
+  bool ReachesMultipath(const Destination& d, size_t index, bool in_best_class) const;
+  // Where `p` goes in `d` (in decision order; `skip`: a path of `d` to leave out, the one
+  // `p` replaces), and whether its class stays in plain decision order with it.
+  size_t PlaceOf(const Destination& d, const Path& p, size_t skip) const;
+  bool StaysPlain(const Destination& d, const Path& p, size_t skip) const;
+  bool Before(const Path& a, const Path& b) const;
+  bool SameClass(const Path& a, const Path& b) const;
+  // After a change to `d` (its set before it: `before`), re-takes the multipath set (and
+  // re-sorts a mixed-order prefix) and records the change if the set moved.
   void Decide(const net::Prefix& prefix, Destination& d, PathSet before);
   void Remove(const net::Prefix& prefix, Destination& d, size_t index);
 

@@ -61,16 +61,8 @@ namespace {
 
 void FillRoute(const rib::Rib& rib, const net::Prefix& prefix, const rib::Destination& d, control::v1::Route& out) {
   out.set_prefix(prefix.ToString());
-  // The best first, then the others in decision order.
-  const auto paths = d.paths();
-  std::vector<size_t> order(paths.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (static_cast<int>(a) == d.best()) return true;
-    if (static_cast<int>(b) == d.best()) return false;
-    return rib::Compare(rib.CandidateOf(paths[a]), rib.CandidateOf(paths[b]), rib::DecisionConfig{}).winner < 0;
-  });
-  for (size_t i : order) FillPath(rib, d, i, *out.add_paths());
+  // The RIB keeps them in decision order, the best first.
+  for (size_t i = 0; i < d.size(); ++i) FillPath(rib, d, i, *out.add_paths());
 }
 
 }  // namespace
