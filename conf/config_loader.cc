@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -515,6 +516,46 @@ std::vector<std::string> Rfc8212Warnings(const bagd::config::v1::Config& config)
   return out;
 }
 
+std::vector<std::string> SecretFileWarnings(const bagd::config::v1::Config& config, const std::string& path) {
+  namespace v1 = bagd::config::v1;
+  // Only regular files: a pipe (`--config /dev/stdin`) has no mode that means anything here.
+  auto world_readable = [](const std::string& file, mode_t* mode) {
+    struct stat st;
+    if (stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    *mode = st.st_mode & 07777;
+    return (st.st_mode & S_IROTH) != 0;
+  };
+  auto octal = [](mode_t mode) {
+    char text[8];
+    snprintf(text, sizeof(text), "%04o", static_cast<unsigned>(mode));
+    return std::string(text);
+  };
+  std::vector<std::string> out;
+  std::vector<std::string> inline_keys;
+  std::vector<std::string> key_files;  // in the order of the neighbors, each once
+  for (const v1::Neighbor& n : config.neighbors()) {
+    if (!n.password().empty()) inline_keys.push_back(n.address());
+    if (!n.password_file().empty() &&
+        std::find(key_files.begin(), key_files.end(), n.password_file()) == key_files.end()) {
+      key_files.push_back(n.password_file());
+    }
+  }
+  mode_t mode = 0;
+  if (!inline_keys.empty() && world_readable(path, &mode)) {
+    out.push_back(absl::StrCat(
+        "the file holds the TCP-MD5 password of ", inline_keys.size() == 1 ? "neighbor " : "neighbors ",
+        absl::StrJoin(inline_keys, ", "), " and every local user may read it (mode ", octal(mode),
+        "): chmod o-r ", path, " (the Debian package installs it 0640 root:bagd), or move the keys to password_file"));
+  }
+  for (const std::string& file : key_files) {
+    if (world_readable(file, &mode)) {
+      out.push_back(absl::StrCat("password_file ", file, " holds a TCP-MD5 password and every local user may read it (mode ",
+                                 octal(mode), "): chmod o-r ", file));
+    }
+  }
+  return out;
+}
+
 int CheckConfig(const std::string& path, std::ostream& out) {
   // A one-shot read: `generate-config | bagd --check --config /dev/stdin` is fine.
   const LoadedConfig loaded = LoadConfigFile(path, ConfigSource::kAnyReadable);
@@ -525,6 +566,7 @@ int CheckConfig(const std::string& path, std::ostream& out) {
   const int n = loaded.config.neighbors_size();
   out << path << ": configuration OK (" << n << (n == 1 ? " neighbor)" : " neighbors)") << '\n';
   for (const std::string& w : Rfc8212Warnings(loaded.config)) out << path << ": warning: " << w << '\n';
+  for (const std::string& w : SecretFileWarnings(loaded.config, path)) out << path << ": warning: " << w << '\n';
   return 0;
 }
 

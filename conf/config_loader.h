@@ -51,8 +51,15 @@ LoadedConfig LoadConfigFile(const std::string& path, ConfigSource source = Confi
 // default REJECT), as `bagd --check` prints them. `config` has its defaults applied.
 std::vector<std::string> Rfc8212Warnings(const bagd::config::v1::Config& config);
 
+// TCP-MD5 keys that any local user can read: `path` (the configuration file) when a
+// neighbor's `password` is in it and its mode has the others' read bit, and each
+// `password_file` with that bit. Only regular files are looked at (not `--check` of a pipe).
+std::vector<std::string> SecretFileWarnings(const bagd::config::v1::Config& config, const std::string& path);
+
 // `bagd --config FILE --check` (any readable source: kAnyReadable): prints every error as "file:line:col: message", one per
-// line, and returns 1; or prints "FILE: configuration OK (N neighbors)" and returns 0.
+// line, and returns 1; or prints "FILE: configuration OK (N neighbors)" and returns 0, after it
+// "FILE: warning: ..." lines: Rfc8212Warnings, then SecretFileWarnings (never an error: a
+// world-readable file still loads).
 int CheckConfig(const std::string& path, std::ostream& out);
 
 }  // namespace bagd::conf

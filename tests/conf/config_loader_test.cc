@@ -239,3 +239,49 @@ TEST_CASE("CheckConfig: the OK line counts neighbors", "[conf][check]") {
   CHECK(CheckConfig(none, out_none) == 0);
   CHECK(out_none.str() == none + ": configuration OK (0 neighbors)\n");
 }
+
+TEST_CASE("CheckConfig warns when TCP-MD5 keys are readable by every local user", "[conf][check][md5]") {
+  TempDir dir;
+  // iBGP neighbors (AS 65001 = the router's): no RFC 8212 warnings in the way.
+  const std::string file =
+      dir.Write("b.textproto", WithRouter("neighbors { address: \"192.0.2.2\" remote_as: 65001 password: \"s3cret\" }\n"
+                                          "neighbors { address: \"192.0.2.3\" remote_as: 65001 password: \"other\" }\n"));
+  auto check = [](const std::string& path) {
+    std::ostringstream out;
+    CHECK(CheckConfig(path, out) == 0);  // a warning, never an error: the file still loads
+    return out.str();
+  };
+  const std::string ok_line = file + ": configuration OK (2 neighbors)\n";
+
+  SECTION("a world-readable file with password lines") {
+    REQUIRE(chmod(file.c_str(), 0644) == 0);
+    CHECK(check(file) == ok_line + file +
+                             ": warning: the file holds the TCP-MD5 password of neighbors 192.0.2.2, 192.0.2.3 and every "
+                             "local user may read it (mode 0644): chmod o-r " +
+                             file + " (the Debian package installs it 0640 root:bagd), or move the keys to password_file\n");
+  }
+  SECTION("0640 (the package's mode) and 0600: no warning") {
+    REQUIRE(chmod(file.c_str(), 0640) == 0);
+    CHECK(check(file) == ok_line);
+    REQUIRE(chmod(file.c_str(), 0600) == 0);
+    CHECK(check(file) == ok_line);
+  }
+  SECTION("a world-readable file without passwords: nothing to warn about") {
+    const std::string plain = dir.Write("p.textproto", WithRouter("neighbors { address: \"192.0.2.2\" remote_as: 65001 }\n"));
+    REQUIRE(chmod(plain.c_str(), 0644) == 0);
+    CHECK(check(plain) == plain + ": configuration OK (1 neighbor)\n");
+  }
+  SECTION("a world-readable password_file, named once however many neighbors use it") {
+    const std::string key = dir.Write("md5.key", "s3cret\n");
+    const std::string uses_file = dir.Write(
+        "f.textproto", WithRouter("neighbors { address: \"192.0.2.2\" remote_as: 65001 password_file: \"md5.key\" }\n"
+                                  "neighbors { address: \"192.0.2.3\" remote_as: 65001 password_file: \"md5.key\" }\n"));
+    REQUIRE(chmod(uses_file.c_str(), 0644) == 0);  // holds no key itself: fine
+    REQUIRE(chmod(key.c_str(), 0604) == 0);
+    CHECK(check(uses_file) == uses_file + ": configuration OK (2 neighbors)\n" + uses_file + ": warning: password_file " +
+                                  key + " holds a TCP-MD5 password and every local user may read it (mode 0604): chmod o-r " +
+                                  key + "\n");
+    REQUIRE(chmod(key.c_str(), 0600) == 0);
+    CHECK(check(uses_file) == uses_file + ": configuration OK (2 neighbors)\n");
+  }
+}
