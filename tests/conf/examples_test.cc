@@ -1,4 +1,6 @@
 // conf/examples/: every example loads cleanly, and the JSON example is the text one.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <sstream>
 
@@ -112,10 +114,24 @@ TEST_CASE("CheckConfig on the examples: OK line and exit code 0", "[conf][exampl
   const std::string file = SourcePath("conf/examples/bag-router.textproto");
   std::ostringstream out;
   CHECK(CheckConfig(file, out) == 0);
-  CHECK(out.str() == file + ": configuration OK (8 neighbors)\n");
+  // bag-router has `password` lines: --check warns about them while the checkout leaves the
+  // file readable by everyone (umask 022), and about nothing else.
+  std::string expected = file + ": configuration OK (8 neighbors)\n";
+  const std::vector<std::string> keys = SecretFileWarnings(LoadConfigFile(file).config, file);
+  struct stat st;
+  REQUIRE(stat(file.c_str(), &st) == 0);
+  CHECK(keys.size() == ((st.st_mode & S_IROTH) != 0 ? 1u : 0u));
+  for (const std::string& w : keys) expected += file + ": warning: " + w + "\n";
+  CHECK(out.str() == expected);
 
   const std::string minimal = SourcePath("conf/examples/minimal.textproto");
   std::ostringstream one;
   CHECK(CheckConfig(minimal, one) == 0);
   CHECK(one.str() == minimal + ": configuration OK (1 neighbor)\n");
+
+  // What the Debian package installs as /etc/bagd/bagd.conf: no neighbors.
+  const std::string shipped = SourcePath("conf/debian/bagd.conf");
+  std::ostringstream none;
+  CHECK(CheckConfig(shipped, none) == 0);
+  CHECK(none.str() == shipped + ": configuration OK (0 neighbors)\n");
 }
