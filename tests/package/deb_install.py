@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The Debian package, as Debian and an operator would take it (root; ~3-4 min):
 
-1. `cpack -G DEB` from the build tree twice: the package (version V) and an older build of
-   it (V~pkgtest1, `cpack -R`), for the upgrade.
+1. `cpack -G DEB` from the build tree three times: the package (version V) and two older
+   builds of it (V~pkgtest1, V~pkgtest2, `cpack -R`), for the upgrades.
 2. The package itself: control fields (a real Maintainer, Depends from dpkg-shlibdeps plus
    adduser), contents (gzipped man pages, DEP-5 copyright, changelog.gz, bagd.conf 0640),
    conffiles; `lintian` reports no error and no warning.
@@ -13,9 +13,11 @@
 4. The root booted as a container (systemd-nspawn) inside a network namespace, next to FRR in
    another (tests/interop/netlab.py): systemd starts the enabled bagd at boot,
    `systemd-analyze verify` accepts the unit, `systemctl reload` works, bagd and FRR exchange
-   routes with graceful restart. Then `dpkg -i` of the new version over the running bagd: the
-   postinst restarts it (a new process), and FRR never loses bagd's route (it holds it as
-   stale across the planned stop, RFC 8538) while polling it every 0.1 s.
+   routes with graceful restart. An upgrade to V~pkgtest2 with a configuration the new bagd
+   rejects leaves the running bagd alone (same process, the errors printed). Then, the file
+   fixed, `dpkg -i` of V over the running bagd: the postinst restarts it (a new process), and
+   FRR never loses bagd's route (it holds it as stale across the planned stop, RFC 8538) while
+   polling it every 0.1 s.
 5. `dpkg -P bagd` there: bagd stopped, and nothing left: no files, no enable symlink, no mask,
    no deb-systemd-helper state (the bagd group stays, as Debian leaves system groups).
 
@@ -125,21 +127,30 @@ class Container:
         def leader():
             if self.proc.poll() is not None:
                 raise AssertionError(f"systemd-nspawn exited: {self.log()}")
-            kids = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True).stdout.split()
-            return int(kids[0]) if kids else None
+            # nspawn's child that runs systemd (not a short-lived helper it forks meanwhile).
+            for kid in subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True).stdout.split():
+                try:
+                    with open(f"/proc/{kid}/comm") as f:
+                        if f.read().strip() == "systemd":
+                            return int(kid)
+                except FileNotFoundError:
+                    pass
+            return None
 
         self.leader = wait_until(leader, 20, "the container's init")
         def up():
-            state = self.sh("systemctl", "is-system-running", check=False, quiet=True).stdout.strip()
-            return state if state in ("running", "degraded") else None
+            r = self.sh("systemctl", "is-system-running", check=False, quiet=True)
+            state = r.stdout.strip()
+            if state in ("running", "degraded"):
+                return state
+            raise RuntimeError(state or r.stderr.strip())  # wait_until shows the last one
 
-        if up() is None:
-            try:
-                wait_until(up, 90, "systemd up in the container", interval=0.5)
-            except AssertionError:
-                print(self.sh("systemctl", "list-jobs", "--no-pager", check=False).stdout)
-                raise
-        if up() == "degraded":
+        try:
+            state = wait_until(up, 90, "systemd up in the container", interval=0.5)
+        except AssertionError:
+            print(self.sh("systemctl", "list-jobs", "--no-pager", check=False).stdout)
+            raise
+        if state == "degraded":
             print(self.sh("systemctl", "--failed", "--no-pager", check=False).stdout)
 
     def log(self):
@@ -218,14 +229,16 @@ def main():
         deb = build_deb(os.path.join(work, "new"))
         version = run(["dpkg-deb", "--field", deb, "Version"]).stdout.strip()
         old_deb = build_deb(os.path.join(work, "old"), f"{version}~pkgtest1")
-        assert run(["dpkg", "--compare-versions", f"{version}~pkgtest1", "lt", version]).returncode == 0
+        mid_deb = build_deb(os.path.join(work, "mid"), f"{version}~pkgtest2")
+        run(["dpkg", "--compare-versions", f"{version}~pkgtest1", "lt", f"{version}~pkgtest2"])
+        run(["dpkg", "--compare-versions", f"{version}~pkgtest2", "lt", version])
         check_package(deb, work)
 
         # -- a clean root with the old build installed --------------------------------------
         root = os.path.join(work, "root")
         mirrors = host_sources() or ["http://deb.debian.org/debian"]
         run(["mmdebstrap", "--variant=apt", "--mode=root", "--quiet", "--include=systemd,dbus,man-db", "bookworm", root,
-             *mirrors, f"--customize-hook=copy-in {old_deb} {deb} /root",
+             *mirrors, f"--customize-hook=copy-in {old_deb} {mid_deb} {deb} /root",
              f"--customize-hook=chroot \"$1\" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "
              f"/root/{os.path.basename(old_deb)}"])
 
@@ -289,6 +302,19 @@ networks {{ prefix: "{BAGD_NET}" }}
         assert peer.get("gracefulRestartInfo", {}).get("remoteGrMode") == "Restart", peer.get("gracefulRestartInfo")
         drops_before = peer.get("connectionsDropped", 0)
 
+        # -- an upgrade the new version's --check refuses: bagd keeps running ------------------
+        config = open(os.path.join(root, "etc/bagd/bagd.conf")).read()
+        write_config(root, config + "neighbors { address: \"not-an-address\" }\n")
+        refused = c.sh("dpkg", "-i", f"/root/{os.path.basename(mid_deb)}", check=False)
+        print(refused.stdout, refused.stderr)
+        assert refused.returncode == 0, f"dpkg -i: {refused.stderr}"
+        assert "rejects /etc/bagd/bagd.conf, so the running bagd was not restarted" in refused.stderr, refused.stderr
+        assert "bagd.conf:5:" in refused.stderr, "the postinst does not show the error's file:line"
+        assert c.sh("systemctl", "show", "-p", "MainPID", "--value", "bagd").stdout.strip() == pid_before, \
+            "bagd was restarted with a configuration its new version rejects"
+        assert c.sh("dpkg-query", "-W", "-f=${Version}", "bagd").stdout == f"{version}~pkgtest2"
+        write_config(root, config)
+
         # -- the upgrade, watched from FRR ----------------------------------------------------
         seen = {"polls": 0, "missing": [], "stale": 0}
         done = threading.Event()
@@ -331,6 +357,9 @@ networks {{ prefix: "{BAGD_NET}" }}
         journal = c.sh("journalctl", "-u", "bagd", "--no-pager").stdout
         assert "Cease / Administrative Shutdown (6/2)" in journal, journal[-3000:]
         assert any(r.get("dst") == FRR_NET for r in kernel_of(b)[1]), f"{FRR_NET} left bagd's kernel"
+        conf = os.stat(os.path.join(root, "etc/bagd/bagd.conf"))  # the admin's file: kept, mode too
+        assert (stat.S_IMODE(conf.st_mode), file_group(root, conf.st_gid)) == (0o640, "bagd"), oct(conf.st_mode)
+        assert open(os.path.join(root, "etc/bagd/bagd.conf")).read() == config
 
         # -- purge ----------------------------------------------------------------------------
         # An admin's own `systemctl enable` (docs/operations.md), after a disable: the link is
@@ -354,8 +383,8 @@ networks {{ prefix: "{BAGD_NET}" }}
         assert not left, f"dpkg -P left {left}"
         gone = c.sh("dpkg-query", "-W", "bagd", check=False)
         assert gone.returncode != 0, f"dpkg still knows bagd: {gone.stdout}"
-        print(f"PASS: lintian clean; {version}~pkgtest1 installed in a clean bookworm root, booted, "
-              f"upgraded to {version} with FRR keeping {BAGD_NET} ({seen['polls']} polls), purged clean")
+        print(f"PASS: lintian clean; {version}~pkgtest1 installed in a clean bookworm root, booted, a refused "
+              f"upgrade kept bagd running, upgraded to {version} with FRR keeping {BAGD_NET} ({seen['polls']} polls), purged clean")
         return 0
     except subprocess.CalledProcessError as e:
         print(f"FAIL: {e.cmd} exited {e.returncode}\nstdout: {e.stdout}\nstderr: {e.stderr}")
