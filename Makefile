@@ -7,7 +7,8 @@
 #   make bench-deps what the side-by-side benchmarks need besides (BIRD 2)
 #   make fuzz      libFuzzer targets with clang; FUZZ_SECONDS per target (default 60)
 #   make demo      bagd with FRR and GoBGP peers in network namespaces (root)
-#   make demo-sonic the same peers, bagd writing SONiC APPL_DB in a private redis-server (root)
+#   make demo-sonic the same peers, bagd writing SONiC APPL_DB in a private redis-server (root);
+#                  ZMQ=1: over SONiC's ZMQ route path (docs/sonic.md)
 #   make fabric    a BAG domain of 16 bagd routers in namespaces: proportionality and ripple experiments (root, < 10 min)
 
 JOBS        ?= 2
@@ -101,7 +102,7 @@ deb: deps
 
 demo-sonic: deps
 	$(MAKE) build
-	python3 tools/demo/demo_sonic.py
+	python3 tools/demo/demo_sonic.py $(if $(ZMQ),--zmq)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(BENCH_BUILD) $(FUZZ_BUILD) $(DEB_BUILD)

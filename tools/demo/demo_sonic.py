@@ -15,6 +15,13 @@ each claim:
 3. redis-server is killed and comes back empty: bagd reconnects and writes it all again;
 4. Prometheus' bagd_appldb_* lines, then everything is torn down.
 
+With --zmq (`make demo-sonic ZMQ=1`) the switch runs SONiC's ZMQ route path: CONFIG_DB
+SYSTEM_DEFAULTS|swss_zmq is enabled, the consumer binds orchagent's ZMQ socket
+(`fake_orchagent --zmq`), and bagd sends ROUTE_TABLE there (groups still through Redis, the
+routes also persisted in APPL_DB); bagctl and the metrics say which path is in use, and in
+step 3 the consumer comes back empty and bagd sends everything again (docs/sonic.md, "Two
+route paths").
+
 Needs root and the binaries in build/. Takes about 20 seconds.
 """
 import os
@@ -41,6 +48,7 @@ def check(cond, claim):
 
 
 def main():
+    zmq = "--zmq" in sys.argv[1:]
     if os.geteuid() != 0:
         print("make demo-sonic needs root (network namespaces)")
         return 1
@@ -57,8 +65,11 @@ def main():
                        "redis-server")
             return p
 
+        zmq_endpoint = f"tcp://127.0.0.1:{free_port()}" if zmq else ""
+
         def start_orchagent():
-            return lab.spawn("orchagent", b, [FAKE_ORCHAGENT, "--socket", sock, "--respond"], "orchagent.log")
+            extra = ["--zmq", zmq_endpoint] if zmq else []
+            return lab.spawn("orchagent", b, [FAKE_ORCHAGENT, "--socket", sock, "--respond", *extra], "orchagent.log")
 
         def redis_cli(*args):
             return run(["redis-cli", "-s", sock, *args]).stdout
@@ -76,6 +87,9 @@ def main():
             return dict(zip(grp["nexthop"].split(","), (int(w) for w in grp["weight"].split(","))))
 
         redis = start_redis()
+        if zmq:
+            # What a switch with `swss_zmq` enabled has in CONFIG_DB: orchagent reads routes only from ZMQ.
+            redis_cli("-n", "4", "hset", "SYSTEM_DEFAULTS|swss_zmq", "status", "enabled")
         orch = start_orchagent()
         port = free_port()
         config = f"""
@@ -83,7 +97,8 @@ router {{ asn: 65000 router_id: "10.255.0.1" ebgp_requires_policy: false }}
 neighbors {{ address: "{f4}" remote_as: 65001 timers {{ connect_retry: 1 }} }}
 neighbors {{ address: "{g4}" remote_as: 65002 timers {{ connect_retry: 1 }} }}
 multipath {{ maximum_paths_ebgp: 4 as_path_relax: true }}
-fib {{ backend: BACKEND_SONIC_APPLDB appldb_socket: "{sock}" confirm: CONFIRM_RESPONSE_CHANNEL confirm_timeout: 2 }}
+fib {{ backend: BACKEND_SONIC_APPLDB appldb_socket: "{sock}" confirm: CONFIRM_RESPONSE_CHANNEL confirm_timeout: 2
+       {f'appldb_zmq_endpoint: "{zmq_endpoint}"' if zmq else ""} }}
 """
         bagd = lab.start_bagd(b, config, extra=("--metrics-listen", str(port)))
         def frr_source(mbps):
@@ -111,6 +126,21 @@ fib {{ backend: BACKEND_SONIC_APPLDB appldb_socket: "{sock}" confirm: CONFIRM_RE
         out = bagd.ctl("show", "nexthop-groups", PREFIX).stdout
         print("$ bagctl show nexthop-groups " + PREFIX + "\n" + out)
         check(f"appldb {group_key}" in out, "bagctl shows the APPL_DB key and orchagent's confirmation")
+        if zmq:
+            check(f"routes over zmq {zmq_endpoint}" in out and "swss_zmq status=enabled" in out,
+                  "bagctl says the routes go over ZMQ, and why")
+
+            def zmq_route():
+                # What the consumer running now holds (the log is appended to across restarts).
+                log = lab.log("orchagent.log").split("zmq bound")[-1]
+                lines = [l for l in log.splitlines() if l.startswith(f"zmq-route {PREFIX} ")]
+                return lines[-1].split()[-1] if lines else None
+            wait_until(lambda: zmq_route() == route["nexthop_group"], 10, "the route over ZMQ")
+            check(redis_cli("scard", "ROUTE_TABLE_KEY_SET").strip() == "0",
+                  f"the consumer took {PREFIX} -> {route['nexthop_group']} from its ZMQ socket; nothing staged in "
+                  "Redis, the route persisted in APPL_DB's main hash")
+        else:
+            check("routes over redis" in out, "bagctl says the routes go through Redis")
 
         def metric(name):
             text = run(["ip", "netns", "exec", b, "curl", "-s", f"http://127.0.0.1:{port}/metrics"]).stdout
@@ -140,12 +170,20 @@ fib {{ backend: BACKEND_SONIC_APPLDB appldb_socket: "{sock}" confirm: CONFIRM_RE
         t0 = time.monotonic()
         wait_until(lambda: weights() == {f4: 1, g4: 6}, 30, "APPL_DB rewritten")
         check(True, f"bagd reconnected and wrote its state again ({time.monotonic() - t0:.1f} s)")
+        if zmq:
+            say("3b. orchagent alone restarts (its ZMQ socket goes away and comes back empty)")
+            lab.stop(orch)
+            orch = start_orchagent()
+            wait_until(lambda: metric('bagd_appldb_zmq_events_total{event="resend"}') >= 1, 20,
+                       "bagd saw the reconnect and sent everything again")
+            wait_until(lambda: zmq_route() == hgetall(f"ROUTE_TABLE:{PREFIX}")["nexthop_group"], 10, "route resent")
+            check(True, "the new consumer holds the route again (bagd_appldb_zmq_events_total{event=\"resend\"})")
 
         say("4. Prometheus")
         time.sleep(1.2)
         text = run(["ip", "netns", "exec", b, "curl", "-s", f"http://127.0.0.1:{port}/metrics"]).stdout
         for line in text.splitlines():
-            if line.startswith("bagd_appldb_"):
+            if line.startswith("bagd_appldb_") and not line.startswith("bagd_appldb_zmq_bytes"):
                 print("  " + line)
         check("violation:" not in lab.log("orchagent.log"), "the consumer saw no ordering violation")
     print("\ndemo-sonic: every claim held; namespaces, daemons and redis-server removed")
