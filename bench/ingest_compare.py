@@ -61,11 +61,13 @@ WORKLOADS = {
                 what="W2, every daemon exporting to the other peers"),
     # A BAG router's shape (issue 42): each fabric's prefixes heard from every spine of every
     # plane, many paths per prefix, 8-way multipath, link bandwidth differing per peer.
-    "W3": dict(peers=32, prefixes=31_250, mode="packed", multipath=8,
+    # Hold time 9 s (keepalive 3 s, FRR's datacenter profile): the run checks that no
+    # keepalive is late by more than 1 s (max_rx_gap_s - keepalive) and no session drops.
+    "W3": dict(peers=32, prefixes=31_250, mode="packed", multipath=8, hold=9,
                what="32 peers x same 31,250 /24 (1M paths), 8-way multipath"),
-    "W4": dict(peers=128, prefixes=7_813, mode="packed", multipath=8,
+    "W4": dict(peers=128, prefixes=7_813, mode="packed", multipath=8, hold=9,
                what="128 peers x same 7,813 /24 (1M paths), 8-way multipath"),
-    "W3x": dict(peers=32, prefixes=31_250, mode="packed", multipath=8, export=True,
+    "W3x": dict(peers=32, prefixes=31_250, mode="packed", multipath=8, export=True, hold=9,
                 what="W3, every daemon exporting to the other peers"),
 }
 FRR_BGPD = "/usr/lib/frr/bgpd"
@@ -431,7 +433,32 @@ DAEMONS = {"bagd": Bagd, "bird": Bird, "frr": Frr, "gobgp": Gobgp}
 # netlink backend, BIRD's kernel protocol); the run also measures until the kernel holds every
 # prefix and, after the session loss, until it holds none of them.
 KERNEL = False
+SPINE_LOST = False
 KERNEL_DAEMONS = ("bagd", "bird")
+
+# --spine-lost (with --kernel): after the full table is in the kernel, the first peer (the
+# lowest router id: in every prefix's multipath set) goes away, as a spine lost would. Run in
+# the daemon's namespace, SPINE_WATCH prints the time at which no kernel route or next-hop
+# group reaches the lost peer's address any more: from `ip nexthop` (bagd's groups) every 2 ms
+# while a group has it, then `ip route` (BIRD's multipath routes, and a check of bagd's).
+SPINE_WATCH = r"""
+import json, subprocess, sys, time
+gw = sys.argv[1]
+def groups_with_gw():
+    nh = json.loads(subprocess.run(["ip", "-j", "nexthop", "show"], capture_output=True, text=True).stdout or "[]")
+    ids = {n["id"] for n in nh if n.get("gateway") == gw}
+    return sum(1 for n in nh if any(g["id"] in ids for g in n.get("group", [])))
+def routes_with_gw():
+    out = subprocess.run(["ip", "-4", "route", "show"], capture_output=True, text=True).stdout
+    return out.count("via %s " % gw)
+print("start %.6f" % time.monotonic(), flush=True)
+while groups_with_gw() > 0:
+    time.sleep(0.002)
+t_groups = time.monotonic()
+while routes_with_gw() > 0:
+    time.sleep(0.002)
+print("done %.6f %.6f" % (t_groups, time.monotonic()), flush=True)
+"""
 
 # Run inside the daemon's namespace (/proc/self/net is the reader's namespace): prints
 # "MONOTONIC PREFIXES" of the IPv4 main table whenever the count changes, until killed.
@@ -538,6 +565,8 @@ def measure(daemon_name, wl_name, args, run_no):
                 args.blaster, "--local", b4, "--peer", a4, "--asn", str(DAEMON_AS + 1 + i),
                 "--router-id", f"10.255.1.{i + 1}", "--prefixes", str(prefixes), "--offset", "0",
                 "--per-message", wl["mode"], "--next-hop", b4, "--wait-signal"]
+            if wl.get("hold"):
+                cmd += ["--hold", str(wl["hold"])]
             if args.lb:  # as BAG peers send it: each peer its own capacity
                 cmd += ["--link-bandwidth", str(LB_GBPS[i % len(LB_GBPS)])]
             blasters.append(lab.spawn(f"blaster{i}", bns, cmd, f"blaster{i}.log"))
@@ -614,6 +643,7 @@ def measure(daemon_name, wl_name, args, run_no):
                 kernel_s = kernel_full() - t0
             except (TimeoutError, AssertionError, RuntimeError):
                 kernel_s = None
+        spine = spine_lost(lab, d, dns, links, blasters, prefixes, args) if KERNEL and SPINE_LOST and peers > 1 else {}
         hwm = status_kib(d.pid, "VmHWM")
         rss_end = status_kib(d.pid, "VmRSS")
         final_counts = d.counts()
@@ -621,10 +651,15 @@ def measure(daemon_name, wl_name, args, run_no):
         # session-loss flush: until the daemon's counters show no path left (an upper bound:
         # it includes stopping the blasters one after the other and the poll), and the peak
         # RSS it reached on the way (a full table's withdrawal at once).
+        dropped = sum(1 for b in blasters if b.poll() is not None)  # a blaster exits when its session goes
         t_stop = time.monotonic()
         for b in blasters:
             lab.stop(b, signal.SIGTERM, timeout=5)
-        exported = sum(blaster_events(lab, i).get("exit", {}).get("prefixes_received", 0) for i in range(peers))
+        exits = [blaster_events(lab, i).get("exit", {}) for i in range(peers)]
+        exported = sum(e.get("prefixes_received", 0) for e in exits)
+        # The longest silence any peer saw from the daemon, against the keepalive interval.
+        gaps = [e["max_rx_gap_s"] - e["keepalive_s"] for e in exits if "max_rx_gap_s" in e and e.get("keepalive_s")]
+        keepalive_late_s = max(0.0, max(gaps)) if gaps else None
         flush_s = None
         flush_deadline = time.monotonic() + 120
         while time.monotonic() < flush_deadline and d.alive():
@@ -654,12 +689,51 @@ def measure(daemon_name, wl_name, args, run_no):
                    write_s=max(lasts) - t0 if lasts else None, polls=polls, final_counts=final_counts,
                    prefixes_advertised_to_blasters=exported, flush_s=flush_s, hwm_after_flush_kib=hwm_flush,
                    kernel_s=kernel_s, kernel_flush_s=kernel_flush_s,
+                   keepalive_late_s=keepalive_late_s, sessions_dropped=dropped, **spine,
                    load1=load0, busy_before_s_per_s=quiet_busy,
                    # CPU 1 busy time not spent in the daemon (other tenants, softirq): contention.
                    cpu1_other_s=(busy_done - busy0) - (cpu_done - cpu0) if args.pin else None)
         if args.verbose:
             print(json.dumps(res), flush=True)
         return res
+
+
+def fib_operations(dns, d):
+    """bagd's bagd_fib_operations_total by kind, scraped inside the daemon's namespace."""
+    if not isinstance(d, Bagd):
+        return {}
+    code = ("import socket,sys; s=socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5); "
+            "s.sendall(b'GET /metrics HTTP/1.0\\r\\n\\r\\n'); b=b''\n"
+            "while True:\n c=s.recv(65536)\n if not c: break\n b+=c\nprint(b.decode())")
+    out = run(["ip", "netns", "exec", dns, sys.executable, "-c", code, d.metrics[0], str(d.metrics[1])]).stdout
+    ops = {}
+    for m in re.finditer(r'^bagd_fib_operations_total\{([^}]*)\} (\S+)', out, re.M):
+        ops[m.group(1)] = float(m.group(2))
+    return ops
+
+
+def spine_lost(lab, d, dns, links, blasters, prefixes, args):
+    """The first peer goes (SIGTERM: Cease); kernel operations and time until no route or
+    group reaches it."""
+    ops0 = fib_operations(dns, d)
+    gw = links[0][1]
+    watch = lab.spawn("spinewatch", dns, [sys.executable, "-u", "-c", SPINE_WATCH, gw], "spine.log")
+    wait_until(lambda: "start" in lab.log("spine.log") or watch.poll() is not None, 10, "the spine watcher")
+    t_cut = time.monotonic()
+    lab.stop(blasters[0], signal.SIGTERM, timeout=5)
+    wait_until(lambda: "done" in lab.log("spine.log") or watch.poll() is not None, args.timeout, "the lost spine gone from the kernel", interval=0.02)
+    parts = [l.split() for l in lab.log("spine.log").splitlines() if l.startswith("done")]
+    res = {}
+    if parts:
+        res["spine_groups_s"] = float(parts[0][1]) - t_cut
+        res["spine_kernel_s"] = float(parts[0][2]) - t_cut
+    wait_idle(d.pid)
+    ops1 = fib_operations(dns, d)
+    res["spine_fib_ops"] = {k: ops1.get(k, 0) - ops0.get(k, 0) for k in ops1 if ops1.get(k, 0) != ops0.get(k, 0)}
+    print(f"  spine lost ({prefixes} prefixes): groups clear after {res.get('spine_groups_s', -1) * 1e3:.1f} ms, every "
+          f"route after {res.get('spine_kernel_s', -1) * 1e3:.1f} ms (upper bound: includes the blaster's stop and the "
+          f"watcher's poll); FIB operations {res['spine_fib_ops']}", flush=True)
+    return res
 
 
 # --- report -----------------------------------------------------------------------------
@@ -669,14 +743,19 @@ def median_row(rows):
     m = {k: statistics.median([r[k] for r in rows if r.get(k) is not None]) for k in keys
          if any(r.get(k) is not None for r in rows)}
     m["runs"] = len(rows)
+    # Timers: the worst over the runs, not the median.
+    late = [r["keepalive_late_s"] for r in rows if r.get("keepalive_late_s") is not None]
+    m["keepalive_late_max_s"] = max(late) if late else None
+    m["sessions_dropped"] = sum(r.get("sessions_dropped", 0) for r in rows)
     m["seconds_range"] = (min(r["seconds"] for r in rows), max(r["seconds"] for r in rows))
     return m
 
 
 def table(results, daemons, workloads):
     lines = ["| daemon | workload | seconds (min-max) | paths/s | CPU s (settled) | peak RSS MiB | bytes/path | "
-             "flush s | peak after flush MiB | " + ("kernel full s | kernel flush s | " if KERNEL else "") + "runs |",
-             "|---|---|---|---|---|---|---|---|---|" + ("---|---|" if KERNEL else "") + "---|"]
+             "flush s | peak after flush MiB | " + ("kernel full s | kernel flush s | " if KERNEL else "")
+             + "keepalive late s (max) | sessions dropped | runs |",
+             "|---|---|---|---|---|---|---|---|---|" + ("---|---|" if KERNEL else "") + "---|---|---|"]
     for dn in daemons:
         for wn in workloads:
             r = results.get((dn, wn))
@@ -693,7 +772,8 @@ def table(results, daemons, workloads):
                          f"{'%.0f' % (r['hwm_after_flush_kib'] / 1024) if r.get('hwm_after_flush_kib') else '-'} | "
                          + ("".join(f"{'%.2f' % r[k] if r.get(k) is not None else '-'} | "
                                     for k in ("kernel_s", "kernel_flush_s")) if KERNEL else "")
-                         + f"{r['runs']} |")
+                         + (f"{r['keepalive_late_max_s']:.2f} | " if r.get("keepalive_late_max_s") is not None else "- | ")
+                         + f"{r['sessions_dropped']} | {r['runs']} |")
     return "\n".join(lines)
 
 
@@ -718,6 +798,9 @@ def main():
     ap.add_argument("--kernel", action="store_true",
                     help="bagd and BIRD install into the kernel FIB (time until the kernel holds every prefix, "
                          "and until the session loss has removed them)")
+    ap.add_argument("--spine-lost", action="store_true",
+                    help="with --kernel: after the full table, the first peer goes; kernel operations and time "
+                         "until no route or group reaches it")
     ap.add_argument("--bagd-also", action="append", default=[], metavar="LABEL=PATH",
                     help="another bagd binary, measured in the same run as daemon bagd:LABEL (add it to --daemons)")
     ap.add_argument("--interleave", action="store_true",
@@ -729,9 +812,10 @@ def main():
         if not label or not path:
             sys.exit(f"--bagd-also {spec}: LABEL=PATH")
         BAGD_ALSO[label] = os.path.abspath(path)
-    global POLICY, KERNEL
+    global POLICY, KERNEL, SPINE_LOST
     POLICY = args.policy
     KERNEL = args.kernel
+    SPINE_LOST = args.spine_lost
     if os.geteuid() != 0:
         sys.exit("run as root (network namespaces)")
     if not os.access(args.blaster, os.X_OK):
@@ -793,6 +877,8 @@ def main():
                       f"CPU1 other {row['cpu1_other_s'] or 0:.2f} s; advertised to the blasters "
                       f"{row['prefixes_advertised_to_blasters']}; flush {row['flush_s'] or 0:.2f} s, HWM after "
                       f"{(row['hwm_after_flush_kib'] or 0) / 1024:.0f} MiB"
+                      + (f"; keepalive late {row['keepalive_late_s']:.2f} s" if row.get("keepalive_late_s") is not None else "")
+                      + f", {row['sessions_dropped']} sessions dropped"
                       + (f"; kernel full after {row['kernel_s'] or -1:.3f} s, kernel empty {row['kernel_flush_s'] or -1:.3f} s "
                          "after the stop" if KERNEL else ""), flush=True)
             except (RuntimeError, TimeoutError, AssertionError, subprocess.CalledProcessError) as e:

@@ -545,6 +545,7 @@ class Session {
     bool stopping = false;
     for (;;) {
       if (g_stop && !stopping) {
+        if (last_rx_ > 0) max_rx_gap_ = std::max(max_rx_gap_, Mono() - last_rx_);
         stopping = true;
         auto n = bagd::wire::EncodeMessage(
             bagd::wire::NotificationMessage::Shutdown(2, "update_blaster stopping"), bagd::wire::CodecContext{});
@@ -579,7 +580,12 @@ class Session {
           if (stopping) break;
           Die("peer closed the connection");
         }
+        const double rx = Mono();
         while (auto m = Next()) {
+          // The peer's hold timer restarts with every message (RFC 4271 §6.5): the longest
+          // silence is what a keepalive late because the daemon was busy looks like.
+          if (last_rx_ > 0 && !stopping) max_rx_gap_ = std::max(max_rx_gap_, rx - last_rx_);
+          last_rx_ = rx;
           const uint8_t type = (*m)[18];
           if (type == 2) {
             HandleUpdate(*m);
@@ -644,8 +650,9 @@ class Session {
         next_keepalive = Mono() + keepalive;
       }
     }
-    std::printf("{\"event\":\"exit\",\"t\":%.6f,\"updates_received\":%llu,\"prefixes_received\":%zu}\n", Mono(),
-                static_cast<unsigned long long>(updates_received_), received_.size());
+    std::printf("{\"event\":\"exit\",\"t\":%.6f,\"updates_received\":%llu,\"prefixes_received\":%zu,"
+                "\"max_rx_gap_s\":%.3f,\"keepalive_s\":%.0f}\n", Mono(),
+                static_cast<unsigned long long>(updates_received_), received_.size(), max_rx_gap_, keepalive);
     std::fflush(stdout);
     close(fd_);
     return 0;
@@ -657,6 +664,8 @@ class Session {
   Bytes rbuf_;
   size_t rlen_ = 0, rpos_ = 0;
   uint64_t updates_received_ = 0;
+  double last_rx_ = 0;      // when the last message from the peer was read
+  double max_rx_gap_ = 0;   // the longest time between two of them (after Established)
   absl::flat_hash_set<uint64_t> received_;
 };
 

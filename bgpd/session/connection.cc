@@ -10,7 +10,13 @@
 namespace bagd::session {
 
 namespace {
-constexpr size_t kReadChunk = 64 * 1024;
+// One read completion's work is bounded by this: the event loop's timers (KEEPALIVEs, hold
+// timers) run only between the completions queued in one turn, and while a full table comes
+// in every session has one queued, so a turn is up to sessions x this. At 64 KiB and 128
+// peers that turn was the whole 1M-path ingest, and KEEPALIVEs were late by as long
+// (docs/benchmarks.md, W4); at 16 KiB it is a quarter of that, and the extra reads cost
+// nothing measurable (a system call per 16 KiB).
+constexpr size_t kReadChunk = 16 * 1024;
 }
 
 Connection::Connection(boost::asio::ip::tcp::socket socket, Handler handler)
