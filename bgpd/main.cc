@@ -192,6 +192,10 @@ absl::StatusOr<std::unique_ptr<bagd::fib::FibBackend>> MakeFibBackend(const bagd
       o.confirm_timeout = std::chrono::seconds(f.has_confirm_timeout() ? f.confirm_timeout()
                                                                         : bagd::conf::kDefaultAppldbConfirmTimeout);
       o.pop_batch = f.has_appldb_pop_batch() ? f.appldb_pop_batch() : bagd::conf::kDefaultAppldbPopBatch;
+      o.route_path = f.appldb_route_path() == v1::Fib::ROUTE_PATH_ZMQ     ? bagd::fib::sonic::AppldbOptions::RoutePath::kZmq
+                     : f.appldb_route_path() == v1::Fib::ROUTE_PATH_REDIS ? bagd::fib::sonic::AppldbOptions::RoutePath::kRedis
+                                                                          : bagd::fib::sonic::AppldbOptions::RoutePath::kAuto;
+      if (!f.appldb_zmq_endpoint().empty()) o.zmq_endpoint = f.appldb_zmq_endpoint();
       // ifname per next hop: the kernel's connected interfaces (SONiC's netdevs carry the port names).
       auto interfaces = bagd::fib::sonic::KernelInterfaces::Open();
       if (!interfaces.ok()) return absl::UnavailableError(absl::StrCat("fib: APPL_DB backend: ", interfaces.status().message()));
@@ -200,9 +204,9 @@ absl::StatusOr<std::unique_ptr<bagd::fib::FibBackend>> MakeFibBackend(const bagd
           o, [kernel](const bagd::net::IpAddress& gw) { return kernel->Towards(gw); }, nullptr);
       if (!b.ok()) return absl::Status(b.status().code(), absl::StrCat("fib: APPL_DB backend: ", b.status().message()));
       for (const std::string& p : (*b)->TakeProblems()) bagd::log::Warning("fib appldb: %s", p);
-      bagd::log::Info("fib: SONiC APPL_DB backend on redis %s, routes marked protocol %s, confirmation %s, "
-                      "MAX_NEXTHOP_GROUP_COUNT %s",
-                      o.address.ToString(), o.protocol,
+      bagd::log::Info("fib: SONiC APPL_DB backend on redis %s, routes over %s (%s), marked protocol %s, "
+                      "confirmation %s, MAX_NEXTHOP_GROUP_COUNT %s",
+                      o.address.ToString(), (*b)->route_path(), (*b)->route_path_reason(), o.protocol,
                       o.confirm ? absl::StrCat("by the response channel within ", o.confirm_timeout.count() / 1000, " s")
                                 : std::string("off"),
                       (*b)->max_groups() ? absl::StrCat((*b)->max_groups()) : std::string("not published"));

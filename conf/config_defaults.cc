@@ -173,6 +173,7 @@ void ApplyDefaults(v1::Config& config) {
   if (fib.confirm() == v1::Fib::CONFIRM_UNSPECIFIED) fib.set_confirm(v1::Fib::CONFIRM_NONE);
   if (!fib.has_confirm_timeout()) fib.set_confirm_timeout(kDefaultAppldbConfirmTimeout);
   if (!fib.has_appldb_pop_batch()) fib.set_appldb_pop_batch(kDefaultAppldbPopBatch);
+  if (fib.appldb_route_path() == v1::Fib::ROUTE_PATH_UNSPECIFIED) fib.set_appldb_route_path(v1::Fib::ROUTE_PATH_AUTO);
 }
 
 }  // namespace bagd::conf

@@ -885,6 +885,15 @@ class Validator {
                          "if unsure)"));
     }
     CheckEnum(path("confirm"), fib.confirm(), "fib: ", "a confirmation mode");
+    CheckEnum(path("appldb_route_path"), fib.appldb_route_path(), "fib: ", "a route path");
+    if (const std::string& z = fib.appldb_zmq_endpoint();
+        !z.empty() && !((z.starts_with("tcp://") && z.find(':', 6) != std::string::npos) ||
+                        (z.starts_with("ipc://") && z.size() > 6))) {
+      Error(path("appldb_zmq_endpoint"),
+            absl::StrCat("fib: appldb_zmq_endpoint '", z,
+                         "' is not a ZMQ endpoint orchagent binds: use tcp://HOST:PORT (SONiC: tcp://127.0.0.1:8100) "
+                         "or ipc://PATH, or leave it empty for the default"));
+    }
     const std::string& proto = fib.appldb_protocol();
     if (!proto.empty()) {
       const bool chars_ok = proto.size() <= 32 && std::all_of(proto.begin(), proto.end(), [](char c) {

@@ -28,7 +28,30 @@ struct AppldbDriver::Metrics {
                           .Register(r)),
         disconnects(prometheus::BuildCounter().Name("bagd_appldb_disconnects_total").Help("Redis connections lost").Register(r)),
         reconnects(prometheus::BuildCounter().Name("bagd_appldb_reconnects_total").Help("Redis reconnections").Register(r)),
-        connected(prometheus::BuildGauge().Name("bagd_appldb_connected").Help("1 while connected to Redis").Register(r)) {}
+        connected(prometheus::BuildGauge().Name("bagd_appldb_connected").Help("1 while connected to Redis").Register(r)),
+        route_path(prometheus::BuildGauge()
+                       .Name("bagd_appldb_route_path")
+                       .Help("1 for the way ROUTE_TABLE reaches orchagent (path=redis|zmq)")
+                       .Register(r)),
+        zmq_messages(prometheus::BuildCounter()
+                         .Name("bagd_appldb_zmq_messages_total")
+                         .Help("ROUTE_TABLE messages sent on the ZMQ route path")
+                         .Register(r)),
+        zmq_bytes(prometheus::BuildCounter().Name("bagd_appldb_zmq_bytes_total").Help("bytes of those messages").Register(r)),
+        zmq_events(prometheus::BuildCounter()
+                       .Name("bagd_appldb_zmq_events_total")
+                       .Help("ZMQ route path faults: hwm_wait (the queue was full, bagd waited), hwm_full (still full: "
+                             "kept for later), refused (send failed), disconnect (orchagent's socket went away), "
+                             "resend (everything sent again after it came back)")
+                       .Register(r)),
+        zmq_connected(prometheus::BuildGauge()
+                          .Name("bagd_appldb_zmq_connected")
+                          .Help("1 while orchagent's ZMQ socket is connected")
+                          .Register(r)),
+        persist(prometheus::BuildCounter()
+                    .Name("bagd_appldb_persist_writes_total")
+                    .Help("ZMQ path: APPL_DB main-hash writes of the sent routes (result=ok|failed)")
+                    .Register(r)) {}
   prometheus::Family<prometheus::Counter>& writes;
   prometheus::Family<prometheus::Counter>& scripts;
   prometheus::Family<prometheus::Counter>& retries;
@@ -39,6 +62,12 @@ struct AppldbDriver::Metrics {
   prometheus::Family<prometheus::Counter>& disconnects;
   prometheus::Family<prometheus::Counter>& reconnects;
   prometheus::Family<prometheus::Gauge>& connected;
+  prometheus::Family<prometheus::Gauge>& route_path;
+  prometheus::Family<prometheus::Counter>& zmq_messages;
+  prometheus::Family<prometheus::Counter>& zmq_bytes;
+  prometheus::Family<prometheus::Counter>& zmq_events;
+  prometheus::Family<prometheus::Gauge>& zmq_connected;
+  prometheus::Family<prometheus::Counter>& persist;
 };
 
 AppldbDriver::AppldbDriver(boost::asio::io_context& io, fib::sonic::AppldbBackend& backend,
@@ -111,7 +140,22 @@ void AppldbDriver::Export() {
   add(metrics_->reconnects, {}, c.reconnects, exported_.reconnects);
   metrics_->unconfirmed.Add({}).Set(static_cast<double>(backend_.unconfirmed()));
   metrics_->connected.Add({}).Set(backend_.connected() ? 1 : 0);
+  metrics_->route_path.Add({{"path", backend_.zmq() ? "zmq" : "redis"}}).Set(1);
+  add(metrics_->zmq_events, {{"event", "resend"}}, c.zmq_resends, exported_.zmq_resends);
+  add(metrics_->persist, {{"result", "ok"}}, c.persist_writes, exported_.persist_writes);
+  add(metrics_->persist, {{"result", "failed"}}, c.persist_failures, exported_.persist_failures);
   exported_ = c;
+  if (const auto* z = backend_.zmq_sender()) {
+    const auto& zc = z->counters();
+    add(metrics_->zmq_messages, {}, zc.messages, exported_zmq_.messages);
+    add(metrics_->zmq_bytes, {}, zc.bytes, exported_zmq_.bytes);
+    add(metrics_->zmq_events, {{"event", "hwm_wait"}}, zc.hwm_waits, exported_zmq_.hwm_waits);
+    add(metrics_->zmq_events, {{"event", "hwm_full"}}, zc.hwm_full, exported_zmq_.hwm_full);
+    add(metrics_->zmq_events, {{"event", "refused"}}, zc.refused, exported_zmq_.refused);
+    add(metrics_->zmq_events, {{"event", "disconnect"}}, zc.disconnects, exported_zmq_.disconnects);
+    metrics_->zmq_connected.Add({}).Set(z->peer_connected() ? 1 : 0);
+    exported_zmq_ = zc;
+  }
 }
 
 void AppldbDriver::Annotate(control::v1::NextHopGroup& g) const {
@@ -128,6 +172,7 @@ void AppldbDriver::Annotate(control::v1::NextHopGroup& g) const {
                       : v->confirmed > 0         ? "confirmed"
                                                  : "no routes";
   g.set_fib_confirmation(state);
+  g.set_fib_route_path(absl::StrCat(backend_.route_path(), " (", backend_.route_path_reason(), ")"));
 }
 
 }  // namespace bagd::daemon

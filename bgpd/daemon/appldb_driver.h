@@ -11,6 +11,12 @@
 //   bagd_appldb_bad_responses_total         counter: response messages bagd could not read
 //   bagd_appldb_disconnects_total, bagd_appldb_reconnects_total  counter
 //   bagd_appldb_connected                   gauge: 1 while connected to Redis
+//   bagd_appldb_route_path{path}            gauge: 1 for redis or zmq (docs/sonic.md, "Two route paths")
+// and on the ZMQ route path:
+//   bagd_appldb_zmq_messages_total, bagd_appldb_zmq_bytes_total   counter: messages sent
+//   bagd_appldb_zmq_events_total{event}     counter: hwm_wait, hwm_full, refused, disconnect, resend
+//   bagd_appldb_zmq_connected               gauge: 1 while orchagent's socket is connected
+//   bagd_appldb_persist_writes_total{result} counter: APPL_DB main-hash writes (ok|failed)
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -51,6 +57,7 @@ class AppldbDriver {
   uint64_t watched_connection_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   fib::sonic::AppldbBackend::Counters exported_;
+  fib::sonic::ZmqRouteSender::Counters exported_zmq_;
   struct Metrics;
   std::unique_ptr<Metrics> metrics_;
 };

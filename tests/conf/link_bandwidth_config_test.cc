@@ -201,6 +201,8 @@ TEST_CASE("SONiC APPL_DB settings: valid ones load, bad ones say why", "[conf][a
            "confirm: CONFIRM_RESPONSE_CHANNEL confirm_timeout: 3600 }",
            "fib { appldb_address: \"[::1]:6379\" }",
            "fib { appldb_address: \"localhost:1\" }",
+           "fib { appldb_route_path: ROUTE_PATH_ZMQ appldb_zmq_endpoint: \"tcp://127.0.0.1:8101\" }",
+           "fib { appldb_route_path: ROUTE_PATH_REDIS appldb_zmq_endpoint: \"ipc:///run/orch.sock\" }",
        }) {
     INFO(ok);
     CHECK(ErrorsOf(WithRouter(ok)).empty());
@@ -222,6 +224,10 @@ TEST_CASE("SONiC APPL_DB settings: valid ones load, bad ones say why", "[conf][a
            {"fib { appldb_pop_batch: 0 }", "fib: appldb_pop_batch 0 is out of range: use 1..65536"},
            {"fib { appldb_pop_batch: 65537 }", "fib: appldb_pop_batch 65537 is out of range"},
            {"fib { confirm: RESPONSE }", "unknown value RESPONSE for confirm: use CONFIRM_NONE, CONFIRM_RESPONSE_CHANNEL"},
+           {"fib { appldb_zmq_endpoint: \"127.0.0.1:8100\" }",
+            "fib: appldb_zmq_endpoint '127.0.0.1:8100' is not a ZMQ endpoint orchagent binds: use tcp://HOST:PORT"},
+           {"fib { appldb_zmq_endpoint: \"tcp://127.0.0.1\" }", "is not a ZMQ endpoint"},
+           {"fib { appldb_route_path: ZMQ }", "unknown value ZMQ for appldb_route_path"},
        }) {
     INFO(c.text);
     const LoadedConfig loaded = ParseConfig(WithRouter(c.text), "t");

@@ -257,6 +257,11 @@ TEST_CASE("bagctl nexthop-group render: the APPL_DB key and confirmation", "[con
   g.set_fib_routes_pending(0);
   CHECK_THAT(RenderNextHopGroup(g, sample.settings(), kNowUnixMs),
              Catch::Contains("appldb NEXTHOP_GROUP_TABLE:bagd-195887105  not asked (fib.confirm is CONFIRM_NONE)\n"));
+  // Which way the routes go (docs/sonic.md, "Two route paths").
+  g.set_fib_route_path("zmq tcp://127.0.0.1:8100 (CONFIG_DB SYSTEM_DEFAULTS|swss_zmq status=enabled)");
+  CHECK_THAT(RenderNextHopGroup(g, sample.settings(), kNowUnixMs),
+             Catch::Contains("not asked (fib.confirm is CONFIRM_NONE)\n  routes over zmq tcp://127.0.0.1:8100 "
+                             "(CONFIG_DB SYSTEM_DEFAULTS|swss_zmq status=enabled)\n"));
 }
 
 TEST_CASE("bagctl nexthop-group render: an early reweight and its check", "[control][render][nexthop-groups]") {

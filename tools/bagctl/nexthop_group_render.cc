@@ -172,6 +172,7 @@ std::string RenderNextHopGroup(const NextHopGroup& g, const WeightSettings& sett
                       g.fib_routes_retried(), " written again)");
     }
     out += "\n";
+    if (!g.fib_route_path().empty()) absl::StrAppend(&out, "  routes over ", Printable(g.fib_route_path()), "\n");
   }
   if (g.members().empty()) {
     out += "  (no members)\n";
