@@ -251,6 +251,17 @@ void Rib::Announce(PeerIndex peer, std::span<const net::Nlri> nlri, const AttrRe
     }
     ++st.accepted;
     ++decision_runs_;
+    if (d->empty()) {  // the first path of a prefix (a full table from one peer): it is the set
+      d->PushBack(Path{peer, n.path_id, attrs});
+      d->flags_ = 0;
+      d->multipath_ = 1;
+      ++path_count_;
+      ++per_peer_[peer][static_cast<int>(n.prefix.family())];
+      PathSet now;
+      now.push_back(d->data()[0]);
+      pending_.push_back(RouteChange{n.prefix, PathSet{}, std::move(now)});
+      continue;
+    }
     Path path{peer, n.path_id, attrs};
     const size_t old_index = same != nullptr ? static_cast<size_t>(same - d->data()) : SIZE_MAX;
     if (!d->mixed_order() && StaysPlain(*d, path, old_index)) {
