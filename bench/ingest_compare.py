@@ -643,6 +643,7 @@ def measure(daemon_name, wl_name, args, run_no):
                 kernel_s = kernel_full() - t0
             except (TimeoutError, AssertionError, RuntimeError):
                 kernel_s = None
+        dropped = sum(1 for b in blasters if b.poll() is not None)  # a blaster exits when its session goes
         spine = spine_lost(lab, d, dns, links, blasters, prefixes, args) if KERNEL and SPINE_LOST and peers > 1 else {}
         hwm = status_kib(d.pid, "VmHWM")
         rss_end = status_kib(d.pid, "VmRSS")
@@ -651,7 +652,6 @@ def measure(daemon_name, wl_name, args, run_no):
         # session-loss flush: until the daemon's counters show no path left (an upper bound:
         # it includes stopping the blasters one after the other and the poll), and the peak
         # RSS it reached on the way (a full table's withdrawal at once).
-        dropped = sum(1 for b in blasters if b.poll() is not None)  # a blaster exits when its session goes
         t_stop = time.monotonic()
         for b in blasters:
             lab.stop(b, signal.SIGTERM, timeout=5)
@@ -730,9 +730,10 @@ def spine_lost(lab, d, dns, links, blasters, prefixes, args):
     wait_idle(d.pid)
     ops1 = fib_operations(dns, d)
     res["spine_fib_ops"] = {k: ops1.get(k, 0) - ops0.get(k, 0) for k in ops1 if ops1.get(k, 0) != ops0.get(k, 0)}
-    print(f"  spine lost ({prefixes} prefixes): groups clear after {res.get('spine_groups_s', -1) * 1e3:.1f} ms, every "
-          f"route after {res.get('spine_kernel_s', -1) * 1e3:.1f} ms (upper bound: includes the blaster's stop and the "
-          f"watcher's poll); FIB operations {res['spine_fib_ops']}", flush=True)
+    print(f"  spine lost ({prefixes} prefixes): no next-hop group has it after {res.get('spine_groups_s', -1) * 1e3:.1f} ms, "
+          f"no route dump shows it after {res.get('spine_kernel_s', -1) * 1e3:.1f} ms (upper bounds: they include the "
+          f"blaster's stop and the poll, a route dump of the table taking hundreds of ms); FIB operations "
+          f"{res['spine_fib_ops']}", flush=True)
     return res
 
 
