@@ -532,7 +532,7 @@ TEST_CASE("appldb: the connection drops but the server stays: resync writes only
   CHECK(rig.orch->stats().keys() == 0);
 }
 
-TEST_CASE("appldb: with swss_zmq enabled routes take the ZMQ path; forced to Redis, bagd refuses", "[appldb][redis]") {
+TEST_CASE("appldb: with swss_zmq enabled routes take the ZMQ path, and forced to Redis bagd refuses", "[appldb][redis]") {
   SKIP_WITHOUT_REDIS();
   Rig rig;
   auto c = RedisConnection::Connect(rig.redis.address(), 1000ms);
