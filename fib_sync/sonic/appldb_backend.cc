@@ -139,14 +139,21 @@ std::string AppldbBackend::route_path() const {
   return zmq_ ? absl::StrCat("zmq ", zmq_->options().endpoint) : std::string("redis");
 }
 
+absl::Status AppldbBackend::WritesBlocked() const {
+  // After a reconnect nothing is written until the owner has read the state back: what it
+  // believes installed may be gone (an empty Redis), and a route written now could name a
+  // group that is not there.
+  if (main_ == nullptr) return absl::UnavailableError(absl::StrCat("redis ", options_.address.ToString(), ": not connected (reconnecting)"));
+  if (resync_pending_) {
+    return absl::UnavailableError(absl::StrCat("redis ", options_.address.ToString(), ": reconnected, waiting for the resync"));
+  }
+  return absl::OkStatus();
+}
+
 std::vector<absl::Status> AppldbBackend::SendRoutes(const std::vector<Write>& writes, bool persist) {
   std::vector<absl::Status> st(writes.size());
   if (writes.empty()) return st;
-  if (main_ == nullptr || resync_pending_) {
-    // As Stage(): nothing goes out before the state was read back after a reconnect.
-    const absl::Status down = absl::UnavailableError(
-        main_ == nullptr ? absl::StrCat("redis ", options_.address.ToString(), ": not connected (reconnecting)")
-                         : absl::StrCat("redis ", options_.address.ToString(), ": reconnected, waiting for the resync"));
+  if (absl::Status down = WritesBlocked(); !down.ok()) {
     std::fill(st.begin(), st.end(), down);
     return st;
   }
@@ -242,13 +249,7 @@ void AppldbBackend::ResendAll() {
 std::vector<absl::Status> AppldbBackend::Stage(const TableKeys& table, const std::vector<Write>& writes) {
   std::vector<absl::Status> st(writes.size());
   if (writes.empty()) return st;
-  if (main_ == nullptr || resync_pending_) {
-    // After a reconnect nothing is written until the owner has read the state back: what it
-    // believes installed may be gone (an empty Redis), and a route written now could name a
-    // group that is not there.
-    const absl::Status down = absl::UnavailableError(
-        main_ == nullptr ? absl::StrCat("redis ", options_.address.ToString(), ": not connected (reconnecting)")
-                         : absl::StrCat("redis ", options_.address.ToString(), ": reconnected, waiting for the resync"));
+  if (absl::Status down = WritesBlocked(); !down.ok()) {
     std::fill(st.begin(), st.end(), down);
     return st;
   }

@@ -166,6 +166,9 @@ class AppldbBackend : public FibBackend {
   absl::Status Connect();
   void Disconnect(const absl::Status& why);
   // Stages `writes` (one table each run) and returns one status per write.
+  // Why nothing may be written now (not connected, or reconnected and not yet read back);
+  // OK when writes may go.
+  absl::Status WritesBlocked() const;
   std::vector<absl::Status> Stage(const TableKeys& table, const std::vector<Write>& writes);
   absl::StatusOr<std::map<std::string, std::map<std::string, std::string>>> ReadTable(
       const TableKeys& t, const std::string& key_pattern, const std::vector<std::string>& fields);

@@ -14,6 +14,7 @@
 
 #include "fib_sync/reconciler.h"
 #include "fib_sync/sonic/appldb_backend.h"
+#include "tests/fib/sonic/appldb_test_support.h"
 #include "tests/fib/sonic/fake_orchagent.h"
 #include "tests/fib/sonic/redis_server.h"
 
@@ -24,30 +25,10 @@ using test::FakeOrchagent;
 using test::RedisServer;
 using namespace std::chrono_literals;
 
-net::IpAddress A(const char* s) { return *net::IpAddress::Parse(s); }
-
-net::Prefix Route(int i) {
-  const uint8_t b[4] = {10, static_cast<uint8_t>(100 + i / 65536), static_cast<uint8_t>(i / 256 % 256),
-                        static_cast<uint8_t>(i % 256)};
-  return net::Prefix::Make(net::Afi::kIpv4, b, 32);
-}
-
-rib::FibGroup Group(rib::GroupId id, std::vector<std::pair<const char*, uint32_t>> members) {
-  rib::FibGroup g{id, {}};
-  for (const auto& [nh, w] : members) g.members.push_back({A(nh), w});
-  return g;
-}
-
-// Gateways 10.0.N.2 are on EthernetN*4; anything else is not connected.
-absl::StatusOr<std::string> Resolve(const net::IpAddress& gw) {
-  const std::string s = gw.ToString();
-  if (s.starts_with("10.0.") && s.ends_with(".2")) {
-    const int n = std::stoi(s.substr(5, s.size() - 7));
-    return "Ethernet" + std::to_string(n * 4);
-  }
-  if (s.starts_with("fd00:") && s.ends_with("::2")) return "PortChannel000" + s.substr(5, s.size() - 8);
-  return absl::UnavailableError("not connected: " + s);
-}
+using test::A;
+using test::Group;
+using test::Resolve;
+using test::Route;
 
 // Runs the fake orchagent after every Apply.
 class Draining : public FibBackend {

@@ -13,6 +13,7 @@
 #include "fib_sync/reconciler.h"
 #include "fib_sync/sonic/appldb_backend.h"
 #include "fib_sync/sonic/zmq_message.h"
+#include "tests/fib/sonic/appldb_test_support.h"
 #include "tests/fib/sonic/fake_orchagent.h"
 #include "tests/fib/sonic/fake_zmq_orchagent.h"
 #include "tests/fib/sonic/redis_server.h"
@@ -101,25 +102,10 @@ TEST_CASE("zmq message: the test consumer's decoder refuses malformed messages",
 
 // --- the backend on the ZMQ path ------------------------------------------------------------
 
-net::IpAddress A(const char* s) { return *net::IpAddress::Parse(s); }
-
-net::Prefix Route(int i) {
-  const uint8_t b[4] = {10, static_cast<uint8_t>(100 + i / 65536), static_cast<uint8_t>(i / 256 % 256),
-                        static_cast<uint8_t>(i % 256)};
-  return net::Prefix::Make(net::Afi::kIpv4, b, 32);
-}
-
-rib::FibGroup Group(rib::GroupId id, std::vector<std::pair<const char*, uint32_t>> members) {
-  rib::FibGroup g{id, {}};
-  for (const auto& [nh, w] : members) g.members.push_back({A(nh), w});
-  return g;
-}
-
-absl::StatusOr<std::string> Resolve(const net::IpAddress& gw) {
-  const std::string s = gw.ToString();
-  if (s.starts_with("10.0.") && s.ends_with(".2")) return "Ethernet" + std::to_string(std::stoi(s.substr(5)) * 4);
-  return absl::UnavailableError("not connected: " + s);
-}
+using test::A;
+using test::Group;
+using test::Resolve;
+using test::Route;
 
 // After every Apply: the Redis stand-in takes the groups, the ZMQ stand-in every route entry
 // bagd sent (it applies each message as it comes, checking it).
