@@ -270,7 +270,7 @@ void Rib::Announce(PeerIndex peer, std::span<const net::Nlri> nlri, const AttrRe
       const size_t to = PlaceOf(*d, path, old_index);
       const bool in_class = d->empty() || SameClass(path, d->data()[0]);
       bool reaches = ReachesMultipath(*d, to, in_class);
-      if (same != nullptr) reaches = reaches || ReachesMultipath(*d, old_index, SameClass(*same, d->data()[0]));
+      if (same != nullptr) reaches = reaches || ReachesMultipath(*d, old_index);
       PathSet before;
       if (reaches) before = MultipathOf(*d);
       if (same != nullptr) {
@@ -384,7 +384,7 @@ std::optional<net::Prefix> Rib::PeerDownFrom(PeerIndex peer, const std::optional
     for (size_t i = 0; i < d.size_ && !reaches; ++i) {
       if (d.data()[i].peer != peer) continue;
       removed = true;
-      reaches = ReachesMultipath(d, i, SameClass(d.data()[i], d.data()[0]));
+      reaches = ReachesMultipath(d, i);
     }
     if (!removed) return false;
     PathSet before;
@@ -408,7 +408,7 @@ std::optional<net::Prefix> Rib::PeerDownFrom(PeerIndex peer, const std::optional
 
 void Rib::Remove(const net::Prefix& prefix, Destination& d, size_t index) {
   ++decision_runs_;
-  const bool reaches = ReachesMultipath(d, index, SameClass(d.data()[index], d.data()[0]));
+  const bool reaches = ReachesMultipath(d, index);
   PathSet before;
   if (reaches) before = MultipathOf(d);
   --per_peer_[d.data()[index].peer][static_cast<int>(prefix.family())];

@@ -218,6 +218,10 @@ class Rib {
   // the change is past the paths the set is chosen from). `in_best_class`: the path ties
   // with the best on local-pref, AS-path length and origin.
   bool ReachesMultipath(const Destination& d, size_t index, bool in_best_class) const;
+  // The same for the path at paths()[index], as it is now (leaving or moving).
+  bool ReachesMultipath(const Destination& d, size_t index) const {
+    return ReachesMultipath(d, index, SameClass(d.data()[index], d.data()[0]));
+  }
   // Where `p` goes in `d` (in decision order; `skip`: a path of `d` to leave out, the one
   // `p` replaces), and whether its class stays in plain decision order with it.
   size_t PlaceOf(const Destination& d, const Path& p, size_t skip) const;
