@@ -40,6 +40,65 @@ bool LooksLikeIpv6(const std::string& address) { return address.find(':') != std
 
 }  // namespace
 
+void ApplyNeighborDefaults(const v1::Router& router, v1::Neighbor& neighbor) {
+  const v1::GracefulRestart& gr = router.graceful_restart();
+  if (neighbor.port() == 0) neighbor.set_port(kBgpPort);
+  // Computed before writing: NeighborTimers() looks at which fields the user set.
+  const EffectiveTimers t = NeighborTimers(router, neighbor);
+  v1::Timers& timers = *neighbor.mutable_timers();
+  timers.set_hold_time(t.hold_time);
+  timers.set_keepalive(t.keepalive);
+  timers.set_connect_retry(t.connect_retry);
+  if (neighbor.address_families().empty()) {
+    neighbor.add_address_families(LooksLikeIpv6(neighbor.address()) ? v1::IPV6_UNICAST
+                                                                    : v1::IPV4_UNICAST);
+  }
+  // Graceful restart: the router's settings for what the neighbor leaves out; its families
+  // are those of the neighbor's address families it selects (all by default).
+  {
+    v1::GracefulRestart& ngr = *neighbor.mutable_graceful_restart();
+    if (!ngr.has_enabled()) ngr.set_enabled(gr.enabled());
+    if (!ngr.has_restart_time()) ngr.set_restart_time(gr.restart_time());
+    if (!ngr.has_stale_routes_time()) ngr.set_stale_routes_time(gr.stale_routes_time());
+    std::vector<int> selected(ngr.families().begin(), ngr.families().end());
+    if (selected.empty()) selected.assign(gr.families().begin(), gr.families().end());
+    if (selected.empty()) selected.assign(neighbor.address_families().begin(), neighbor.address_families().end());
+    ngr.clear_families();
+    for (int af : neighbor.address_families()) {
+      if (std::find(selected.begin(), selected.end(), af) != selected.end()) {
+        ngr.add_families(static_cast<v1::AddressFamily>(af));
+      }
+    }
+  }
+  // The end of the policy chains: RFC 8212 §3 unless the router opts out.
+  const bool ebgp = neighbor.remote_as() != router.asn();
+  const bool requires_policy = router.ebgp_requires_policy();
+  const v1::DefaultAction end = ebgp && requires_policy ? v1::DEFAULT_ACTION_REJECT : v1::DEFAULT_ACTION_ACCEPT;
+  if (neighbor.default_import() == v1::DEFAULT_ACTION_UNSPECIFIED) neighbor.set_default_import(end);
+  if (neighbor.default_export() == v1::DEFAULT_ACTION_UNSPECIFIED) neighbor.set_default_export(end);
+  // Local capacity caps when a source is given (docs/capacity.md); written for every
+  // neighbor, so no enum is left unspecified (it does nothing without a source).
+  if (neighbor.local_capacity() == v1::LOCAL_CAPACITY_UNSPECIFIED) neighbor.set_local_capacity(v1::LOCAL_CAPACITY_CAP);
+  v1::NeighborLinkBandwidth& export_lb = *neighbor.mutable_link_bandwidth();
+  if (export_lb.mode() == v1::NeighborLinkBandwidth::EXPORT_UNSPECIFIED) {
+    export_lb.set_mode(v1::NeighborLinkBandwidth::EXPORT_AUTO);
+  }
+  if (export_lb.encoding() == v1::NeighborLinkBandwidth::ENCODING_UNSPECIFIED) {
+    export_lb.set_encoding(v1::NeighborLinkBandwidth::ENCODING_TRANSITIVE);
+  }
+  if (!export_lb.has_readvertise_threshold_percent()) {
+    export_lb.set_readvertise_threshold_percent(kDefaultReadvertiseThresholdPercent);
+  }
+  if (!export_lb.has_readvertise_interval()) {
+    export_lb.set_readvertise_interval(kDefaultReadvertiseInterval);
+  }
+  for (v1::MaxPrefixes& limit : *neighbor.mutable_max_prefixes()) {
+    if (!limit.has_warning_threshold_percent()) {
+      limit.set_warning_threshold_percent(kDefaultPrefixWarningPercent);
+    }
+  }
+}
+
 void ApplyDefaults(v1::Config& config) {
   v1::Router& router = *config.mutable_router();
   if (router.listen().empty()) {
@@ -63,62 +122,9 @@ void ApplyDefaults(v1::Config& config) {
   if (!gr.has_restart_time()) gr.set_restart_time(kDefaultGracefulRestartTime);
   if (!gr.has_stale_routes_time()) gr.set_stale_routes_time(kDefaultStaleRoutesTime);
 
-  for (v1::Neighbor& neighbor : *config.mutable_neighbors()) {
-    if (neighbor.port() == 0) neighbor.set_port(kBgpPort);
-    // Computed before writing: NeighborTimers() looks at which fields the user set.
-    const EffectiveTimers t = NeighborTimers(router, neighbor);
-    v1::Timers& timers = *neighbor.mutable_timers();
-    timers.set_hold_time(t.hold_time);
-    timers.set_keepalive(t.keepalive);
-    timers.set_connect_retry(t.connect_retry);
-    if (neighbor.address_families().empty()) {
-      neighbor.add_address_families(LooksLikeIpv6(neighbor.address()) ? v1::IPV6_UNICAST
-                                                                      : v1::IPV4_UNICAST);
-    }
-    // Graceful restart: the router's settings for what the neighbor leaves out; its families
-    // are those of the neighbor's address families it selects (all by default).
-    {
-      v1::GracefulRestart& ngr = *neighbor.mutable_graceful_restart();
-      if (!ngr.has_enabled()) ngr.set_enabled(gr.enabled());
-      if (!ngr.has_restart_time()) ngr.set_restart_time(gr.restart_time());
-      if (!ngr.has_stale_routes_time()) ngr.set_stale_routes_time(gr.stale_routes_time());
-      std::vector<int> selected(ngr.families().begin(), ngr.families().end());
-      if (selected.empty()) selected.assign(gr.families().begin(), gr.families().end());
-      if (selected.empty()) selected.assign(neighbor.address_families().begin(), neighbor.address_families().end());
-      ngr.clear_families();
-      for (int af : neighbor.address_families()) {
-        if (std::find(selected.begin(), selected.end(), af) != selected.end()) {
-          ngr.add_families(static_cast<v1::AddressFamily>(af));
-        }
-      }
-    }
-    // The end of the policy chains: RFC 8212 §3 unless the router opts out.
-    const bool ebgp = neighbor.remote_as() != router.asn();
-    const bool requires_policy = router.ebgp_requires_policy();
-    const v1::DefaultAction end = ebgp && requires_policy ? v1::DEFAULT_ACTION_REJECT : v1::DEFAULT_ACTION_ACCEPT;
-    if (neighbor.default_import() == v1::DEFAULT_ACTION_UNSPECIFIED) neighbor.set_default_import(end);
-    if (neighbor.default_export() == v1::DEFAULT_ACTION_UNSPECIFIED) neighbor.set_default_export(end);
-    // Local capacity caps when a source is given (docs/capacity.md); written for every
-    // neighbor, so no enum is left unspecified (it does nothing without a source).
-    if (neighbor.local_capacity() == v1::LOCAL_CAPACITY_UNSPECIFIED) neighbor.set_local_capacity(v1::LOCAL_CAPACITY_CAP);
-    v1::NeighborLinkBandwidth& export_lb = *neighbor.mutable_link_bandwidth();
-    if (export_lb.mode() == v1::NeighborLinkBandwidth::EXPORT_UNSPECIFIED) {
-      export_lb.set_mode(v1::NeighborLinkBandwidth::EXPORT_AUTO);
-    }
-    if (export_lb.encoding() == v1::NeighborLinkBandwidth::ENCODING_UNSPECIFIED) {
-      export_lb.set_encoding(v1::NeighborLinkBandwidth::ENCODING_TRANSITIVE);
-    }
-    if (!export_lb.has_readvertise_threshold_percent()) {
-      export_lb.set_readvertise_threshold_percent(kDefaultReadvertiseThresholdPercent);
-    }
-    if (!export_lb.has_readvertise_interval()) {
-      export_lb.set_readvertise_interval(kDefaultReadvertiseInterval);
-    }
-    for (v1::MaxPrefixes& limit : *neighbor.mutable_max_prefixes()) {
-      if (!limit.has_warning_threshold_percent()) {
-        limit.set_warning_threshold_percent(kDefaultPrefixWarningPercent);
-      }
-    }
+  for (v1::Neighbor& neighbor : *config.mutable_neighbors()) ApplyNeighborDefaults(router, neighbor);
+  for (v1::NeighborGroup& group : *config.mutable_neighbor_groups()) {
+    if (!group.has_listen_limit()) group.set_listen_limit(kDefaultListenLimit);
   }
 
   v1::LinkBandwidth& lb = *config.mutable_link_bandwidth();

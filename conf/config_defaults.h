@@ -54,6 +54,10 @@ inline constexpr uint32_t kDefaultReadvertiseThresholdPercent = 5;
 inline constexpr uint32_t kDefaultReadvertiseInterval = 5;  // seconds
 inline constexpr uint32_t kMaxReadvertiseInterval = 3600;
 
+// Dynamic neighbors a group holds at once (NeighborGroup.listen_limit), FRR's `bgp listen limit`.
+inline constexpr uint32_t kDefaultListenLimit = 100;
+inline constexpr uint32_t kMaxListenLimit = 65535;
+
 // Maximum prefixes (MaxPrefixes): warn at 75 % of the limit, as FRR and IOS do.
 inline constexpr uint32_t kDefaultPrefixWarningPercent = 75;
 
@@ -92,6 +96,7 @@ EffectiveTimers NeighborTimers(const bagd::config::v1::Router& router,
 //                        readvertise_threshold_percent absent -> 5,
 //                        readvertise_interval absent -> 5
 //   neighbor.max_prefixes[] warning_threshold_percent absent -> 75
+//   neighbor_groups[].listen_limit absent -> 100
 //   router.graceful_restart enabled absent -> true, restart_time -> 120,
 //                        stale_routes_time -> 360 (families stay as written: empty = all)
 //   neighbor.graceful_restart each absent field -> router.graceful_restart's; families
@@ -115,5 +120,9 @@ EffectiveTimers NeighborTimers(const bagd::config::v1::Router& router,
 // Idempotent. Meant for a validated config; on an invalid one it still terminates but the
 // result is unspecified.
 void ApplyDefaults(bagd::config::v1::Config& config);
+
+// The neighbor.* lines above for one neighbor, with `router` already defaulted (a dynamic
+// neighbor of a group, made when its connection arrives).
+void ApplyNeighborDefaults(const bagd::config::v1::Router& router, bagd::config::v1::Neighbor& neighbor);
 
 }  // namespace bagd::conf

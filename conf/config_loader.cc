@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "conf/config_validator.h"
 #include "conf/field_locator.h"
+#include "conf/neighbor_groups.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
@@ -417,8 +418,20 @@ LoadedConfig ParseConfig(std::string_view text, std::string_view file_name) {
     if (!ParseText(text, file_name, result, tree)) return result;
     locator = std::make_unique<TextFieldLocator>(tree, text);
   }
+  // Neighbor groups first: each neighbor is checked as it will run, its errors located where
+  // the neighbor or its group wrote the field.
+  ExpandedNeighbors expanded = ExpandNeighborGroups(result.config, file_name, locator.get());
+  if (!expanded.errors.empty()) {
+    result.errors = std::move(expanded.errors);
+    return result;
+  }
+  result.config = std::move(expanded.config);
   ResolvePasswordFiles(result.config, file_name);
-  result.errors = ValidateConfig(result.config, file_name, locator.get());
+  const ExpandedFieldLocator expanded_locator(locator.get(), expanded.origins);
+  result.errors = ValidateConfig(result.config, file_name, &expanded_locator, &expanded.origins);
+  expanded.config = std::move(result.config);
+  DropTemplates(expanded);
+  result.config = std::move(expanded.config);
   if (result.ok()) ApplyDefaults(result.config);
   return result;
 }

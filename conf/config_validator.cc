@@ -61,8 +61,9 @@ std::string EnumName(const pb::EnumDescriptor* e, int value) {
 
 class Validator {
  public:
-  Validator(const v1::Config& config, std::string_view file_name, const FieldLocator* locator)
-      : config_(config), file_name_(file_name), locator_(locator) {}
+  Validator(const v1::Config& config, std::string_view file_name, const FieldLocator* locator,
+            const std::vector<NeighborOrigin>* origins)
+      : config_(config), file_name_(file_name), locator_(locator), origins_(origins) {}
 
   std::vector<ConfigError> Run() {
     CheckRouter();
@@ -90,6 +91,16 @@ class Validator {
     const SourceLocation at = locator_ != nullptr ? locator_->Locate(path) : SourceLocation{};
     // Messages quote what the user wrote (addresses, paths): keep them on one line.
     errors_.push_back(ConfigError{std::string(file_name_), at.line, at.column, Printable(message)});
+  }
+
+  // How messages name neighbor `i`: with its group when it has one (neighbor_groups.h).
+  std::string NeighborName(int i) const {
+    if (origins_ != nullptr && static_cast<size_t>(i) < origins_->size()) return (*origins_)[static_cast<size_t>(i)].name;
+    const std::string& a = config_.neighbors(i).address();
+    return a.empty() ? absl::StrCat("neighbor #", i + 1) : absl::StrCat("neighbor ", a);
+  }
+  bool IsTemplate(int i) const {
+    return origins_ != nullptr && static_cast<size_t>(i) < origins_->size() && (*origins_)[static_cast<size_t>(i)].neighbor < 0;
   }
 
   // Written in the file (as opposed to absent, which proto3 cannot tell from 0/"" itself).
@@ -346,8 +357,7 @@ class Validator {
       const v1::Neighbor& n = config_.neighbors(i);
       const FieldPath base = {{neighbors_field, i}};
       auto path = [&](const char* name) { return Child(base, Field(d, name)); };
-      const std::string prefix = n.address().empty() ? absl::StrCat("neighbor #", i + 1, ": ")
-                                                     : absl::StrCat("neighbor ", n.address(), ": ");
+      const std::string prefix = absl::StrCat(NeighborName(i), ": ");
 
       // Address: required, a unicast literal, unique.
       std::optional<IpAddressText> address;
@@ -361,6 +371,8 @@ class Validator {
       } else if (const std::string problem = EndpointProblem(*address, false); !problem.empty()) {
         Error(path("address"), absl::StrCat("neighbor address ", n.address(), " ", problem));
         address.reset();
+      } else if (IsTemplate(i)) {
+        // A group's template: its address stands for the connections of its listen ranges.
       } else if (const auto [it, inserted] = seen.emplace(*address, i); !inserted) {
         Error(path("address"),
               absl::StrCat("neighbor ", n.address(), " is already configured",
@@ -935,14 +947,14 @@ class Validator {
       if (!n.local_capacity_source().empty() &&
           std::find(names.begin(), names.end(), n.local_capacity_source()) == names.end()) {
         Error(Child(base, Field(v1::Neighbor::descriptor(), "local_capacity_source")),
-              absl::StrCat("neighbor ", n.address(), ": local_capacity_source: no capacity source named '",
+              absl::StrCat(NeighborName(i), ": local_capacity_source: no capacity source named '",
                            n.local_capacity_source(), "' (define it under capacity_sources)"));
       }
       // CAP is the default (ApplyDefaults writes it everywhere); IGNORE without a source
       // would say something that does nothing.
       if (n.local_capacity_source().empty() && n.local_capacity() == v1::LOCAL_CAPACITY_IGNORE) {
         Error(Child(base, Field(v1::Neighbor::descriptor(), "local_capacity")),
-              absl::StrCat("neighbor ", n.address(), ": local_capacity needs local_capacity_source (the capacity "
+              absl::StrCat(NeighborName(i), ": local_capacity needs local_capacity_source (the capacity "
                            "source this neighbor is reached over)"));
       }
     }
@@ -1286,7 +1298,7 @@ class Validator {
     const pb::FieldDescriptor* neighbors = Field(v1::Config::descriptor(), "neighbors");
     for (int i = 0; i < config_.neighbors_size(); ++i) {
       const v1::Neighbor& n = config_.neighbors(i);
-      const std::string what = absl::StrCat("neighbor ", n.address(), ": ");
+      const std::string what = absl::StrCat(NeighborName(i), ": ");
       for (const char* list : {"import_policies", "export_policies"}) {
         const pb::FieldDescriptor* field = Field(d, list);
         for (int j = 0; j < n.GetReflection()->FieldSize(n, field); ++j) {
@@ -1308,14 +1320,15 @@ class Validator {
   const v1::Config& config_;
   std::string_view file_name_;
   const FieldLocator* locator_;
+  const std::vector<NeighborOrigin>* origins_;
   std::vector<ConfigError> errors_;
 };
 
 }  // namespace
 
 std::vector<ConfigError> ValidateConfig(const v1::Config& config, std::string_view file_name,
-                                        const FieldLocator* locator) {
-  return Validator(config, file_name, locator).Run();
+                                        const FieldLocator* locator, const std::vector<NeighborOrigin>* origins) {
+  return Validator(config, file_name, locator, origins).Run();
 }
 
 }  // namespace bagd::conf

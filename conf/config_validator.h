@@ -8,6 +8,7 @@
 #include "conf/bagd.pb.h"
 #include "conf/config_error.h"
 #include "conf/field_locator.h"
+#include "conf/neighbor_groups.h"
 
 namespace bagd::conf {
 
@@ -16,7 +17,11 @@ namespace bagd::conf {
 // the neighbor block for a missing remote_as). With a null locator every error has line 0.
 // Reads each neighbor's password_file, whose path must already be resolved (the loader
 // resolves relative paths against the config file's directory).
+// `origins` (may be null): where each neighbor came from when neighbor groups were expanded
+// (ExpandNeighborGroups): messages name a neighbor with its group, and a group's template is
+// checked like a neighbor except that its address need not be unique.
 std::vector<ConfigError> ValidateConfig(const bagd::config::v1::Config& config,
-                                        std::string_view file_name, const FieldLocator* locator);
+                                        std::string_view file_name, const FieldLocator* locator,
+                                        const std::vector<NeighborOrigin>* origins = nullptr);
 
 }  // namespace bagd::conf
