@@ -15,6 +15,7 @@
 #include "bgpd/session/socket_options.h"
 #include "wire/update_packer.h"
 #include "conf/config_defaults.h"
+#include "conf/neighbor_groups.h"
 #include "conf/rate_text.h"
 
 namespace bagd::daemon {
@@ -218,6 +219,7 @@ void Speaker::RemovePeer(const std::string& name, const wire::NotificationMessag
   if (p.rib_index < restart_.size()) restart_[p.rib_index] = PeerRestart{};
   outbound_[p.rib_index].reset();
   by_address_.erase(name);
+  dynamic_.erase(name);
   // Its handlers watch its Lifetime: whatever of it is still queued touches nothing.
   peers_.erase(it);
 }
@@ -325,6 +327,9 @@ void Speaker::Accept(Listener& l) {
       boost::system::error_code e2;
       const auto remote = socket.remote_endpoint(e2);
       Peer* p = e2 ? nullptr : FindPeer(Canonical(remote.address()));
+      if (p == nullptr && !e2 && !stopping_) {
+        if (auto a = net::IpAddress::Parse(Canonical(remote.address())); a.ok()) p = AcceptDynamic(*a);
+      }
       if (p == nullptr) {
         // Not a configured neighbor: close without a word (no NOTIFICATION to strangers).
         log::Debug("connection from unknown address %s closed", e2 ? "?" : remote.address().to_string());
@@ -367,10 +372,20 @@ std::vector<control::v1::NeighborStatus> Speaker::ListNeighbors(const std::strin
   std::vector<control::v1::NeighborStatus> out;
   std::string canonical = filter;
   if (auto a = net::IpAddress::Parse(filter); a.ok()) canonical = a->ToString();
+  absl::flat_hash_map<std::string, std::string> group_of;  // configured neighbors' groups
+  for (const auto& n : config_.neighbors()) {
+    if (auto a = net::IpAddress::Parse(n.address()); a.ok() && !n.group().empty()) group_of[a->ToString()] = n.group();
+  }
   for (const auto& p : peers_) {
     if (!filter.empty() && p->config().Name() != canonical) continue;
     out.push_back(p->Status());
     FillGracefulRestart(*p, *out.back().mutable_graceful_restart());
+    if (auto g = group_of.find(p->config().Name()); g != group_of.end()) out.back().set_group(g->second);
+    if (auto d = dynamic_.find(p->config().Name()); d != dynamic_.end()) {
+      out.back().set_group(d->second.group);
+      out.back().set_dynamic(true);
+      out.back().set_listen_range(d->second.range);
+    }
   }
   return out;
 }
@@ -496,6 +511,70 @@ void Speaker::OnSessionDown(Peer& peer) {
   // Its End-of-RIB counted for the session that ended; a new session sends its own.
   for (int f = 0; f < net::kFamilyCount; ++f) end_of_rib_.erase({peer.rib_index, f});
   CheckConvergence();  // it may have been the one the others waited for
+  RetireDynamicLater(peer);
+}
+
+Peer* Speaker::AcceptDynamic(const net::IpAddress& address) {
+  const auto match = conf::MatchListenRange(config_, address);
+  if (!match) return nullptr;
+  const config::v1::NeighborGroup& group = config_.neighbor_groups(match->group);
+  const size_t members = static_cast<size_t>(
+      std::count_if(dynamic_.begin(), dynamic_.end(), [&](const auto& d) { return d.second.group == group.name(); }));
+  const std::string name = address.ToString();
+  if (members >= group.listen_limit()) {
+    ++dynamic_refused_;
+    log::Warning("neighbor group %s: connection from %s (listen range %s) closed: the group holds listen_limit %d "
+                 "dynamic neighbors (%d refused so far)", group.name(), name, match->range, group.listen_limit(),
+                 dynamic_refused_);
+    return nullptr;
+  }
+  const config::v1::Neighbor n = conf::DynamicNeighbor(config_, match->group, address);
+  config::v1::Config one;
+  *one.mutable_router() = config_.router();
+  *one.add_neighbors() = n;
+  auto pcs = PeerConfigs(one);
+  auto lb_export = LinkBandwidthExportOf(n.link_bandwidth());
+  auto policies = PoliciesOf(config_, n, *policies_);
+  absl::Status st = !pcs.ok() ? pcs.status() : !lb_export.ok() ? lb_export.status() : policies.status();
+  if (st.ok() && pcs->size() != 1) st = absl::InternalError("no session settings");
+  absl::StatusOr<Peer*> added = st.ok() ? AddPeer(std::move(pcs->front()), *lb_export, *policies)
+                                         : absl::StatusOr<Peer*>(st);
+  if (!added.ok()) {
+    log::Warning("neighbor group %s: connection from %s closed: %s", group.name(), name, added.status().message());
+    return nullptr;
+  }
+  dynamic_[name] = DynamicNeighbor{group.name(), match->range};
+  *config_.add_neighbors() = n;  // the running config holds it while it lives
+  ApplyLocalCapacity(config_);
+  log::Info("neighbor %s: dynamic neighbor of group %s (listen range %s, %d of %d)", name, group.name(), match->range,
+            members + 1, group.listen_limit());
+  (*added)->Start();
+  return *added;
+}
+
+void Speaker::RetireDynamicLater(const Peer& peer) {
+  if (stopping_ || !dynamic_.contains(peer.config().Name())) return;
+  boost::asio::post(io_, [this, alive = lifetime_.watch(), name = peer.config().Name()] {
+    if (!alive.expired()) RetireDynamic(name);
+  });
+}
+
+void Speaker::RetireDynamic(const std::string& name) {
+  Peer* p = FindPeer(name);
+  if (p == nullptr || !dynamic_.contains(name) || p->established() || HasRestartStale(*p) || stopping_) return;
+  const std::string group = dynamic_[name].group;
+  RemovePeer(name, wire::NotificationMessage{6, wire::cease::kPeerDeconfigured, {}}, "dynamic neighbor: session ended");
+  auto* list = config_.mutable_neighbors();
+  for (int i = 0; i < list->size(); ++i) {
+    auto a = net::IpAddress::Parse(list->Get(i).address());
+    if (a.ok() && a->ToString() == name) {
+      list->DeleteSubrange(i, 1);
+      break;
+    }
+  }
+  ApplyLocalCapacity(config_);
+  RefreshRibMetrics();
+  log::Info("neighbor %s: dynamic neighbor of group %s removed: its session ended", name, group);
 }
 
 void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {

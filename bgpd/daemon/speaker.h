@@ -244,6 +244,25 @@ class Speaker : public RouteSink, public NeighborRibs, public CapacityInput {
   // Checked on End-of-RIB, on session loss, and once restart_neighbor_wait after Start.
   void CheckConvergence();
 
+  // Dynamic neighbors (docs/config.md, "Neighbor groups"): a connection from an address that
+  // is no configured neighbor joins the group whose listen range holds it, unless the group
+  // holds listen_limit dynamic neighbors already; null: closed.
+  Peer* AcceptDynamic(const net::IpAddress& address);
+  // A dynamic neighbor whose session is down and holds no stale paths of a restart goes
+  // (posted: never from inside its own Peer's call).
+  void RetireDynamicLater(const Peer& peer);
+  void RetireDynamic(const std::string& name);
+  // Reload: `next` with the dynamic neighbors that stay (their group's range still holds
+  // them, within its limit, and no configured neighbor has their address), made from the
+  // next config's groups.
+  config::v1::Config WithDynamicNeighbors(const config::v1::Config& next) const;
+  struct DynamicNeighbor {
+    std::string group;
+    std::string range;
+  };
+  absl::flat_hash_map<std::string, DynamicNeighbor> dynamic_;  // by canonical address
+  uint64_t dynamic_refused_ = 0;  // connections beyond a group's listen_limit
+
   boost::asio::io_context& io_;
   SpeakerOptions options_;
   SessionMetrics* session_metrics_;

@@ -6,6 +6,7 @@
 #include "bgpd/daemon/reload_plan.h"
 #include "bgpd/daemon/speaker.h"
 #include "bgpd/session/log.h"
+#include "conf/neighbor_groups.h"
 
 namespace bagd::daemon {
 
@@ -16,7 +17,11 @@ absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::
   // The sessions as they run (a password_file's key as read when the session began).
   std::vector<PeerConfig> running;
   for (const auto& p : peers_) running.push_back(p->config());
-  auto planned = PlanReload(config_, config, pipeline_->api_networks(), options_.fib_max_weight,
+  // Dynamic neighbors are planned like configured ones: made again from the next config's
+  // groups, a group's change applies to them as to its configured members.
+  const config::v1::Config next = WithDynamicNeighbors(config);
+  const auto dynamic_before = dynamic_;
+  auto planned = PlanReload(config_, next, pipeline_->api_networks(), options_.fib_max_weight,
                             options_.fib_max_groups, running);
   if (!planned.ok()) return planned.status();
   const ReloadPlan& plan = *planned;
@@ -81,6 +86,25 @@ absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::
   policies_ = plan.policies;
   config_ = plan.running;
   for (Peer* p : to_start) p->Start();
+  // A dynamic neighbor is one of its group while it is in the next config's ranges; one that
+  // is configured now is a configured neighbor; one whose session restarts here goes (its
+  // peer connects again and joins the group afresh). (RemovePeer forgot the ones reset.)
+  dynamic_.clear();
+  for (const auto& [name, was] : dynamic_before) {
+    const auto address = net::IpAddress::Parse(name);
+    const bool kept = std::any_of(config_.neighbors().begin(), config_.neighbors().end(), [&](const auto& n) {
+      auto a = net::IpAddress::Parse(n.address());
+      return a.ok() && a->ToString() == name;
+    });
+    const bool configured = std::any_of(config.neighbors().begin(), config.neighbors().end(), [&](const auto& n) {
+      auto a = net::IpAddress::Parse(n.address());
+      return a.ok() && a->ToString() == name;
+    });
+    const auto match = address.ok() ? conf::MatchListenRange(config_, *address) : std::nullopt;
+    if (configured || !kept || !match) continue;
+    dynamic_[name] = DynamicNeighbor{config_.neighbor_groups(match->group).name(), match->range};
+    if (Peer* p = FindPeer(name); p != nullptr && !p->established()) RetireDynamicLater(*p);
+  }
   RefreshRibMetrics();
   log::Info("config reloaded: %d neighbors added, %d removed, %d restarted, %d changed in place; policies, "
             "damping, link bandwidth, networks, maximum prefixes and FIB limits applied",
@@ -90,6 +114,25 @@ absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::
   }
   if (needs_restart != nullptr) *needs_restart = plan.needs_restart;
   return absl::OkStatus();
+}
+
+config::v1::Config Speaker::WithDynamicNeighbors(const config::v1::Config& next) const {
+  config::v1::Config out = next;
+  absl::flat_hash_set<std::string> configured;
+  for (const auto& n : next.neighbors()) {
+    if (auto a = net::IpAddress::Parse(n.address()); a.ok()) configured.insert(a->ToString());
+  }
+  absl::flat_hash_map<int, uint32_t> members;  // by group index in `next`
+  for (const auto& p : peers_) {  // in the order they came
+    const std::string& name = p->config().Name();
+    if (!dynamic_.contains(name) || configured.contains(name)) continue;
+    const net::IpAddress address = p->config().address;
+    const auto match = conf::MatchListenRange(next, address);
+    if (!match || members[match->group] >= next.neighbor_groups(match->group).listen_limit()) continue;
+    ++members[match->group];
+    *out.add_neighbors() = conf::DynamicNeighbor(next, match->group, address);
+  }
+  return out;
 }
 
 std::string Speaker::ReapplyImport(Peer& peer, const Pipeline::Reconfigured& r) {

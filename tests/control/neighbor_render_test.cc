@@ -57,6 +57,28 @@ TEST_CASE("bagctl render: the summary table", "[control][render]") {
   }
 }
 
+TEST_CASE("bagctl render: neighbor groups add a Group column, dynamic neighbors a star", "[control][render]") {
+  auto grouped = SampleEstablished();
+  grouped.set_group("spines");
+  auto dynamic = SampleActive();
+  dynamic.set_address("10.1.2.3");
+  dynamic.set_group("fabric-a");
+  dynamic.set_dynamic(true);
+  dynamic.set_listen_range("10.1.0.0/16");
+  CHECK(RenderNeighborTable({grouped, dynamic, SampleAdminDown()}, kNowUnixMs) ==
+        "Neighbor        V         AS   MsgRcvd   MsgSent  Up/Down State/PfxRcd   PfxSnt Group    Desc\n"
+        "192.0.2.2       4      65002       146       136  1:02:03         1200      800 spines   spine-1\n"
+        "*10.1.2.3       4 4200000003         0         0    never       Active        0 fabric-a N/A\n"
+        "192.0.2.4       4      65001        50        51  0:10:00 Idle (Admin)        0 -        rr-2\n"
+        "\n"
+        "Total number of neighbors 3\n"
+        "* - dynamic neighbor (a group's listen range)\n");
+  CHECK_THAT(RenderNeighborDetail(dynamic, kNowUnixMs),
+             Catch::Matchers::Contains("  Dynamic neighbor of group fabric-a (listen range 10.1.0.0/16): removed when its "
+                                       "session ends\n"));
+  CHECK_THAT(RenderNeighborDetail(grouped, kNowUnixMs), Catch::Matchers::Contains("  Neighbor group: spines\n"));
+}
+
 TEST_CASE("bagctl render: the detail of an Established neighbor", "[control][render]") {
   const std::string expected =
       "BGP neighbor is 192.0.2.2, remote AS 65002, local AS 65001, external link\n"

@@ -48,7 +48,6 @@ constexpr Column kColumns[] = {
     {"Neighbor", false, 15}, {"V", true, 1},       {"AS", true, 10},         {"MsgRcvd", true, 9}, {"MsgSent", true, 9},
     {"Up/Down", true, 8},    {"State/PfxRcd", true, 12}, {"PfxSnt", true, 8}, {"Desc", false, 0},
 };
-constexpr size_t kColumnCount = sizeof kColumns / sizeof kColumns[0];
 
 std::string NotificationLine(const Notification& n) {
   std::string what;
@@ -179,13 +178,19 @@ std::string StateColumn(const NeighborStatus& n) {
 }
 
 std::string RenderNeighborTable(const std::vector<NeighborStatus>& neighbors, int64_t now_unix_ms) {
-  std::vector<std::array<std::string, kColumnCount>> rows;
+  // With neighbor groups, a Group column before Desc; a dynamic neighbor's address is marked
+  // '*', as FRR marks it.
+  const bool grouped = std::any_of(neighbors.begin(), neighbors.end(), [](const NeighborStatus& n) { return !n.group().empty(); });
+  const bool any_dynamic = std::any_of(neighbors.begin(), neighbors.end(), [](const NeighborStatus& n) { return n.dynamic(); });
+  std::vector<Column> columns(std::begin(kColumns), std::end(kColumns));
+  if (grouped) columns.insert(columns.end() - 1, Column{"Group", false, 5});
+  std::vector<std::vector<std::string>> rows;
   rows.reserve(neighbors.size() + 1);
-  rows.push_back({});
-  for (size_t c = 0; c < kColumnCount; ++c) rows[0][c] = kColumns[c].header;
+  rows.emplace_back();
+  for (const Column& c : columns) rows[0].push_back(c.header);
   for (const NeighborStatus& n : neighbors) {
     rows.push_back({
-        Printable(n.address()),
+        absl::StrCat(n.dynamic() ? "*" : "", Printable(n.address())),
         "4",
         absl::StrCat(n.remote_as()),
         absl::StrCat(n.has_messages_in() ? n.messages_in().total() : 0),
@@ -193,23 +198,24 @@ std::string RenderNeighborTable(const std::vector<NeighborStatus>& neighbors, in
         UpDownColumn(n, now_unix_ms),
         StateColumn(n),
         absl::StrCat(n.prefixes_sent()),
-        n.description().empty() ? "N/A" : Printable(n.description()),
     });
+    if (grouped) rows.back().push_back(n.group().empty() ? "-" : Printable(n.group()));
+    rows.back().push_back(n.description().empty() ? "N/A" : Printable(n.description()));
   }
-  std::array<size_t, kColumnCount> width{};
-  for (size_t c = 0; c < kColumnCount; ++c) {
-    width[c] = kColumns[c].min_width;
+  std::vector<size_t> width(columns.size());
+  for (size_t c = 0; c < columns.size(); ++c) {
+    width[c] = columns[c].min_width;
     for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
   }
   std::string out;
   for (const auto& row : rows) {
     std::string line;
-    for (size_t c = 0; c < kColumnCount; ++c) {
+    for (size_t c = 0; c < columns.size(); ++c) {
       if (c > 0) line += ' ';
       const size_t pad = width[c] - row[c].size();
-      if (c + 1 == kColumnCount) {
+      if (c + 1 == columns.size()) {
         line += row[c];  // the last column is not padded: no trailing blanks
-      } else if (kColumns[c].right) {
+      } else if (columns[c].right) {
         line.append(pad, ' ').append(row[c]);
       } else {
         line.append(row[c]).append(pad, ' ');
@@ -218,6 +224,7 @@ std::string RenderNeighborTable(const std::vector<NeighborStatus>& neighbors, in
     absl::StrAppend(&out, line, "\n");
   }
   absl::StrAppend(&out, "\nTotal number of neighbors ", neighbors.size(), "\n");
+  if (any_dynamic) absl::StrAppend(&out, "* - dynamic neighbor (a group's listen range)\n");
   return out;
 }
 
@@ -227,6 +234,12 @@ std::string RenderNeighborDetail(const NeighborStatus& n, int64_t now_unix_ms) {
   absl::StrAppend(&out, "BGP neighbor is ", Printable(n.address()), ", remote AS ", n.remote_as(), ", local AS ",
                   n.local_as(), ", ", n.remote_as() == n.local_as() ? "internal" : "external", " link\n");
   if (!n.description().empty()) absl::StrAppend(&out, "  Description: ", Printable(n.description()), "\n");
+  if (n.dynamic()) {
+    absl::StrAppend(&out, "  Dynamic neighbor of group ", Printable(n.group()), " (listen range ", Printable(n.listen_range()),
+                    "): removed when its session ends\n");
+  } else if (!n.group().empty()) {
+    absl::StrAppend(&out, "  Neighbor group: ", Printable(n.group()), "\n");
+  }
 
   // State, and since when.
   std::string state_line = absl::StrCat("  BGP state = ", n.state().empty() ? "Idle" : Printable(n.state()));
