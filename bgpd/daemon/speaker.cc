@@ -313,6 +313,7 @@ void Speaker::Start() {
     Accept(*l);
   }
   for (auto& p : peers_) p->Start();
+  CountDynamic();
 }
 
 
@@ -523,6 +524,7 @@ Peer* Speaker::AcceptDynamic(const net::IpAddress& address) {
   const std::string name = address.ToString();
   if (members >= group.listen_limit()) {
     ++dynamic_refused_;
+    if (session_metrics_) session_metrics_->DynamicNeighborsRefused(group.name()).Increment();
     log::Warning("neighbor group %s: connection from %s (listen range %s) closed: the group holds listen_limit %d "
                  "dynamic neighbors (%d refused so far)", group.name(), name, match->range, group.listen_limit(),
                  dynamic_refused_);
@@ -544,6 +546,7 @@ Peer* Speaker::AcceptDynamic(const net::IpAddress& address) {
     return nullptr;
   }
   dynamic_[name] = DynamicNeighbor{group.name(), match->range};
+  CountDynamic();
   *config_.add_neighbors() = n;  // the running config holds it while it lives
   ApplyLocalCapacity(config_);
   log::Info("neighbor %s: dynamic neighbor of group %s (listen range %s, %d of %d)", name, group.name(), match->range,
@@ -574,7 +577,18 @@ void Speaker::RetireDynamic(const std::string& name) {
   }
   ApplyLocalCapacity(config_);
   RefreshRibMetrics();
+  CountDynamic();
   log::Info("neighbor %s: dynamic neighbor of group %s removed: its session ended", name, group);
+}
+
+void Speaker::CountDynamic() {
+  if (session_metrics_ == nullptr) return;
+  absl::flat_hash_map<std::string, double> count;
+  for (const auto& g : config_.neighbor_groups()) {
+    if (!g.listen_ranges().empty()) count[g.name()] = 0;
+  }
+  for (const auto& [name, d] : dynamic_) count[d.group] += 1;
+  for (const auto& [group, n] : count) session_metrics_->DynamicNeighbors(group).Set(n);
 }
 
 void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {

@@ -252,6 +252,7 @@ class Speaker : public RouteSink, public NeighborRibs, public CapacityInput {
   // (posted: never from inside its own Peer's call).
   void RetireDynamicLater(const Peer& peer);
   void RetireDynamic(const std::string& name);
+  void CountDynamic();  // bagd_dynamic_neighbors{group}
   // Reload: `next` with the dynamic neighbors that stay (their group's range still holds
   // them, within its limit, and no configured neighbor has their address), made from the
   // next config's groups.

@@ -105,6 +105,7 @@ absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::
     dynamic_[name] = DynamicNeighbor{config_.neighbor_groups(match->group).name(), match->range};
     if (Peer* p = FindPeer(name); p != nullptr && !p->established()) RetireDynamicLater(*p);
   }
+  CountDynamic();
   RefreshRibMetrics();
   log::Info("config reloaded: %d neighbors added, %d removed, %d restarted, %d changed in place; policies, "
             "damping, link bandwidth, networks, maximum prefixes and FIB limits applied",

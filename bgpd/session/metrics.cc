@@ -180,4 +180,25 @@ prometheus::Counter& SessionMetrics::GracefulRestartEvents(const std::string& n,
   return gr_events_->Add({{"neighbor", n}, {"event", event}});
 }
 
+prometheus::Gauge& SessionMetrics::DynamicNeighbors(const std::string& group) {
+  if (dynamic_ == nullptr) {
+    dynamic_ = &prometheus::BuildGauge()
+                    .Name("bagd_dynamic_neighbors")
+                    .Help("Dynamic neighbors of a neighbor group (accepted from its listen ranges) now")
+                    .Register(*registry_);
+  }
+  return dynamic_->Add({{"group", group}});
+}
+
+prometheus::Counter& SessionMetrics::DynamicNeighborsRefused(const std::string& group) {
+  if (dynamic_refused_ == nullptr) {
+    dynamic_refused_ = &prometheus::BuildCounter()
+                            .Name("bagd_dynamic_neighbors_refused_total")
+                            .Help("Connections from a neighbor group's listen ranges closed: the group held "
+                                  "listen_limit dynamic neighbors")
+                            .Register(*registry_);
+  }
+  return dynamic_refused_->Add({{"group", group}});
+}
+
 }  // namespace bagd::session

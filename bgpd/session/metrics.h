@@ -89,6 +89,16 @@ class SessionMetrics {
  private:
   prometheus::Family<prometheus::Gauge>* gr_stale_paths_ = nullptr;
   prometheus::Family<prometheus::Counter>* gr_events_ = nullptr;
+
+  // --- Neighbor groups' dynamic neighbors (docs/config.md "neighbor_groups"): on first use.
+ public:
+  prometheus::Gauge& DynamicNeighbors(const std::string& group);
+  // Connections closed because the group held listen_limit dynamic neighbors.
+  prometheus::Counter& DynamicNeighborsRefused(const std::string& group);
+
+ private:
+  prometheus::Family<prometheus::Gauge>* dynamic_ = nullptr;
+  prometheus::Family<prometheus::Counter>* dynamic_refused_ = nullptr;
 };
 
 // "open", "update", "notification", "keepalive", "route_refresh"; "unknown" otherwise.

@@ -657,3 +657,42 @@ TEST_CASE("ChangedFields: the names of the fields that differ, in field order", 
 
 }  // namespace
 }  // namespace bagd::daemon
+
+namespace bagd::daemon {
+namespace {
+
+// Neighbor groups (docs/config.md "neighbor_groups"): the loader applies a group to its
+// members, so a reload that changes the group is a change to each member, planned one by one.
+TEST_CASE("PlanReload: a change to a neighbor group is a change to each of its members", "[reload_plan][groups]") {
+  auto with_group = [](const std::string& settings) {
+    return Parse(Config("", "", absl::StrCat(R"(neighbor_groups { name: "spines" settings { remote_as: 65002 )", settings,
+                                             R"( } }
+neighbors { address: "10.0.0.1" group: "spines" }
+neighbors { address: "10.0.0.2" group: "spines" description: "own" }
+neighbors { address: "10.0.0.3" remote_as: 65003 }
+)")));
+  };
+  const config::v1::Config running = with_group(R"(description: "spine")");
+  SECTION("in place: the description reaches the members that do not set their own") {
+    auto plan = PlanReload(running, with_group(R"(description: "spine-v2")"), {});
+    REQUIRE(plan.ok());
+    REQUIRE(plan->neighbors.size() == 3);
+    CHECK(plan->neighbors[0].kind == Kind::kKept);
+    CHECK(plan->neighbors[0].changed_fields == Strings{"description"});
+    CHECK(plan->neighbors[1].changed_fields.empty());  // it overrides the description
+    CHECK(plan->neighbors[2].changed_fields.empty());  // not in the group
+    CHECK(plan->running.neighbors(0).description() == "spine-v2");
+    CHECK(plan->updated() == 1);
+  }
+  SECTION("a session setting resets every member, and only them") {
+    auto plan = PlanReload(running, with_group(R"(description: "spine" timers { hold_time: 9 })"), {});
+    REQUIRE(plan.ok());
+    CHECK(plan->neighbors[0].kind == Kind::kReset);
+    CHECK(plan->neighbors[1].kind == Kind::kReset);
+    CHECK(plan->neighbors[2].kind == Kind::kKept);
+    CHECK(plan->reset() == 2);
+  }
+}
+
+}  // namespace
+}  // namespace bagd::daemon
