@@ -552,7 +552,23 @@ Peer* Speaker::AcceptDynamic(const net::IpAddress& address) {
   log::Info("neighbor %s: dynamic neighbor of group %s (listen range %s, %d of %d)", name, group.name(), match->range,
             members + 1, group.listen_limit());
   (*added)->Start();
+  ScheduleDynamicSweep();
   return *added;
+}
+
+void Speaker::ScheduleDynamicSweep() {
+  if (!dynamic_timer_) dynamic_timer_ = clock_->NewTimer();
+  if (!dynamic_timer_->running()) dynamic_timer_->Start(kDynamicSweep, [this] { SweepDynamic(); });
+}
+
+void Speaker::SweepDynamic() {
+  std::vector<std::string> idle;
+  for (const auto& [name, d] : dynamic_) {
+    const Peer* p = FindPeer(name);
+    if (p != nullptr && (p->state() == fsm::State::kIdle || p->state() == fsm::State::kActive)) idle.push_back(name);
+  }
+  for (const std::string& name : idle) RetireDynamic(name, "no session (its connection ended before Established)");
+  if (!dynamic_.empty()) ScheduleDynamicSweep();
 }
 
 void Speaker::RetireDynamicLater(const Peer& peer) {
@@ -562,11 +578,11 @@ void Speaker::RetireDynamicLater(const Peer& peer) {
   });
 }
 
-void Speaker::RetireDynamic(const std::string& name) {
+void Speaker::RetireDynamic(const std::string& name, const char* why) {
   Peer* p = FindPeer(name);
   if (p == nullptr || !dynamic_.contains(name) || p->established() || HasRestartStale(*p) || stopping_) return;
   const std::string group = dynamic_[name].group;
-  RemovePeer(name, wire::NotificationMessage{6, wire::cease::kPeerDeconfigured, {}}, "dynamic neighbor: session ended");
+  RemovePeer(name, wire::NotificationMessage{6, wire::cease::kPeerDeconfigured, {}}, absl::StrCat("dynamic neighbor: ", why));
   auto* list = config_.mutable_neighbors();
   for (int i = 0; i < list->size(); ++i) {
     auto a = net::IpAddress::Parse(list->Get(i).address());
@@ -578,7 +594,7 @@ void Speaker::RetireDynamic(const std::string& name) {
   ApplyLocalCapacity(config_);
   RefreshRibMetrics();
   CountDynamic();
-  log::Info("neighbor %s: dynamic neighbor of group %s removed: its session ended", name, group);
+  log::Info("neighbor %s: dynamic neighbor of group %s removed: %s", name, group, why);
 }
 
 void Speaker::CountDynamic() {

@@ -251,8 +251,15 @@ class Speaker : public RouteSink, public NeighborRibs, public CapacityInput {
   // A dynamic neighbor whose session is down and holds no stale paths of a restart goes
   // (posted: never from inside its own Peer's call).
   void RetireDynamicLater(const Peer& peer);
-  void RetireDynamic(const std::string& name);
+  void RetireDynamic(const std::string& name, const char* why = "its session ended");
   void CountDynamic();  // bagd_dynamic_neighbors{group}
+  // A dynamic neighbor whose connection failed before Established never sees OnSessionDown:
+  // every kDynamicSweep while there are dynamic neighbors, one without a connection (Idle or
+  // Active) goes, so a scan of the range cannot fill the group.
+  void ScheduleDynamicSweep();
+  void SweepDynamic();
+  static constexpr std::chrono::seconds kDynamicSweep{5};
+  std::unique_ptr<Timer> dynamic_timer_;
   // Reload: `next` with the dynamic neighbors that stay (their group's range still holds
   // them, within its limit, and no configured neighbor has their address), made from the
   // next config's groups.

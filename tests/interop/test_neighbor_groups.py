@@ -4,7 +4,7 @@ listen_limit 32. The 33rd session is refused; the 32 come up as dynamic neighbor
 group (`bagctl show neighbors` says so), their paths form one 32-way weighted group; a reload
 that changes the group's description applies to every member without a reset, a reload that
 lowers listen_limit to 16 removes 16 (Cease / Peer De-configured), and a session that ends
-takes its dynamic neighbor with it."""
+takes its dynamic neighbor with it, as does a connection that never became a session."""
 import json
 import os
 import signal
@@ -104,7 +104,17 @@ class NeighborGroups(unittest.TestCase):
             run(["ip", "-n", g, "addr", "add", f"{peer_addr(k)}/24", "dev", g_if])
         run(["ip", "-n", b, "route", "add", "10.77.0.0/24", "dev", b_if])
         run(["ip", "-n", g, "route", "add", "10.77.1.0/24", "dev", g_if])
+        run(["ip", "-n", g, "addr", "add", "10.77.0.99/24", "dev", g_if])
         bagd = lab.start_bagd(b, bagd_config("spine", LIMIT))
+
+        # A connection from the range that never becomes a session (a scan, a peer that
+        # gives up in the handshake) leaves no dynamic neighbor behind to fill the group.
+        run(["ip", "netns", "exec", g, sys.executable, "-c",
+             "import socket; s = socket.create_connection(('10.77.1.10', 179), 5, ('10.77.0.99', 0)); s.close()"])
+        wait_until(lambda: "10.77.0.99: dynamic neighbor of group fabric" in bagd.log(), 10, "the scan accepted")
+        wait_until(lambda: not bagd.neighbors(), 15, "the scan's dynamic neighbor gone")
+        self.assertIn("removed: no session", bagd.log())
+
         gobgp = lab.start_gobgp(g, gobgp_toml())
 
         def dynamic_established():
