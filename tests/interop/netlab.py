@@ -348,10 +348,12 @@ def frr_receiver_conf(bagd_addr, bagd_as=65000, asn=65003, router_id="10.255.0.4
     return frr_conf(bagd_addr, bagd_as, asn, router_id, hostname="frr-rx")
 
 
-def gobgp_lb_toml(asn, router_id, local_addr, bagd_addr, bytes_per_second, bagd_as=65000):
+def gobgp_lb_toml(asn, router_id, local_addr, bagd_addr, bytes_per_second, bagd_as=65000, sessions=None):
     """A GoBGP whose global export policy adds link bandwidth `lb:ASN:BYTES` to every route
-    (GoBGP always sends the non-transitive type 0x40). Routes are added with the CLI."""
-    return f"""
+    (GoBGP always sends the non-transitive type 0x40). Routes are added with the CLI.
+    `sessions`: instead of one session to `bagd_addr`, one per (bagd address, source address)
+    pair (GoBGP keys neighbors by address, so each goes to its own address of bagd's)."""
+    head = f"""
 [global.config]
   as = {asn}
   router-id = "{router_id}"
@@ -369,13 +371,20 @@ def gobgp_lb_toml(asn, router_id, local_addr, bagd_addr, bytes_per_second, bagd_
       options = "add"
       [policy-definitions.statements.actions.bgp-actions.set-ext-community.set-ext-community-method]
         communities-list = ["lb:{asn}:{bytes_per_second}"]
-[[neighbors]]
+"""
+    neighbors = []
+    for to, source in (sessions if sessions is not None else [(bagd_addr, None)]):
+        transport = f"""  [neighbors.transport.config]
+    local-address = "{source}"
+""" if source else ""
+        neighbors.append(f"""[[neighbors]]
   [neighbors.config]
-    neighbor-address = "{bagd_addr}"
+    neighbor-address = "{to}"
     peer-as = {bagd_as}
-  [neighbors.timers.config]
+{transport}  [neighbors.timers.config]
     connect-retry = 1
   [[neighbors.afi-safis]]
     [neighbors.afi-safis.config]
       afi-safi-name = "ipv4-unicast"
-"""
+""")
+    return head + "".join(neighbors)

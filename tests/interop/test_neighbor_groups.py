@@ -12,7 +12,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from netlab import Lab, run, wait_until  # noqa: E402
+from netlab import Lab, gobgp_lb_toml, run, wait_until  # noqa: E402
 
 LOCAL_AS = 65000
 PEER_AS = 65002
@@ -31,44 +31,9 @@ def bagd_addr(k):
 
 
 def gobgp_toml():
-    # GoBGP applies export policies globally (per-neighbor ones are for route-server clients):
-    # every session sends link bandwidth 25 Gbit/s.
-    out = [f"""
-[global.config]
-  as = {PEER_AS}
-  router-id = "10.255.0.3"
-  local-address-list = ["10.77.0.10"]
-[global.apply-policy.config]
-  export-policy-list = ["lb"]
-  default-export-policy = "accept-route"
-[[policy-definitions]]
-  name = "lb"
-  [[policy-definitions.statements]]
-    name = "set-lb"
-    [policy-definitions.statements.actions]
-      route-disposition = "accept-route"
-    [policy-definitions.statements.actions.bgp-actions.set-ext-community]
-      options = "add"
-      [policy-definitions.statements.actions.bgp-actions.set-ext-community.set-ext-community-method]
-        communities-list = ["lb:{PEER_AS}:{RATE}"]
-"""]
-    # GoBGP keys neighbors by address, so each session goes to its own bagd address (bagd
-    # listens on all of them) from its own source address.
-    for k in range(SESSIONS):
-        out.append(f"""
-[[neighbors]]
-  [neighbors.config]
-    neighbor-address = "{bagd_addr(k)}"
-    peer-as = {LOCAL_AS}
-  [neighbors.transport.config]
-    local-address = "{peer_addr(k)}"
-  [neighbors.timers.config]
-    connect-retry = 1
-  [[neighbors.afi-safis]]
-    [neighbors.afi-safis.config]
-      afi-safi-name = "ipv4-unicast"
-""")
-    return "".join(out)
+    # One session per bagd address, each from its own source address in the range.
+    return gobgp_lb_toml(PEER_AS, "10.255.0.3", peer_addr(0), None, RATE, LOCAL_AS,
+                         sessions=[(bagd_addr(k), peer_addr(k)) for k in range(SESSIONS)])
 
 
 def bagd_config(description, limit):
