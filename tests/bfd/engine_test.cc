@@ -1,0 +1,238 @@
+// The engine on loopback (no root): two engines with crossed ports come Up, follow a reload
+// by a Poll Sequence and see each other's AdminDown; a hand-driven peer that stops sending is
+// detected within the detection time; bad packets are dropped and counted. These run in real
+// time (the engine's own thread and sockets): the waits are bounded polls of its state, not
+// sleeps that stand in for a timer.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "bfd/engine.h"
+
+namespace bagd::bfd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Polls `done` every millisecond for at most `limit`.
+bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  const auto until = Clock::now() + limit;
+  while (Clock::now() < until) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return done();
+}
+
+struct Recorder {
+  std::mutex mu;
+  std::vector<StateChange> changes;
+  std::function<void(const StateChange&)> Sink() {
+    return [this](const StateChange& c) {
+      std::lock_guard<std::mutex> l(mu);
+      changes.push_back(c);
+    };
+  }
+  std::vector<StateChange> Get() {
+    std::lock_guard<std::mutex> l(mu);
+    return changes;
+  }
+};
+
+State StateOf(Engine& e) {
+  auto s = e.Snapshot();
+  return s.empty() ? State::kAdminDown : s[0].state;
+}
+
+SessionSpec Loopback(uint32_t tx_ms, uint32_t rx_ms, uint8_t mult) {
+  SessionSpec s;
+  s.peer = net::IpAddress::V4(0x7f000001);
+  s.config.desired_min_tx_us = tx_ms * 1000;
+  s.config.required_min_rx_us = rx_ms * 1000;
+  s.config.detect_mult = mult;
+  return s;
+}
+
+// Ports unlikely to be taken; each test case its own pair.
+EngineOptions Ports(uint16_t listen, uint16_t peer, Recorder* r, EngineMetrics* m) {
+  EngineOptions o;
+  o.single_hop_listen_port = listen;
+  o.single_hop_peer_port = peer;
+  o.multihop_listen_port = static_cast<uint16_t>(listen + 1);
+  o.multihop_peer_port = static_cast<uint16_t>(peer + 1);
+  o.on_change = r->Sink();
+  o.metrics = m;
+  return o;
+}
+
+TEST_CASE("bfd engine: two engines come Up, follow new intervals and an AdminDown", "[bfd][engine]") {
+  prometheus::Registry registry;
+  EngineMetrics metrics(registry);
+  Recorder ra, rb;
+  Engine a(Ports(41784, 42784, &ra, &metrics));
+  Engine b(Ports(42784, 41784, &rb, nullptr));
+  REQUIRE(a.Start().ok());
+  REQUIRE(b.Start().ok());
+  a.Apply({Loopback(50, 50, 3)});
+  b.Apply({Loopback(50, 50, 3)});
+  // Down -> Init -> Up takes a packet or three at the 1 s slow rate.
+  REQUIRE(WaitFor([&] { return StateOf(a) == State::kUp && StateOf(b) == State::kUp; }, std::chrono::seconds(5)));
+  REQUIRE(WaitFor([&] { return !a.Snapshot()[0].poll_active && !b.Snapshot()[0].poll_active; },
+                  std::chrono::seconds(3)));
+  auto sa = a.Snapshot()[0];
+  CHECK(sa.tx_interval_us == 50'000);
+  CHECK(sa.detection_time_us == 150'000);
+  CHECK(sa.remote_discr == b.Snapshot()[0].local_discr);
+  CHECK(sa.source_port >= 49152);
+  CHECK(sa.up_since_unix_ms > 0);
+  REQUIRE_FALSE(ra.Get().empty());
+  CHECK(ra.Get().back().transition.to == State::kUp);
+
+  // B asks for a slower rate: a Poll Sequence, the session stays Up.
+  b.Apply({Loopback(50, 200, 3)});
+  REQUIRE(WaitFor([&] { return a.Snapshot()[0].tx_interval_us == 200'000 && !b.Snapshot()[0].poll_active; },
+                  std::chrono::seconds(3)));
+  CHECK(StateOf(a) == State::kUp);
+  CHECK(a.Snapshot()[0].flaps == 0);
+
+  // B's session removed: it sends AdminDown, which A takes as not a failure.
+  b.Apply({});
+  REQUIRE(WaitFor([&] { return StateOf(a) == State::kDown; }, std::chrono::seconds(2)));
+  const auto last = ra.Get().back();
+  CHECK(last.transition.remote_admin_down);
+  CHECK_FALSE(last.transition.Failure());
+  CHECK(a.Snapshot()[0].local_diag == Diag::kNeighborSignaledSessionDown);
+  CHECK(metrics.PacketsIn("127.0.0.1").Value() > 3);
+  CHECK(metrics.PacketsOut("127.0.0.1").Value() > 3);
+}
+
+// A peer driven by hand: a UDP socket that sends with TTL 255 to the engine's port.
+struct HandPeer {
+  int fd = -1;
+  uint16_t engine_port;
+  explicit HandPeer(uint16_t listen, uint16_t engine) : engine_port(engine) {
+    fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    const int ttl = 255;
+    ::setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof ttl);
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(listen);
+    sin.sin_addr.s_addr = htonl(0x7f000001);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) == 0);
+    timeval tv{2, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  ~HandPeer() { ::close(fd); }
+  void SendRaw(const std::vector<uint8_t>& bytes, int ttl = 255) {
+    ::setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof ttl);
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(engine_port);
+    sin.sin_addr.s_addr = htonl(0x7f000001);
+    ::sendto(fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&sin), sizeof sin);
+  }
+  void Send(const ControlPacket& p) { SendRaw(Encode(p)); }
+  std::optional<ControlPacket> Read() {
+    uint8_t buf[128];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return std::nullopt;
+    auto p = Decode(std::span<const uint8_t>(buf, static_cast<size_t>(n)));
+    if (!p.ok()) return std::nullopt;
+    return *p;
+  }
+};
+
+TEST_CASE("bfd engine: a silent peer is detected within the detection time", "[bfd][engine]") {
+  Recorder r;
+  Engine a(Ports(43784, 44784, &r, nullptr));
+  REQUIRE(a.Start().ok());
+  HandPeer peer(44784, 43784);
+  a.Apply({Loopback(30, 30, 3)});
+  auto first = peer.Read();
+  REQUIRE(first);
+  CHECK(first->state == State::kDown);
+  ControlPacket p;
+  p.state = State::kInit;
+  p.detect_mult = 3;
+  p.my_discriminator = 777;
+  p.your_discriminator = first->my_discriminator;
+  p.desired_min_tx_us = 30'000;
+  p.required_min_rx_us = 30'000;
+  peer.Send(p);
+  REQUIRE(WaitFor([&] { return StateOf(a) == State::kUp; }, std::chrono::seconds(2)));
+  // Keep it Up for a while, answering its Poll, then go silent.
+  p.state = State::kUp;
+  for (int i = 0; i < 20; ++i) {
+    auto got = peer.Read();
+    REQUIRE(got);
+    ControlPacket reply = p;
+    reply.final = got->poll;
+    peer.Send(reply);
+  }
+  CHECK(StateOf(a) == State::kUp);
+  const auto silent_at = Clock::now();
+  REQUIRE(WaitFor([&] { return StateOf(a) == State::kDown; }, std::chrono::seconds(2)));
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - silent_at).count();
+  const auto changes = r.Get();
+  REQUIRE_FALSE(changes.empty());
+  CHECK(changes.back().transition.Failure());
+  CHECK(changes.back().transition.diag == Diag::kControlDetectionTimeExpired);
+  // Detection time 90 ms; the engine's thread is not busy, so well within 90 ms + 50 ms.
+  WARN("detected a silent peer after " << took << " ms (detection time 90 ms)");
+  CHECK(took >= 60);
+  CHECK(took <= 140);
+}
+
+TEST_CASE("bfd engine: bad packets are dropped and counted by reason", "[bfd][engine]") {
+  prometheus::Registry registry;
+  EngineMetrics metrics(registry);
+  Recorder r;
+  Engine a(Ports(45784, 46784, &r, &metrics));
+  REQUIRE(a.Start().ok());
+  HandPeer peer(46784, 45784);
+  a.Apply({Loopback(100, 100, 3)});
+  auto first = peer.Read();
+  REQUIRE(first);
+  ControlPacket good;
+  good.state = State::kDown;
+  good.detect_mult = 3;
+  good.my_discriminator = 9;
+  good.desired_min_tx_us = 100'000;
+  good.required_min_rx_us = 100'000;
+
+  peer.SendRaw({0x20, 0x40, 0x03});                       // short
+  auto v2 = Encode(good);
+  v2[0] = 0x40;
+  peer.SendRaw(v2);                                        // version 2
+  peer.SendRaw(Encode(good), 254);                         // one hop too far (RFC 5881 §5)
+  ControlPacket stranger = good;
+  stranger.state = State::kUp;
+  stranger.your_discriminator = first->my_discriminator + 1;
+  peer.Send(stranger);                                     // not our discriminator
+  std::vector<uint8_t> noise(1000, 0xff);
+  peer.SendRaw(noise);                                     // version 7
+  REQUIRE(WaitFor(
+      [&] {
+        return metrics.Dropped(DropReason::kShort).Value() == 1 && metrics.Dropped(DropReason::kBadVersion).Value() == 2 &&
+               metrics.Dropped(DropReason::kBadTtl).Value() == 1 &&
+               metrics.Dropped(DropReason::kUnknownDiscriminator).Value() == 1;
+      },
+      std::chrono::seconds(2)));
+  CHECK(StateOf(a) == State::kDown);
+  CHECK(r.Get().empty());
+  // The session still works after all that.
+  peer.Send(good);
+  REQUIRE(WaitFor([&] { return StateOf(a) == State::kInit; }, std::chrono::seconds(2)));
+}
+
+}  // namespace
+}  // namespace bagd::bfd
