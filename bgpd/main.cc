@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "bgpd/control/control_server.h"
 #include "bgpd/control/event_hub.h"
+#include "bgpd/daemon/bfd_stage.h"
 #include "bgpd/daemon/capacity_stage.h"
 #include "bgpd/daemon/control_adapter.h"
 #include "bgpd/daemon/fib_metrics.h"
@@ -385,8 +386,16 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  // BFD (docs/bfd.md): the neighbors' sessions on the engine's own thread; their changes act
+  // on the Peers on this thread. Before Start, so that hold_bgp_until_up neighbors wait.
+  bagd::daemon::BfdStage bfd(io, speaker, registry.get(), &events);
+  if (auto st = bfd.Apply(loaded.config); !st.ok()) {
+    bagd::log::Error("%s", st.message());
+    return 1;
+  }
   bagd::daemon::ControlAdapter::Options adapter_options;
   adapter_options.neighbor_ribs = &speaker;
+  adapter_options.bfd = &bfd;
   adapter_options.config_path = opts->config;
   std::unique_ptr<bagd::control::ControlServer> control;
   // control.group as the running configuration has it now (after a reload that applied).
@@ -407,6 +416,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> errors(r.errors().begin(), r.errors().end());
     if (r.applied()) {
       apply_fib_settings();
+      if (auto st = bfd.Apply(speaker.config()); !st.ok()) errors.push_back(std::string(st.message()));
       for (auto& e : apply_control_group()) errors.push_back(std::move(e));
     }
     events.Publish(ConfigEvent("control API", r.path(), r.applied(), errors,
@@ -472,6 +482,7 @@ int main(int argc, char** argv) {
         } else {
           bagd::log::Info("SIGHUP: %s reloaded", opts->config);
           apply_fib_settings();
+          if (auto st = bfd.Apply(speaker.config()); !st.ok()) bagd::log::Error("SIGHUP: %s", st.message());
           events.Publish(ConfigEvent("SIGHUP", opts->config, true, apply_control_group(), restart));
           (*notifier)->Ready(absl::StrCat("reloaded; ", speaker.neighbor_count(), " neighbors"));
         }

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "conf/bfd_settings.h"
 #include "conf/config_defaults.h"
 #include "conf/control_group.h"
 #include "conf/ip_address_text.h"
@@ -77,6 +78,7 @@ class Validator {
     CheckPolicies();
     CheckPolicyAttachment();
     CheckControl();
+    CheckBfd();
     std::stable_sort(errors_.begin(), errors_.end(),
                      [](const ConfigError& a, const ConfigError& b) {
                        return std::tie(a.line, a.column) < std::tie(b.line, b.column);
@@ -1311,6 +1313,59 @@ class Validator {
       }
       CheckEnum(Child({{neighbors, i}}, Field(d, "default_import")), n.default_import(), what, "a default action");
       CheckEnum(Child({{neighbors, i}}, Field(d, "default_export")), n.default_export(), what, "a default action");
+    }
+  }
+
+  // --- BFD (docs/bfd.md) ----------------------------------------------------------------------
+
+  // The fields Bfd and BfdProfile share: ranges.
+  template <typename M>
+  void CheckBfdFields(const FieldPath& base, const M& m, const std::string& what) {
+    const pb::Descriptor* d = M::descriptor();
+    if (m.has_min_tx() && (m.min_tx() < kBfdMinIntervalMs || m.min_tx() > kBfdMaxIntervalMs)) {
+      Error(Child(base, Field(d, "min_tx")),
+            absl::StrCat(what, "bfd min_tx ", m.min_tx(), " is out of range: use ", kBfdMinIntervalMs, "..",
+                         kBfdMaxIntervalMs, " milliseconds"));
+    }
+    if (m.has_min_rx() && (m.min_rx() < kBfdMinIntervalMs || m.min_rx() > kBfdMaxIntervalMs)) {
+      Error(Child(base, Field(d, "min_rx")),
+            absl::StrCat(what, "bfd min_rx ", m.min_rx(), " is out of range: use ", kBfdMinIntervalMs, "..",
+                         kBfdMaxIntervalMs, " milliseconds"));
+    }
+    if (m.has_multiplier() && (m.multiplier() < 1 || m.multiplier() > 255)) {
+      Error(Child(base, Field(d, "multiplier")),
+            absl::StrCat(what, "bfd multiplier ", m.multiplier(),
+                         " is out of range: use 1..255 (RFC 5880 Detect Mult; 3 is usual)"));
+    }
+  }
+
+  void CheckBfd() {
+    const pb::FieldDescriptor* profiles = Field(v1::Config::descriptor(), "bfd_profiles");
+    std::map<std::string, int> names;
+    for (int i = 0; i < config_.bfd_profiles_size(); ++i) {
+      const v1::BfdProfile& p = config_.bfd_profiles(i);
+      const FieldPath base = {{profiles, i}};
+      const FieldPath name = Child(base, Field(v1::BfdProfile::descriptor(), "name"));
+      if (p.name().empty()) {
+        Error(name, absl::StrCat("bfd_profiles #", i + 1, ": name is required"));
+      } else if (const auto [it, inserted] = names.emplace(p.name(), i); !inserted) {
+        Error(name, absl::StrCat("bfd profile \"", p.name(), "\" is already defined",
+                                 AtLine(Child({{profiles, it->second}}, Field(v1::BfdProfile::descriptor(), "name"))),
+                                 ": each name may appear only once"));
+      }
+      CheckBfdFields(base, p, absl::StrCat("bfd profile \"", p.name(), "\": "));
+    }
+    const pb::FieldDescriptor* neighbors = Field(v1::Config::descriptor(), "neighbors");
+    for (int i = 0; i < config_.neighbors_size(); ++i) {
+      const v1::Neighbor& n = config_.neighbors(i);
+      if (!n.has_bfd()) continue;
+      const FieldPath base = Child({{neighbors, i}}, Field(v1::Neighbor::descriptor(), "bfd"));
+      const std::string what = absl::StrCat("neighbor ", n.address(), ": ");
+      if (!n.bfd().profile().empty() && !names.contains(n.bfd().profile())) {
+        Error(Child(base, Field(v1::Bfd::descriptor(), "profile")),
+              absl::StrCat(what, "bfd profile \"", n.bfd().profile(), "\" is not defined in bfd_profiles"));
+      }
+      CheckBfdFields(base, n.bfd(), what);
     }
   }
 

@@ -67,6 +67,7 @@ inline constexpr uint8_t kOtherConfigurationChange = 6;
 inline constexpr uint8_t kConnectionCollisionResolution = 7;
 inline constexpr uint8_t kOutOfResources = 8;
 inline constexpr uint8_t kHardReset = 9;
+inline constexpr uint8_t kBfdDown = 10;  // RFC 9384
 }  // namespace cease
 
 namespace route_refresh_error {

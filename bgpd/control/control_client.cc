@@ -225,6 +225,15 @@ absl::StatusOr<v1::ListRoutesResponse> ControlClient::ListRoutes(const v1::ListR
   return all;
 }
 
+absl::StatusOr<v1::ListBfdSessionsResponse> ControlClient::ListBfdSessions(const std::string& peer) {
+  v1::ListBfdSessionsRequest request;
+  request.set_peer(peer);
+  v1::ListBfdSessionsResponse response;
+  auto context = NewContext();
+  if (absl::Status s = CallStatus(stub_->ListBfdSessions(context.get(), request, &response)); !s.ok()) return s;
+  return response;
+}
+
 absl::StatusOr<v1::RibSummary> ControlClient::GetRibSummary() {
   v1::RibSummary response;
   auto context = NewContext();

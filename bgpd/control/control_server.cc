@@ -197,6 +197,26 @@ class ControlService final : public v1::Control::Service {
     });
   }
 
+  grpc::Status ListBfdSessions(grpc::ServerContext*, const v1::ListBfdSessionsRequest* request,
+                               v1::ListBfdSessionsResponse* response) override {
+    return Guarded("ListBfdSessions", [&] {
+      std::string filter;
+      if (!request->peer().empty()) {
+        auto address = CanonicalNeighborAddress(request->peer());
+        if (!address.ok()) return ToGrpcStatus(address.status());
+        filter = *std::move(address);
+      }
+      auto sessions = backend_->ListBfdSessions(filter);
+      if (!sessions.ok()) return ToGrpcStatus(sessions.status());
+      if (!filter.empty() && sessions->sessions().empty()) {
+        return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no BFD session with ", filter, " is configured"));
+      }
+      *response = *std::move(sessions);
+      ScrubInvalidUtf8(*response);
+      return grpc::Status::OK;
+    });
+  }
+
   grpc::Status GetRibSummary(grpc::ServerContext*, const v1::GetRibSummaryRequest*,
                              v1::RibSummary* response) override {
     return Guarded("GetRibSummary", [&] {
@@ -388,6 +408,10 @@ absl::StatusOr<ControlBackend::RoutesPage> ControlBackend::ListRoutesPage(const 
 }
 
 absl::StatusOr<v1::RibSummary> ControlBackend::GetRibSummary() { return absl::UnimplementedError(kNoRibMessage); }
+
+absl::StatusOr<v1::ListBfdSessionsResponse> ControlBackend::ListBfdSessions(const std::string&) {
+  return v1::ListBfdSessionsResponse();
+}
 
 absl::StatusOr<v1::ListNextHopGroupsResponse> ControlBackend::ListNextHopGroups(const v1::ListNextHopGroupsRequest&) {
   return absl::UnimplementedError(kNoRibMessage);

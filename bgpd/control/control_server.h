@@ -71,6 +71,9 @@ class ControlBackend {
   virtual absl::StatusOr<RoutesPage> ListRoutesPage(const v1::ListRoutesRequest& request, size_t max_routes);
   // Counts per family and per peer, attribute sets, memory.
   virtual absl::StatusOr<v1::RibSummary> GetRibSummary();
+  // BFD sessions (docs/bfd.md), all or those of `peer` (canonical address; the server makes
+  // an empty answer to a filter NOT_FOUND). Default: none.
+  virtual absl::StatusOr<v1::ListBfdSessionsResponse> ListBfdSessions(const std::string& peer);
   // The weighted next-hop groups (control.proto, docs/control-api.md), with the weight
   // settings and counters. `request` is canonical (CanonicalListNextHopGroupsRequest): at
   // most one of

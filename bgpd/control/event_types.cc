@@ -17,6 +17,7 @@ constexpr struct {
     {"weights", kEventWeights},
     {"fib", kEventFib},
     {"config", kEventConfig},
+    {"bfd", kEventBfd},
 };
 
 }  // namespace
@@ -52,6 +53,7 @@ uint32_t EventTypeOf(const v1::Event& event) {
     case v1::Event::kWeights: return kEventWeights;
     case v1::Event::kFib: return kEventFib;
     case v1::Event::kConfig: return kEventConfig;
+    case v1::Event::kBfd: return kEventBfd;
     default: return 0;
   }
 }

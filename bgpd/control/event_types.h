@@ -16,7 +16,8 @@ enum EventType : uint32_t {
   kEventWeights = 1u << 1,
   kEventFib = 1u << 2,
   kEventConfig = 1u << 3,
-  kEventAll = kEventNeighbor | kEventWeights | kEventFib | kEventConfig,
+  kEventBfd = 1u << 4,
+  kEventAll = kEventNeighbor | kEventWeights | kEventFib | kEventConfig | kEventBfd,
 };
 // The type names ("neighbor", ...) → a mask; InvalidArgument names an unknown one. Empty:
 // every type.

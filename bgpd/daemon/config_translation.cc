@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "conf/bfd_settings.h"
 #include "conf/config_defaults.h"
 #include "conf/rate_text.h"
 
@@ -92,6 +93,7 @@ absl::StatusOr<std::vector<PeerConfig>> PeerConfigs(const config::v1::Config& co
     p.advertisement_interval_s = n.advertisement_interval();
     p.shutdown_message = n.shutdown_message();
     p.max_prefixes = PrefixLimitsOf(n);
+    if (const auto bfd = conf::EffectiveBfd(config, n)) p.bfd_hold = bfd->hold_bgp_until_up;
     auto& f = p.fsm;
     f.passive = n.passive();
     f.local.local_as = router.asn();

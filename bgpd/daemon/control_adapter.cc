@@ -79,6 +79,14 @@ absl::StatusOr<control::v1::ListNextHopGroupsResponse> ControlAdapter::ListNextH
       .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
 }
 
+absl::StatusOr<control::v1::ListBfdSessionsResponse> ControlAdapter::ListBfdSessions(const std::string& peer) {
+  control::v1::ListBfdSessionsResponse out;
+  if (bfd_ == nullptr) return out;
+  // The engine answers from its own thread: no visit to the event thread.
+  for (auto& s : bfd_->Sessions(peer)) *out.add_sessions() = std::move(s);
+  return out;
+}
+
 absl::StatusOr<control::v1::RibSummary> ControlAdapter::GetRibSummary() {
   return OnIoThread(io_, [this]() -> absl::StatusOr<control::v1::RibSummary> {
            return daemon::RibSummary(speaker_.rib(), speaker_.attribute_store());

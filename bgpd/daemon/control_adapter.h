@@ -8,6 +8,7 @@
 #include <string>
 
 #include "bgpd/control/control_server.h"
+#include "bgpd/daemon/bfd_stage.h"
 #include "bgpd/daemon/policy_view.h"
 #include "bgpd/daemon/speaker.h"
 
@@ -27,13 +28,16 @@ class ControlAdapter : public control::ControlBackend {
     // What the FIB backend knows of each listed group (the APPL_DB key and confirmation),
     // added on the io thread; may be empty.
     std::function<void(control::v1::NextHopGroup&)> annotate_group;
+    // BFD sessions (ListBfdSessions; null: none), read from the gRPC thread.
+    const BfdStage* bfd = nullptr;
   };
   ControlAdapter(boost::asio::io_context& io, Speaker& speaker, Options options)
       : io_(io),
         speaker_(speaker),
         neighbor_ribs_(options.neighbor_ribs),
         options_(std::move(options)),
-        annotate_(options_.annotate_group) {}
+        annotate_(options_.annotate_group),
+        bfd_(options_.bfd) {}
   ControlAdapter(boost::asio::io_context& io, Speaker& speaker, const NeighborRibs* neighbor_ribs = nullptr)
       : ControlAdapter(io, speaker, Options{neighbor_ribs, {}, {}, {}}) {}
   std::vector<control::v1::NeighborStatus> ListNeighbors(const std::string& address_filter) override;
@@ -44,6 +48,7 @@ class ControlAdapter : public control::ControlBackend {
   absl::StatusOr<RoutesPage> ListRoutesPage(const control::v1::ListRoutesRequest& request,
                                             size_t max_routes) override;
   absl::StatusOr<control::v1::RibSummary> GetRibSummary() override;
+  absl::StatusOr<control::v1::ListBfdSessionsResponse> ListBfdSessions(const std::string& peer) override;
   absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
       const control::v1::ListNextHopGroupsRequest& request) override;
   absl::StatusOr<control::v1::TestPolicyResponse> TestPolicy(const control::v1::TestPolicyRequest& request) override;
@@ -61,6 +66,7 @@ class ControlAdapter : public control::ControlBackend {
   Options options_;
   std::function<void(control::v1::NextHopGroup&)> annotate_;  // options_.annotate_group
   std::mutex reload_mu_;  // one ReloadConfig at a time
+  const BfdStage* bfd_;
 };
 
 }  // namespace bagd::daemon

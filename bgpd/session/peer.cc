@@ -86,6 +86,7 @@ Peer::Peer(boost::asio::io_context& io, Clock& clock, PeerConfig config, Session
   primary_ = std::make_unique<Slot>(clock_, next_slot_id_++, Direction::kOutbound);
   admin_down_ = config_.shutdown;
   admin_down_message_ = config_.shutdown_message;
+  bfd_wait_ = config_.bfd_hold;
   state_since_ms_ = clock_.WallMs();
   if (metrics_) metrics_->State(config_.Name()).Set(0);
   series_.Declare(config_.fsm.local.families);
@@ -111,6 +112,7 @@ void Peer::ApplyInPlace(const PeerConfig& c) {
   config_.advertisement_interval_s = c.advertisement_interval_s;
   config_.shutdown_message = c.shutdown_message;
   config_.stale_routes_time_s = c.stale_routes_time_s;
+  config_.bfd_hold = c.bfd_hold;  // the BFD stage decides whether to wait (it knows BFD's state)
   if (c.max_prefixes != config_.max_prefixes) SetPrefixLimits(c.max_prefixes);
   // `shutdown` in the file changed: follow it. Unchanged, it leaves an operator's
   // `bagctl neighbor ... shutdown` or `enable` alone.
@@ -139,6 +141,30 @@ void Peer::Start() {
               admin_down_message_.empty() ? "" : absl::StrCat(" (\"", admin_down_message_, "\")"));
     return;
   }
+  if (bfd_wait_) {
+    log::Info("neighbor %s: waiting for BFD to come Up before starting BGP", config_.Name());
+    return;
+  }
+  Dispatch(*primary_, fsm::Event::Of(EventType::kManualStart));
+}
+
+void Peer::BfdDown(const std::string& why) {
+  const bool was_waiting = bfd_wait_;
+  bfd_wait_ = true;
+  if (was_waiting && primary_->fsm.state == State::kIdle && !candidate_) return;
+  const std::string reason = absl::StrCat("BFD down: ", why);
+  log::Warning("neighbor %s: %s; BGP session down until BFD is Up again", config_.Name(), why);
+  // RFC 9384: Cease / BFD Down. Flushing: with RFC 8538 both ways it goes as a Hard Reset, so
+  // the peer does not keep our paths stale either (the path, not the control plane, failed).
+  ManualStop(Flushing(wire::NotificationMessage::Shutdown(wire::cease::kBfdDown, "")), reason);
+  last_error_ = reason;
+}
+
+void Peer::BfdUp() {
+  if (!bfd_wait_) return;
+  bfd_wait_ = false;
+  if (admin_down_ || prefix_limit_down_ || primary_->fsm.state != State::kIdle) return;
+  log::Info("neighbor %s: BFD is Up: starting BGP", config_.Name());
   Dispatch(*primary_, fsm::Event::Of(EventType::kManualStart));
 }
 
@@ -175,6 +201,10 @@ void Peer::Enable() {
   admin_down_ = false;
   admin_down_message_.clear();
   log::Info("neighbor %s: enabled", config_.Name());
+  if (bfd_wait_) {
+    log::Info("neighbor %s: waiting for BFD to come Up before starting BGP", config_.Name());
+    return;
+  }
   Dispatch(*primary_, fsm::Event::Of(EventType::kManualStart));
 }
 
@@ -357,7 +387,8 @@ void Peer::Execute(Slot& slot, const fsm::Action& a) {
       });
     case ActionType::kStopKeepaliveTimer: return slot.keepalive->Stop();
     case ActionType::kStartIdleHoldTimer:
-      if (&slot != primary_.get() || admin_down_ || prefix_limit_down_) return;  // candidates never restart
+      // Candidates never restart; after a BFD Down, BfdUp restarts.
+      if (&slot != primary_.get() || admin_down_ || prefix_limit_down_ || bfd_wait_) return;
       log::Info("neighbor %s: restarting in %.1fs (failure %d)", config_.Name(), a.duration.count() / 1000.0,
                 slot.fsm.failures);
       return slot.idle_hold->Start(a.duration, [this, id] {
@@ -489,6 +520,12 @@ void Peer::Accept(tcp::socket socket) {
   if (prefix_limit_down_) {
     // Idle would take it (a waiting restart); the maximum-prefix hold-down is not one.
     log::Info("neighbor %s: connection from %s refused: down after exceeding its maximum prefixes", config_.Name(),
+              remote.address().to_string());
+    socket.close(ec);
+    return;
+  }
+  if (bfd_wait_) {
+    log::Info("neighbor %s: connection from %s refused: waiting for BFD to come Up", config_.Name(),
               remote.address().to_string());
     socket.close(ec);
     return;

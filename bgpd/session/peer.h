@@ -42,6 +42,9 @@ struct PeerConfig {
   // Graceful restart, helper role (RFC 4724 §4.2): the longest the neighbor's stale paths
   // stay after its session is back without its End-of-RIB (the speaker's timer).
   uint32_t stale_routes_time_s = 360;
+  // BFD (docs/bfd.md) with hold_bgp_until_up: the session does not start before BFD is Up
+  // (Peer::BfdUp). Changes in place.
+  bool bfd_hold = false;
 
   bool ebgp() const { return !fsm.local.ibgp(); }
   std::string Name() const { return address.ToString(); }
@@ -145,6 +148,14 @@ class Peer {
   // description, MRAI, shutdown (from the config: Shutdown or Enable) and its message,
   // maximum prefixes.
   void ApplyInPlace(const PeerConfig& c);
+  // BFD (RFC 5882 §10.2), from the event thread. BfdDown: the forwarding path failed: the
+  // session goes down at once with Cease / BFD Down (RFC 9384; a Hard Reset with it inside
+  // when RFC 8538 was negotiated, so that neither side keeps the paths stale) and does not
+  // start again, nor accept a connection, until BfdUp. BfdUp also ends a hold_bgp_until_up wait
+  // and is what a neighbor whose BFD was removed gets.
+  void BfdDown(const std::string& why);
+  void BfdUp();
+  bool waiting_for_bfd() const { return bfd_wait_; }
 
  private:
   struct Slot;
@@ -212,6 +223,7 @@ class Peer {
   // Maximum prefixes: each family's limit and state, and the hold-down after a Cease.
   std::array<rib::PrefixLimit, net::kFamilyCount> prefix_limits_;
   bool prefix_limit_down_ = false;
+  bool bfd_wait_ = false;  // no start before BFD is Up (hold_bgp_until_up, or after a BFD Down)
   int64_t prefix_limit_restart_ms_ = 0;  // wall clock; 0: until Enable()
   std::unique_ptr<Timer> prefix_limit_restart_;
 

@@ -8,7 +8,7 @@ seconds=${2:-60}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$here/artifacts"
 pids=()
-for t in decode_message bagctl_decode session; do
+for t in decode_message bagctl_decode session bfd_packet; do
   work=$(mktemp -d "/tmp/bagd-fuzz-$t.XXXXXX")
   cp "$here/corpus/$t/"* "$work/"
   "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -max_len=8192 -timeout=10 -rss_limit_mb=4096 \
@@ -18,7 +18,7 @@ for t in decode_message bagctl_decode session; do
 done
 rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
-for t in decode_message bagctl_decode session; do
+for t in decode_message bagctl_decode session bfd_packet; do
   echo "== fuzz_$t"; grep -E "^(stat::|Done|#[0-9]+ *DONE)|ERROR|SUMMARY" "$build/fuzz_$t.log" | tail -8
 done
 exit $rc

@@ -96,7 +96,7 @@ class MonitorTest(unittest.TestCase):
         text = Monitor(bagd.sock, "--type", "neighbor")
         self.addCleanup(text.stop)
         first = json.loads(mon.next_matching(lambda line: True, 10, "first event"))
-        self.assertEqual(first["subscribed"]["types"], ["neighbor", "weights", "fib", "config"])
+        self.assertEqual(first["subscribed"]["types"], ["neighbor", "weights", "fib", "config", "bfd"])
         text.next_matching(lambda line: line.endswith(" watching neighbor events"), 10, "text subscribed")
 
         src_a = lab.start_frr(fa, frr_source(65001, "10.255.0.2", ba4, 1000), a4, name="frr-a")  # 1 Gbit/s

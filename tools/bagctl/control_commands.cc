@@ -17,6 +17,7 @@
 #include "bgpd/control/event_types.h"
 #include "tools/bagctl/event_render.h"
 #include "tools/bagctl/neighbor_render.h"
+#include "tools/bagctl/bfd_render.h"
 #include "tools/bagctl/nexthop_group_render.h"
 #include "tools/bagctl/policy_render.h"
 #include "tools/bagctl/route_render.h"
@@ -40,6 +41,8 @@ const char* const kControlUsage = R"(  show neighbors [ADDRESS] [--json]
                             decision, --advertised what bagd sends it (its Adj-RIB-Out, after
                             export policy and the next-hop / AS-path rewrite)
   show rib-summary [--json] prefixes and paths per family and per peer, attribute sets, memory
+  show bfd [PEER] [--json]  the BFD sessions (docs/bfd.md): state, discriminators, negotiated
+                            intervals, last diagnostic, up since, flaps; with PEER in detail
   show policies [NAME] [--json]
                             every routing policy (or NAME) with each statement and how many
                             routes matched it since the policies were loaded
@@ -85,10 +88,11 @@ const char* const kControlUsage = R"(  show neighbors [ADDRESS] [--json]
                             originates PREFIX (as a `networks` entry) with an optional link
                             bandwidth (10G); kept until `network delete` or a restart of bagd
   network delete PREFIX     withdraws a prefix added with `network add`
-  monitor [--json] [--type neighbor|weights|fib|config ...] [--count N]
+  monitor [--json] [--type neighbor|weights|fib|config|bfd ...] [--count N]
                             what happens in bagd as it happens, one line per event (one JSON
                             object per line with --json): neighbor state changes and why,
-                            weight changes and their cause, FIB errors, configuration reloads;
+                            weight changes and their cause, FIB errors, configuration reloads,
+                            BFD state changes;
                             until interrupted, bagd stops, or N events were printed
       --type T              only these types (repeatable, or comma-separated; default: all)
       --socket PATH         bagd's control socket (before or after the command; default
@@ -312,6 +316,18 @@ int ShowNeighbors(control::ControlClient& client, const std::string& address, bo
   return kControlExitOk;
 }
 
+int ShowBfd(control::ControlClient& client, const std::string& peer, bool json, std::ostream& out, std::ostream& err) {
+  auto response = client.ListBfdSessions(peer);
+  if (!response.ok()) return Failed(err, response.status());
+  if (json) return PrintJson(*response, out, err);
+  const int64_t now = NowUnixMs();
+  out << RenderBfdTable(*response, now);
+  if (!peer.empty()) {
+    for (const auto& s : response->sessions()) out << '\n' << RenderBfdDetail(s, now);
+  }
+  return kControlExitOk;
+}
+
 // The routing table comes in pages (control.proto: ListRoutes streams); each one is printed
 // as it arrives and then dropped, so a million routes need no more memory here than a page.
 // What a neighbor view shows, for its title: "received from 192.0.2.2 (before import policy)".
@@ -465,7 +481,7 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
 
   enum class Command {
     kShowNeighbors, kShowRoutes, kShowRibSummary, kShowNextHopGroups, kShowPolicies, kPolicyTest,
-    kShutdown, kEnable, kClear, kReload, kNetworkAdd, kNetworkDelete, kMonitor,
+    kShutdown, kEnable, kClear, kReload, kNetworkAdd, kNetworkDelete, kMonitor, kShowBfd,
   };
   Command command = Command::kShowNeighbors;
   using ClearMode = control::v1::ClearNeighborRequest;
@@ -507,6 +523,10 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
       if (w.size() > 3) return UsageError(err, "show policies takes at most one NAME");
       command = Command::kShowPolicies;
       if (w.size() == 3) policy_name = w[2];
+    } else if (what == "bfd") {
+      if (w.size() > 3) return UsageError(err, "show bfd takes at most one PEER");
+      command = Command::kShowBfd;
+      if (w.size() == 3) address = w[2];
     } else if (what == "rib-summary") {
       if (w.size() > 2) return UsageError(err, "show rib-summary takes no operands");
       command = Command::kShowRibSummary;
@@ -526,7 +546,7 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
         }
       }
     } else {
-      return UsageError(err, "show what? (neighbors, routes, rib-summary, nexthop-groups, policies)");
+      return UsageError(err, "show what? (neighbors, routes, rib-summary, nexthop-groups, policies, bfd)");
     }
     if (command != Command::kShowRoutes && (parsed->family || parsed->limit)) {
       return UsageError(err, "--family and --limit are for show routes");
@@ -650,6 +670,8 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
   switch (command) {
     case Command::kShowNeighbors:
       return ShowNeighbors(**client, address, parsed->json, out, err);
+    case Command::kShowBfd:
+      return ShowBfd(**client, address, parsed->json, out, err);
     case Command::kShowRoutes:
       return ShowRoutes(**client, routes_request, parsed->json, out, err);
     case Command::kShowRibSummary:

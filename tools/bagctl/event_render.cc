@@ -97,6 +97,16 @@ std::string RenderEventLine(const Event& event) {
     }
     case Event::kConfig:
       return absl::StrCat(time, " ", ConfigLine(event.config()));
+    case Event::kBfd: {
+      const auto& b = event.bfd();
+      std::string bgp;
+      if (b.bgp_action() == "down") bgp = "; BGP session taken down (Cease / BFD Down)";
+      if (b.bgp_action() == "start") bgp = "; BGP may start";
+      if (b.remote_admin_down()) bgp = "; the peer's AdminDown: not a failure, BGP stays";
+      return absl::StrCat(time, " bfd ", Printable(b.peer()), b.multihop() ? " (multihop)" : "", " ", b.from(), " -> ",
+                          b.to(), b.diagnostic().empty() || b.diagnostic() == "none" ? "" : ": ",
+                          b.diagnostic() == "none" ? "" : b.diagnostic(), bgp);
+    }
     case Event::KIND_NOT_SET:
       break;
   }

@@ -1,0 +1,64 @@
+// The BFD settings (Neighbor.bfd, bfd_profiles): what loads, the errors with line:column, and
+// how a neighbor's fields, its profile and the defaults combine.
+#include <catch2/catch.hpp>
+
+#include "conf/bfd_settings.h"
+#include "conf/config_loader.h"
+#include "tests/conf/conf_test_support.h"
+
+using namespace bagd::conf;
+using namespace bagd::conf::testing;
+
+namespace {
+
+LoadedConfig Load(const std::string& text) { return ParseConfig(WithRouter(text), "t"); }
+
+}  // namespace
+
+TEST_CASE("bfd config: valid settings load and combine with their profile", "[conf][bfd]") {
+  auto loaded = Load(R"(
+bfd_profiles { name: "fast" min_tx: 50 min_rx: 50 multiplier: 3 }
+bfd_profiles { name: "strict" hold_bgp_until_up: true passive: true }
+neighbors { address: "192.0.2.2" remote_as: 65002 bfd {} }
+neighbors { address: "192.0.2.3" remote_as: 65002 bfd { profile: "fast" min_rx: 100 } }
+neighbors { address: "2001:db8::3" remote_as: 65002 bfd { profile: "strict" multihop: true multiplier: 1 } }
+neighbors { address: "192.0.2.4" remote_as: 65002 bfd { min_tx: 10 min_rx: 60000 multiplier: 255 } }
+neighbors { address: "192.0.2.5" remote_as: 65002 }
+)");
+  REQUIRE(loaded.errors.empty());
+  const auto& c = loaded.config;
+  const auto plain = EffectiveBfd(c, c.neighbors(0));
+  REQUIRE(plain);
+  CHECK(*plain == BfdSettings{});
+  CHECK(plain->min_tx_ms == 300);
+  CHECK(plain->multiplier == 3);
+  const auto fast = EffectiveBfd(c, c.neighbors(1));
+  REQUIRE(fast);
+  CHECK(fast->min_tx_ms == 50);
+  CHECK(fast->min_rx_ms == 100);  // the neighbor's field wins
+  const auto strict = EffectiveBfd(c, c.neighbors(2));
+  REQUIRE(strict);
+  CHECK(strict->hold_bgp_until_up);
+  CHECK(strict->passive);
+  CHECK(strict->multihop);
+  CHECK(strict->multiplier == 1);
+  CHECK(strict->min_tx_ms == 300);
+  CHECK_FALSE(EffectiveBfd(c, c.neighbors(4)).has_value());
+}
+
+TEST_CASE("bfd config: errors name the line and column", "[conf][bfd]") {
+  auto loaded = Load(R"(bfd_profiles { name: "fast" min_tx: 5 }
+bfd_profiles { name: "fast" }
+bfd_profiles { multiplier: 0 }
+neighbors { address: "192.0.2.2" remote_as: 65002 bfd { profile: "nope" min_rx: 60001 } }
+)");
+  const auto errors = Located(loaded.errors);
+  REQUIRE(errors.size() == 6);
+  CHECK(errors[0] == "3:30: bfd profile \"fast\": bfd min_tx 5 is out of range: use 10..60000 milliseconds");
+  CHECK(errors[1] == "4:16: bfd profile \"fast\" is already defined at line 3: each name may appear only once");
+  CHECK(errors[2] == "5:1: bfd_profiles #3: name is required");
+  CHECK(errors[3] ==
+        "5:16: bfd profile \"\": bfd multiplier 0 is out of range: use 1..255 (RFC 5880 Detect Mult; 3 is usual)");
+  CHECK(errors[4] == "6:66: neighbor 192.0.2.2: bfd profile \"nope\" is not defined in bfd_profiles");
+  CHECK(errors[5] == "6:82: neighbor 192.0.2.2: bfd min_rx 60001 is out of range: use 10..60000 milliseconds");
+}

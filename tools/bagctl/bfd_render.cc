@@ -1,0 +1,77 @@
+#include "tools/bagctl/bfd_render.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace bagd::bagctl {
+
+namespace {
+
+std::string Ms(uint64_t us) {
+  if (us == 0) return "-";
+  return us % 1000 == 0 ? absl::StrCat(us / 1000, "ms") : absl::StrFormat("%.1fms", us / 1000.0);
+}
+
+std::string Age(int64_t since_ms, int64_t now_ms) {
+  if (since_ms <= 0) return "-";
+  int64_t s = std::max<int64_t>(0, (now_ms - since_ms) / 1000);
+  if (s < 60) return absl::StrCat(s, "s");
+  if (s < 3600) return absl::StrFormat("%dm%02ds", s / 60, s % 60);
+  if (s < 86400) return absl::StrFormat("%dh%02dm", s / 3600, (s % 3600) / 60);
+  return absl::StrFormat("%dd%02dh", s / 86400, (s % 86400) / 3600);
+}
+
+}  // namespace
+
+std::string RenderBfdTable(const control::v1::ListBfdSessionsResponse& response, int64_t now) {
+  if (response.sessions().empty()) return "No BFD sessions are configured.\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"Peer", "Type", "State", "Remote", "LocalDisc", "RemoteDisc", "Tx", "Detect", "Diag", "Up", "Flaps"}};
+  for (const auto& s : response.sessions()) {
+    rows.push_back({s.peer(), s.multihop() ? "multihop" : "single-hop", s.state(), s.remote_state(),
+                    absl::StrCat(s.local_discriminator()), absl::StrCat(s.remote_discriminator()),
+                    Ms(s.tx_interval_us()), Ms(s.detection_time_us()),
+                    s.local_diagnostic() == "none" ? "-" : s.local_diagnostic(),
+                    s.state() == "Up" ? Age(s.up_since_unix_ms(), now) : "-", absl::StrCat(s.flaps())});
+  }
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      absl::StrAppend(&line, r[i]);
+      if (i + 1 < r.size()) line.append(width[i] - r[i].size() + 2, ' ');
+    }
+    absl::StrAppend(&out, line, "\n");
+  }
+  return out;
+}
+
+std::string RenderBfdDetail(const control::v1::BfdSession& s, int64_t now) {
+  std::string out = absl::StrCat("BFD peer ", s.peer(), s.multihop() ? " multihop" : " single hop",
+                                 s.local_address().empty() ? "" : absl::StrCat(" from ", s.local_address()), "\n");
+  absl::StrAppend(&out, "  state ", s.state(), " (remote ", s.remote_state(), ")",
+                  s.state() == "Up" ? absl::StrCat(", up for ", Age(s.up_since_unix_ms(), now)) : "",
+                  ", last change ", Age(s.last_change_unix_ms(), now), " ago, ", s.flaps(), " flaps\n");
+  absl::StrAppend(&out, "  discriminators: local ", s.local_discriminator(), ", remote ", s.remote_discriminator(),
+                  "; UDP source port ", s.source_port(), "\n");
+  absl::StrAppend(&out, "  diagnostic: local ", s.local_diagnostic(), ", remote ", s.remote_diagnostic(), "\n");
+  absl::StrAppend(&out, "  configured: min tx ", Ms(s.desired_min_tx_us()), ", min rx ", Ms(s.required_min_rx_us()),
+                  ", multiplier ", s.detect_multiplier(), s.passive() ? ", passive" : "",
+                  s.hold_bgp_until_up() ? ", BGP held until Up" : "", "\n");
+  absl::StrAppend(&out, "  peer: min tx ", Ms(s.remote_min_tx_us()), ", min rx ", Ms(s.remote_min_rx_us()),
+                  ", multiplier ", s.remote_detect_multiplier(), "\n");
+  absl::StrAppend(&out, "  negotiated: transmit every ", Ms(s.tx_interval_us()), " (less 0-25 % jitter), detection time ",
+                  Ms(s.detection_time_us()), s.poll_active() ? " (poll sequence in progress)" : "", "\n");
+  absl::StrAppend(&out, "  packets: ", s.packets_in(), " in, ", s.packets_out(), " out, ", s.send_errors(),
+                  " send errors", s.last_error().empty() ? "" : absl::StrCat(" (last: ", s.last_error(), ")"), "\n");
+  return out;
+}
+
+}  // namespace bagd::bagctl
