@@ -135,6 +135,12 @@ std::vector<control::v1::BfdSession> BfdStage::Sessions(const std::string& peer)
 
 void BfdStage::OnChange(const bfd::StateChange& c) {
   const bfd::Transition& t = c.transition;
+  const bool warn = t.Failure();
+  log::Event(warn ? log::Level::kWarning : log::Level::kInfo,
+             {{"neighbor", c.name}, {"event", "bfd"}, {"from", bfd::StateName(t.from)}, {"to", bfd::StateName(t.to)}},
+             "bfd %s%s: %s -> %s%s%s", c.name, c.multihop ? " (multihop)" : "", bfd::StateName(t.from),
+             bfd::StateName(t.to), t.diag == bfd::Diag::kNone ? "" : absl::StrCat(": ", bfd::DiagName(t.diag)),
+             t.remote_admin_down ? " (the peer's AdminDown: not a failure, BGP stays)" : "");
   Peer* peer = speaker_.FindPeer(c.name);
   std::string action = "none";
   if (peer != nullptr && t.Failure()) {
@@ -144,12 +150,6 @@ void BfdStage::OnChange(const bfd::StateChange& c) {
     if (peer->waiting_for_bfd()) action = "start";
     peer->BfdUp();
   }
-  const bool warn = t.Failure();
-  log::Event(warn ? log::Level::kWarning : log::Level::kInfo,
-             {{"neighbor", c.name}, {"event", "bfd"}, {"from", bfd::StateName(t.from)}, {"to", bfd::StateName(t.to)}},
-             "bfd %s%s: %s -> %s%s%s", c.name, c.multihop ? " (multihop)" : "", bfd::StateName(t.from),
-             bfd::StateName(t.to), t.diag == bfd::Diag::kNone ? "" : absl::StrCat(": ", bfd::DiagName(t.diag)),
-             t.remote_admin_down ? " (the peer's AdminDown: not a failure, BGP stays)" : "");
   if (events_ != nullptr) {
     control::v1::Event e;
     e.set_time_unix_ms(c.unix_ms);

@@ -54,11 +54,32 @@ neighbors { address: "192.0.2.2" remote_as: 65002 bfd { profile: "nope" min_rx: 
 )");
   const auto errors = Located(loaded.errors);
   REQUIRE(errors.size() == 6);
-  CHECK(errors[0] == "3:30: bfd profile \"fast\": bfd min_tx 5 is out of range: use 10..60000 milliseconds");
-  CHECK(errors[1] == "4:16: bfd profile \"fast\" is already defined at line 3: each name may appear only once");
-  CHECK(errors[2] == "5:1: bfd_profiles #3: name is required");
+  CHECK(errors[0] == "2:29: bfd profile \"fast\": bfd min_tx 5 is out of range: use 10..60000 milliseconds");
+  CHECK(errors[1] == "3:16: bfd profile \"fast\" is already defined at line 2: each name may appear only once");
+  CHECK(errors[2] == "4:1: bfd_profiles #3: name is required");
   CHECK(errors[3] ==
-        "5:16: bfd profile \"\": bfd multiplier 0 is out of range: use 1..255 (RFC 5880 Detect Mult; 3 is usual)");
-  CHECK(errors[4] == "6:66: neighbor 192.0.2.2: bfd profile \"nope\" is not defined in bfd_profiles");
-  CHECK(errors[5] == "6:82: neighbor 192.0.2.2: bfd min_rx 60001 is out of range: use 10..60000 milliseconds");
+        "4:16: bfd profile \"\": bfd multiplier 0 is out of range: use 1..255 (RFC 5880 Detect Mult; 3 is usual)");
+  CHECK(errors[4] == "5:57: neighbor 192.0.2.2: bfd profile \"nope\" is not defined in bfd_profiles");
+  CHECK(errors[5] == "5:73: neighbor 192.0.2.2: bfd min_rx 60001 is out of range: use 10..60000 milliseconds");
+}
+
+TEST_CASE("bfd config: a neighbor group carries bfd to its members, merged field by field", "[conf][bfd]") {
+  auto loaded = Load(R"(
+bfd_profiles { name: "fast" min_tx: 50 min_rx: 50 }
+neighbor_groups { name: "spines" settings { remote_as: 65002 bfd { profile: "fast" hold_bgp_until_up: true } } }
+neighbors { address: "192.0.2.2" group: "spines" }
+neighbors { address: "192.0.2.3" group: "spines" bfd { min_rx: 100 } }
+)");
+  REQUIRE(loaded.errors.empty());
+  const auto& c = loaded.config;
+  const auto a = EffectiveBfd(c, c.neighbors(0));
+  REQUIRE(a);
+  CHECK(a->min_tx_ms == 50);
+  CHECK(a->min_rx_ms == 50);
+  CHECK(a->hold_bgp_until_up);
+  const auto b = EffectiveBfd(c, c.neighbors(1));
+  REQUIRE(b);
+  CHECK(b->min_tx_ms == 50);
+  CHECK(b->min_rx_ms == 100);
+  CHECK(b->hold_bgp_until_up);
 }

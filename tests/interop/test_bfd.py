@@ -49,11 +49,11 @@ bfd
 !
 """)
         zs = os.path.join(d, "zserv.api")
-        lab.spawn(f"{name}-zebra", ns, ["/usr/lib/frr/zebra", "-S", "-f", os.path.join(d, "zebra.conf"),
+        lab.spawn(f"{name}-zebra", ns, ["/usr/lib/frr/zebra", "-f", os.path.join(d, "zebra.conf"),
                                          "-i", os.path.join(d, "zebra.pid"), "--vty_socket", d, "-z", zs,
                                          "-P", "0", "--log", f"file:{d}/zebra.log"], f"{name}-zebra.out")
         wait_until(lambda: os.path.exists(zs), 10, "FRR zebra socket")
-        lab.spawn(f"{name}-bfdd", ns, ["/usr/lib/frr/bfdd", "-S", "-f", os.path.join(d, "bfdd.conf"),
+        lab.spawn(f"{name}-bfdd", ns, ["/usr/lib/frr/bfdd", "-f", os.path.join(d, "bfdd.conf"),
                                         "-i", os.path.join(d, "bfdd.pid"), "--vty_socket", d, "-z", zs,
                                         "--bfdctl", os.path.join(d, "bfdd.sock"), "-P", "0",
                                         "--log", f"file:{d}/bfdd.log", "--log-level", "debugging"],
@@ -109,6 +109,8 @@ neighbors {{ address: "{f4}" remote_as: {FRR_AS} timers {{ connect_retry: 1 }}
             s = bfd()
             self.assertEqual(s["detection_time_us"], "300000")
             self.assertEqual(s["remote_min_rx_us"], 100000)
+            detail = bagd.ctl("show", "bfd", f4).stdout
+            self.assertIn("detection time 300ms", detail, detail)
             peers = frr_bfd.peers()
             self.assertEqual(peers[0]["status"], "up")
             self.assertEqual(peers[0]["remote-id"], s["local_discriminator"])
