@@ -232,7 +232,7 @@ TEST_CASE("event types: names to a mask and back", "[control][events]") {
   CHECK(*ParseEventTypes({"neighbor", "fib"}) == (kEventNeighbor | kEventFib));
   auto bad = ParseEventTypes({"weights", "routes"});
   REQUIRE(absl::IsInvalidArgument(bad.status()));
-  CHECK(bad.status().message() == "unknown event type \"routes\" (the types are neighbor, weights, fib, config)");
+  CHECK(bad.status().message() == "unknown event type \"routes\" (the types are neighbor, weights, fib, config, bfd)");
   CHECK(EventTypeNames(kEventWeights | kEventConfig) == std::vector<std::string>{"weights", "config"});
   v1::Event e;
   CHECK(EventTypeOf(e) == 0);

@@ -110,7 +110,7 @@ TEST_CASE("WatchEvents: unknown types are INVALID_ARGUMENT, a bagd without event
   CHECK(!reader->Read(&e));
   const grpc::Status st = reader->Finish();
   CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
-  CHECK(st.error_message() == "unknown event type \"routes\" (the types are neighbor, weights, fib, config)");
+  CHECK(st.error_message() == "unknown event type \"routes\" (the types are neighbor, weights, fib, config, bfd)");
 
   testing::Serving<FakeBackend> plain;  // no hub
   auto client = plain.Client();
