@@ -144,6 +144,12 @@ struct Engine::Impl {
       return absl::InternalError(Errno("BFD: socket"));
     }
     const int one = 1;
+    // Every session's packets arrive on this one socket (2560 a second for 256 sessions at
+    // 100 ms): room for a second of them, so that a late wake-up of this thread loses none.
+    const int rcvbuf = 4 << 20;
+    if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) != 0) {
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    }
     if (v6) {
       ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
       ::setsockopt(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof one);

@@ -19,6 +19,7 @@
 #include "tests/control/fake_backend.h"
 #include "tests/control/serving.h"
 #include "tools/bagctl/control_commands.h"
+#include "tools/bagctl/bfd_render.h"
 #include "tools/bagctl/event_render.h"
 
 using namespace bagd::control;
@@ -307,7 +308,7 @@ TEST_CASE("bagctl monitor: one line per event, --json one object per line, --typ
   const auto text = run({"monitor", "--count", "2"},
                         {Neighbor("192.0.2.2", "OpenConfirm", "Established", "established"), weights});
   REQUIRE(text.size() == 3);
-  CHECK(absl::EndsWith(text[0], " watching neighbor, weights, fib, config events"));
+  CHECK(absl::EndsWith(text[0], " watching neighbor, weights, fib, config, bfd events"));
   CHECK(text[1] == "2024-05-01T12:00:00.250Z neighbor 192.0.2.2: OpenConfirm -> Established (established)");
   CHECK(text[2] ==
         "2024-05-01T12:00:01.000Z weights group 7 ipv4-unicast (12 prefixes): link-bandwidth (192.0.2.3 10G -> 5G): "
@@ -378,4 +379,53 @@ TEST_CASE("event lines: neighbors with NOTIFICATIONs, FIB errors, reloads, drops
   lost.mutable_dropped()->set_count(12);
   CHECK(RenderEventLine(lost) ==
         "2024-05-01T12:00:00.000Z 12 events dropped: bagctl read too slowly (bagd keeps at most 1024 per subscriber)");
+}
+
+TEST_CASE("bagctl monitor: a BFD event as one line", "[control][events][bfd]") {
+  bagd::control::v1::Event e;
+  e.set_time_unix_ms(1714564800250);
+  auto& b = *e.mutable_bfd();
+  b.set_peer("192.0.2.2");
+  b.set_from("Up");
+  b.set_to("Down");
+  b.set_diagnostic("control detection time expired");
+  b.set_bgp_action("down");
+  CHECK(bagd::bagctl::RenderEventLine(e) ==
+        "2024-05-01T12:00:00.250Z bfd 192.0.2.2 Up -> Down: control detection time expired; BGP session taken down "
+        "(Cease / BFD Down)");
+  b.set_diagnostic("neighbor signaled session down");
+  b.set_remote_admin_down(true);
+  b.set_bgp_action("none");
+  CHECK(bagd::bagctl::RenderEventLine(e) ==
+        "2024-05-01T12:00:00.250Z bfd 192.0.2.2 Up -> Down: neighbor signaled session down; the peer's AdminDown: not "
+        "a failure, BGP stays");
+}
+
+TEST_CASE("bagctl show bfd: the table and one session in detail", "[control][bfd]") {
+  bagd::control::v1::ListBfdSessionsResponse r;
+  CHECK(bagd::bagctl::RenderBfdTable(r, 0) == "No BFD sessions are configured.\n");
+  auto& s = *r.add_sessions();
+  s.set_peer("10.0.1.2");
+  s.set_state("Up");
+  s.set_remote_state("Up");
+  s.set_local_discriminator(7);
+  s.set_remote_discriminator(9);
+  s.set_local_diagnostic("none");
+  s.set_remote_diagnostic("none");
+  s.set_desired_min_tx_us(100000);
+  s.set_required_min_rx_us(100000);
+  s.set_detect_multiplier(3);
+  s.set_tx_interval_us(100000);
+  s.set_detection_time_us(300000);
+  s.set_up_since_unix_ms(1000);
+  s.set_last_change_unix_ms(1000);
+  s.set_source_port(49200);
+  const int64_t now = 1000 + 252'000;  // 4 min 12 s later
+  CHECK(bagd::bagctl::RenderBfdTable(r, now) ==
+        "Peer      Type        State  Remote  LocalDisc  RemoteDisc  Tx     Detect  Diag  Up     Flaps\n"
+        "10.0.1.2  single-hop  Up     Up      7          9           100ms  300ms   -     4m12s  0\n");
+  const std::string detail = bagd::bagctl::RenderBfdDetail(s, now);
+  CHECK_THAT(detail, Catch::Contains("state Up (remote Up), up for 4m12s"));
+  CHECK_THAT(detail, Catch::Contains("negotiated: transmit every 100ms (less 0-25 % jitter), detection time 300ms"));
+  CHECK_THAT(detail, Catch::Contains("UDP source port 49200"));
 }
