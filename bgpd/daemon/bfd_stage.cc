@@ -9,11 +9,13 @@
 
 namespace bagd::daemon {
 
-std::vector<bfd::SessionSpec> BfdSessionSpecs(const config::v1::Config& config) {
+std::vector<bfd::SessionSpec> BfdSessionSpecs(const config::v1::Config& config,
+                                               const std::function<bool(const std::string&)>& skip) {
   std::vector<bfd::SessionSpec> out;
   for (const auto& n : config.neighbors()) {
     const auto settings = conf::EffectiveBfd(config, n);
     if (!settings) continue;
+    if (skip && skip(n.address())) continue;
     auto peer = net::IpAddress::Parse(n.address());
     if (!peer.ok()) continue;  // the validator has said so
     bfd::SessionSpec s;
@@ -51,7 +53,15 @@ BfdStage::BfdStage(boost::asio::io_context& io, Speaker& speaker, prometheus::Re
 BfdStage::~BfdStage() = default;
 
 absl::Status BfdStage::Apply(const config::v1::Config& config) {
-  auto specs = BfdSessionSpecs(config);
+  // Dynamic neighbors (listen ranges) run without BFD for now (docs/bfd.md); the running
+  // config lists them while they live.
+  auto dynamic = [this](const std::string& address) {
+    auto parsed = net::IpAddress::Parse(address);
+    if (!parsed.ok()) return false;
+    const auto status = speaker_.ListNeighbors(parsed->ToString());
+    return !status.empty() && status.front().dynamic();
+  };
+  auto specs = BfdSessionSpecs(config, dynamic);
   absl::flat_hash_map<std::string, bool> hold;
   for (const auto& n : config.neighbors()) {
     auto peer = net::IpAddress::Parse(n.address());

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,7 +29,9 @@ namespace bagd::daemon {
 class Speaker;
 
 // The sessions `config` asks for (Neighbor.bfd, its profile, the defaults).
-std::vector<bfd::SessionSpec> BfdSessionSpecs(const config::v1::Config& config);
+// `skip` (may be empty): neighbors to leave out (the speaker's dynamic neighbors).
+std::vector<bfd::SessionSpec> BfdSessionSpecs(const config::v1::Config& config,
+                                               const std::function<bool(const std::string&)>& skip = {});
 
 class BfdStage {
  public:
