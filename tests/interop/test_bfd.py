@@ -12,6 +12,7 @@ them. FRR's bgpd does not use BFD itself: bfdd is only bagd's BFD peer, bgpd its
    BFD Down; the BGP session does not come back while BFD is down.
 5. The path restored: BFD Up, then BGP Established again.
 The measured detection times are printed."""
+import datetime
 import json
 import os
 import shutil
@@ -141,7 +142,16 @@ neighbors {{ address: "{f4}" remote_as: {FRR_AS} timers {{ connect_retry: 1 }}
             time.sleep(0.5)
 
             # 4. The path cut on FRR's side, the carrier up: everything FRR sends is dropped.
-            detections = []
+            detections, polled = [], []
+
+            def bgp_down_after(log, since):
+                for line in reversed(log.splitlines()):
+                    if "Established -> Idle: BFD down" not in line:
+                        continue
+                    stamp = datetime.datetime.strptime(line.split()[0], "%Y-%m-%dT%H:%M:%S.%fZ")
+                    at = stamp.replace(tzinfo=datetime.timezone.utc).timestamp()
+                    return at if at > since else None
+                return None
             for attempt in range(2):
                 wait_until(lambda: bfd().get("state") == "Up" and bagd.neighbor(f4).get("state") == "Established",
                            30, "BFD Up and BGP Established before the cut")
@@ -150,11 +160,14 @@ neighbors {{ address: "{f4}" remote_as: {FRR_AS} timers {{ connect_retry: 1 }}
                 # neither netem nor the matchall classifier); the link and its carrier stay up.
                 cut = time.monotonic()
                 run(["ip", "netns", "exec", f, "tc", "qdisc", "replace", "dev", f_if, "root", "blackhole"])
+                cut_wall = time.time()  # the cut is in place (the namespaces share the clock with bagd's log)
                 # Poll bagd's BGP view: the detection time (300 ms) + 50 ms is the goal.
                 while bagd.neighbor(f4).get("state") == "Established":
                     self.assertLess(time.monotonic() - cut, 3.0, "BGP still Established 3 s after the cut")
-                bgp_down = time.monotonic() - cut
-                detections.append(bgp_down)
+                polled.append(time.monotonic() - cut)
+                # bagd's own log says when: its time stamp of taking the session down.
+                down_at = wait_until(lambda: bgp_down_after(bagd.log(), cut_wall - 1), 5, "the log line")
+                detections.append(down_at - cut_wall)
                 n = bagd.neighbor(f4)
                 self.assertIn("BFD down", n.get("last_error", ""), n)
                 self.assertEqual(bfd()["local_diagnostic"], "control detection time expired")
@@ -171,10 +184,14 @@ neighbors {{ address: "{f4}" remote_as: {FRR_AS} timers {{ connect_retry: 1 }}
                 run(["ip", "netns", "exec", f, "tc", "qdisc", "del", "dev", f_if, "root"])
                 wait_until(lambda: bfd().get("state") == "Up", 10, "BFD Up after the restore")
                 bagd.wait_state(f4, "Established", 20)
-            print(f"BFD 100 ms x 3 (detection 300 ms): cut to BGP down as seen by bagctl: "
-                  f"{', '.join(f'{d * 1000:.0f} ms' for d in detections)}")
+            print(f"BFD 100 ms x 3 (detection 300 ms): cut to BGP session down in bagd's log: "
+                  f"{', '.join(f'{d * 1000:.0f} ms' for d in detections)}; as polled with bagctl: "
+                  f"{', '.join(f'{d * 1000:.0f} ms' for d in polled)}")
             for d in detections:
-                self.assertLess(d, 0.300 + 0.250, "detection well beyond 300 ms")
+                # The last packet FRR sent came up to 100 ms before the cut: 200..300 ms, plus
+                # the engine's and the event thread's turn (the test machine is shared).
+                self.assertLess(d, 0.300 + 0.200, "detection well beyond 300 ms")
+                self.assertGreater(d, 0.150, "down before the detection time could have passed")
             s = bfd()
             self.assertGreaterEqual(int(s.get("flaps", "0")), 2)
             self.assertIn("bfd", bagd.log())
