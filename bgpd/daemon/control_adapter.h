@@ -8,6 +8,7 @@
 #include <string>
 
 #include "bgpd/control/control_server.h"
+#include "bgpd/daemon/mrt_stage.h"
 #include "bgpd/daemon/policy_view.h"
 #include "bgpd/daemon/speaker.h"
 
@@ -27,6 +28,10 @@ class ControlAdapter : public control::ControlBackend {
     // What the FIB backend knows of each listed group (the APPL_DB key and confirmation),
     // added on the io thread; may be empty.
     std::function<void(control::v1::NextHopGroup&)> annotate_group;
+    // Starts an MRT table dump to an absolute path and calls back on the io thread when it
+    // is written or failed (MrtStage::DumpTable); called on the io thread. Empty: DumpMrt
+    // answers UNIMPLEMENTED.
+    std::function<void(const std::string&, std::function<void(const MrtDumpResult&)>)> dump_mrt;
   };
   ControlAdapter(boost::asio::io_context& io, Speaker& speaker, Options options)
       : io_(io),
@@ -35,7 +40,7 @@ class ControlAdapter : public control::ControlBackend {
         options_(std::move(options)),
         annotate_(options_.annotate_group) {}
   ControlAdapter(boost::asio::io_context& io, Speaker& speaker, const NeighborRibs* neighbor_ribs = nullptr)
-      : ControlAdapter(io, speaker, Options{neighbor_ribs, {}, {}, {}}) {}
+      : ControlAdapter(io, speaker, Options{neighbor_ribs, {}, {}, {}, {}}) {}
   std::vector<control::v1::NeighborStatus> ListNeighbors(const std::string& address_filter) override;
   absl::Status ShutdownNeighbor(const std::string& address, const std::string& message) override;
   absl::Status EnableNeighbor(const std::string& address) override;
@@ -53,6 +58,8 @@ class ControlAdapter : public control::ControlBackend {
   absl::StatusOr<control::v1::ReloadConfigResponse> ReloadConfig() override;
   absl::StatusOr<control::v1::AddNetworkResponse> AddNetwork(const control::v1::AddNetworkRequest& request) override;
   absl::Status DeleteNetwork(const control::v1::DeleteNetworkRequest& request) override;
+  // Waits (on the gRPC thread) until the file is written; the io thread only encodes slices.
+  absl::StatusOr<control::v1::DumpMrtResponse> DumpMrt(const control::v1::DumpMrtRequest& request) override;
 
  private:
   boost::asio::io_context& io_;
