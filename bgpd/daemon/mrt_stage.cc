@@ -89,6 +89,8 @@ MrtStage::~MrtStage() {
   writer_.reset();  // joins; what it posts finds the Lifetime expired
 }
 
+size_t MrtStage::SliceBytes() const { return std::min(kMaxSliceBytes, options_.queue_bytes / 4); }
+
 int64_t MrtStage::NowMicros() const {
   return options_.unix_micros ? options_.unix_micros() : absl::ToUnixMicros(absl::Now());
 }
@@ -135,7 +137,8 @@ void MrtStage::RunSlice(TableJob* job) {
     return;
   }
   if (queue_gauge_) queue_gauge_->Set(static_cast<double>(writer_->queued_bytes()));
-  if (writer_->queued_bytes() + kMaxSliceBytes > writer_->max_queued_bytes()) {
+  // Room for a slice in the writer's queue, else wait: the writer is behind (a slow disk).
+  if (writer_->queued_bytes() + SliceBytes() > writer_->max_queued_bytes()) {
     job->timer->Start(kQueueFullRetry, [this, job] { RunSlice(job); });
     return;
   }
@@ -145,7 +148,7 @@ void MrtStage::RunSlice(TableJob* job) {
   bool done = false;
   while (!done) {
     done = job->encoder->Next(rib, job->pending, kPathsPerStep);
-    if (std::chrono::steady_clock::now() - start >= options_.slice_budget || job->pending.size() >= kMaxSliceBytes) {
+    if (std::chrono::steady_clock::now() - start >= options_.slice_budget || job->pending.size() >= SliceBytes()) {
       break;
     }
   }

@@ -98,6 +98,7 @@ class MrtStage final : public session::MrtMessageTap {
   void FlushUpdates();
   void CloseUpdates();
   int64_t NowMicros() const;
+  size_t SliceBytes() const;  // the most a slice encodes: 4 MiB, or a quarter of a small queue
   // Milliseconds from now until the next multiple of `interval_s` in Unix time (dumps and
   // files start on the clock: 00:00, 00:15, ... for 900 s, as collectors name them).
   std::chrono::milliseconds UntilBoundary(uint32_t interval_s) const;
