@@ -288,9 +288,9 @@ void MrtStage::FlushUpdates() {
     messages_dropped_ += n;
     if (dropped_) dropped_->Increment(static_cast<double>(n));
     if (!logged_drop_) {
-      log::Warning("mrt: the writer is behind (%d octets queued); dropping received messages from the updates log %s "
-                   "(counted in bagd_mrt_messages_dropped_total)",
-                   writer_->queued_bytes(), updates_path_);
+      log::Warning("mrt: the writer's queue is full (%d of %d octets, %d more to add); dropping received messages "
+                   "from the updates log %s (counted in bagd_mrt_messages_dropped_total)",
+                   writer_->queued_bytes(), writer_->max_queued_bytes(), updates_buffer_.size(), updates_path_);
       logged_drop_ = true;
     }
   }

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "bgpd/daemon/mrt_stage.h"
 #include "bgpd/session/clock.h"
 #include "tests/mrt/mrt_reader.h"
