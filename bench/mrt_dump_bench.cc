@@ -131,9 +131,12 @@ int main(int argc, char** argv) {
   o.slice_budget = std::chrono::microseconds(slice_us);
   daemon::MrtStage stage(std::move(o));
 
-  // The probe: a 1 ms timer; its lateness is how long the event thread was busy elsewhere.
+  // The probe: a 1 ms timer; its lateness is how long the event thread was busy elsewhere
+  // (or, on a loaded machine, not scheduled at all: the baseline below runs the probe alone
+  // for as long, so the two can be told apart).
   boost::asio::steady_timer probe(io);
   double worst_late_ms = 0;
+  std::vector<double> lateness;
   long rss_peak = rss_before;
   bool finished = false;
   std::function<void()> arm = [&] {
@@ -141,11 +144,34 @@ int main(int argc, char** argv) {
     probe.expires_at(due);
     probe.async_wait([&, due](const boost::system::error_code& ec) {
       if (ec || finished) return;
-      worst_late_ms = std::max(worst_late_ms, Ms(SteadyClock::now() - due));
+      const double late = Ms(SteadyClock::now() - due);
+      worst_late_ms = std::max(worst_late_ms, late);
+      lateness.push_back(late);
       rss_peak = std::max(rss_peak, StatusKb("VmRSS:"));
       arm();
     });
   };
+  auto p99 = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() * 99 / 100];
+  };
+  // Baseline: the probe alone for 1 s.
+  {
+    boost::asio::steady_timer stop(io);
+    stop.expires_after(std::chrono::seconds(1));
+    stop.async_wait([&](const boost::system::error_code&) {
+      finished = true;
+      probe.cancel();
+    });
+    arm();
+    io.run();
+    io.restart();
+  }
+  const double baseline_worst_ms = worst_late_ms, baseline_p99_ms = p99(lateness);
+  worst_late_ms = 0;
+  lateness.clear();
+  finished = false;
   arm();
   const std::string path = absl::StrCat(dir, "/mrt_dump_bench.", ::getpid(), ".mrt");
   daemon::MrtDumpResult result;
@@ -162,11 +188,14 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"prefixes\":%zu,\"paths\":%zu,\"attribute_sets\":%zu,\"build_ms\":%.0f,\"ok\":%s,\"dump_paths\":%llu,"
       "\"file_bytes\":%llu,\"wall_ms\":%.1f,\"cpu_ms\":%.1f,\"event_thread_cpu_ms\":%.1f,"
-      "\"writer_thread_cpu_ms\":%.1f,\"longest_slice_ms\":%.2f,\"worst_probe_lateness_ms\":%.2f,"
+      "\"writer_thread_cpu_ms\":%.1f,\"longest_slice_ms\":%.2f,\"longest_slice_cpu_ms\":%.2f,\"worst_probe_lateness_ms\":%.2f,"
+      "\"probe_p99_ms\":%.2f,\"baseline_worst_probe_lateness_ms\":%.2f,\"baseline_probe_p99_ms\":%.2f,"
       "\"rss_before_kb\":%ld,\"rss_peak_kb\":%ld,\"slice_budget_us\":%ld}\n",
       rib.prefix_count(), rib.path_count(), store.size(), build_ms, result.status.ok() ? "true" : "false",
       static_cast<unsigned long long>(result.counts.paths), static_cast<unsigned long long>(result.bytes), wall_ms,
-      cpu_ms, io_cpu_ms, cpu_ms - io_cpu_ms, result.longest_slice_seconds * 1e3, worst_late_ms, rss_before, rss_peak,
+      cpu_ms, io_cpu_ms, cpu_ms - io_cpu_ms, result.longest_slice_seconds * 1e3, result.longest_slice_cpu_seconds * 1e3,
+      worst_late_ms, p99(lateness),
+      baseline_worst_ms, baseline_p99_ms, rss_before, rss_peak,
       slice_us);
   if (!result.status.ok()) std::fprintf(stderr, "%s\n", result.status.ToString().c_str());
   ::unlink(path.c_str());

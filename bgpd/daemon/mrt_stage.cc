@@ -1,5 +1,7 @@
 #include "bgpd/daemon/mrt_stage.h"
 
+#include <time.h>
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -17,8 +19,16 @@ constexpr const char* kUpdates = "updates";
 // A slice of a table dump encodes this many paths between two looks at the time.
 constexpr size_t kPathsPerStep = 2048;
 // A slice stops growing here even within its time budget (the writer's chunk size).
-constexpr size_t kMaxSliceBytes = 4u << 20;
+// (1 MiB: a fresh buffer per slice costs page faults; 4 MiB slices measured 15 ms of CPU.)
+constexpr size_t kMaxSliceBytes = 1u << 20;
 constexpr std::chrono::milliseconds kQueueFullRetry{5};
+
+// The io thread's CPU time: a slice's wall time also counts the time the kernel ran others.
+int64_t ThreadCpuMicros() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1000000 + ts.tv_nsec / 1000;
+}
 }  // namespace
 
 struct MrtStage::TableJob {
@@ -31,6 +41,7 @@ struct MrtStage::TableJob {
   int64_t started_steady_ms = 0;
   uint64_t peers = 0;
   int64_t longest_slice_us = 0;
+  int64_t longest_slice_cpu_us = 0;
   bool encoded = false;  // every record is with the writer; waiting for the rename
 };
 
@@ -143,7 +154,10 @@ void MrtStage::RunSlice(TableJob* job) {
     return;
   }
   const auto start = std::chrono::steady_clock::now();
+  const int64_t cpu_start = ThreadCpuMicros();
   const rib::Rib& rib = options_.rib();
+  // The slice's buffer at its full size at once: no doubling copies while it fills.
+  job->pending.reserve(SliceBytes() + (64u << 10));
   const uint64_t records_before = job->encoder->counts().records;
   bool done = false;
   while (!done) {
@@ -155,6 +169,7 @@ void MrtStage::RunSlice(TableJob* job) {
   const int64_t took_us =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
   job->longest_slice_us = std::max(job->longest_slice_us, took_us);
+  job->longest_slice_cpu_us = std::max(job->longest_slice_cpu_us, ThreadCpuMicros() - cpu_start);
   if (records_) records_->Add({{"kind", kTable}}).Increment(static_cast<double>(job->encoder->counts().records - records_before));
   if (!job->pending.empty() && !writer_->Write(job->file, job->pending)) {
     // Kept in `pending`; the next slice hands it over first.
@@ -192,11 +207,12 @@ void MrtStage::OnFileDone(const mrt::FileResult& r) {
   result.bytes = r.bytes;
   result.seconds = static_cast<double>(options_.clock->SteadyMs() - job->started_steady_ms) / 1000.0;
   result.longest_slice_seconds = static_cast<double>(job->longest_slice_us) / 1e6;
+  result.longest_slice_cpu_seconds = static_cast<double>(job->longest_slice_cpu_us) / 1e6;
   if (longest_slice_) longest_slice_->Set(result.longest_slice_seconds);
   if (r.status.ok()) {
-    log::Info("mrt: table dump %s: %d prefixes, %d paths, %d octets in %.3f s (longest slice %.1f ms)", r.path,
-              result.counts.prefixes, result.counts.paths, r.bytes, result.seconds,
-              result.longest_slice_seconds * 1000);
+    log::Info("mrt: table dump %s: %d prefixes, %d paths, %d octets in %.3f s (longest slice %.1f ms, %.1f ms CPU)",
+              r.path, result.counts.prefixes, result.counts.paths, r.bytes, result.seconds,
+              result.longest_slice_seconds * 1000, result.longest_slice_cpu_seconds * 1000);
   }
   if (job->done) job->done(result);
 }

@@ -44,7 +44,8 @@ struct MrtDumpResult {
   uint64_t peers = 0;
   uint64_t bytes = 0;
   double seconds = 0;
-  double longest_slice_seconds = 0;  // the longest stretch the io thread spent encoding
+  double longest_slice_seconds = 0;  // the longest stretch the io thread spent encoding (wall)
+  double longest_slice_cpu_seconds = 0;  // the most CPU time of the io thread one slice used
 };
 
 class MrtStage final : public session::MrtMessageTap {
@@ -98,7 +99,7 @@ class MrtStage final : public session::MrtMessageTap {
   void FlushUpdates();
   void CloseUpdates();
   int64_t NowMicros() const;
-  size_t SliceBytes() const;  // the most a slice encodes: 4 MiB, or a quarter of a small queue
+  size_t SliceBytes() const;  // the most a slice encodes: 1 MiB, or a quarter of a small queue
   // Milliseconds from now until the next multiple of `interval_s` in Unix time (dumps and
   // files start on the clock: 00:00, 00:15, ... for 900 s, as collectors name them).
   std::chrono::milliseconds UntilBoundary(uint32_t interval_s) const;
