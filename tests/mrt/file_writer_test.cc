@@ -127,7 +127,7 @@ TEST_CASE("file writer: the queue is bounded: a chunk that does not fit is refus
   writer.Close(id, false);
 }
 
-TEST_CASE("file writer: an abandoned file is removed; files still open at destruction too", "[mrt][writer]") {
+TEST_CASE("file writer: an abandoned file is removed, and so are files still open at destruction", "[mrt][writer]") {
   TempDir dir;
   std::vector<FileResult> results;
   std::mutex mu;
