@@ -26,7 +26,8 @@ DEPS := cmake g++ make ninja-build ccache pkg-config \
         catch2 libbenchmark-dev nlohmann-json3-dev clang libclang-rt-14-dev \
         libgrpc++-dev protobuf-compiler-grpc libboost-dev libre2-dev \
         iproute2 python3 frr gobgpd libhiredis-dev libzmq3-dev redis-server \
-        go-md2man dpkg-dev mmdebstrap lintian systemd-container python3-matplotlib
+        go-md2man dpkg-dev mmdebstrap lintian systemd-container python3-matplotlib \
+        bgpdump
 
 # What only the side-by-side benchmarks need (bench/ingest_compare.py runs BIRD next to bagd);
 # not installed by `make test`: Debian starts bird.service when it installs bird2.

@@ -40,6 +40,7 @@
 #include "fib_sync/sonic/appldb_backend.h"
 #include "fib_sync/sonic/kernel_interfaces.h"
 #include "bgpd/daemon/appldb_driver.h"
+#include "bgpd/daemon/mrt_stage.h"
 
 #ifdef BAGD_HAVE_CIVETWEB
 #include <civetweb.h>
@@ -241,6 +242,27 @@ absl::StatusOr<std::optional<gid_t>> ControlGroup(const bagd::config::v1::Config
   return std::optional<gid_t>(*gid);
 }
 
+// What a table dump needs beyond the RIB: our router id, and per RIB peer index the time
+// its session came up (the paths' Originated Time) and whether it sends ADD-PATH path ids.
+bagd::mrt::RibDumpOptions MrtDumpOptions(const bagd::daemon::Speaker& speaker) {
+  bagd::mrt::RibDumpOptions o;
+  o.view_name = "bagd";
+  if (auto id = bagd::net::IpAddress::Parse(speaker.config().router().router_id()); id.ok() && id->is_v4()) {
+    o.collector_bgp_id = id->v4();
+  }
+  const bagd::rib::Rib& rib = speaker.rib();
+  o.peers.resize(rib.peer_count());
+  for (size_t i = 0; i < rib.peer_count(); ++i) {
+    const auto* peer = speaker.PeerForRibIndex(static_cast<bagd::rib::PeerIndex>(i));
+    if (peer == nullptr) continue;
+    if (peer->established_since_ms() > 0) {
+      o.peers[i].originated_time = static_cast<uint32_t>(peer->established_since_ms() / 1000);
+    }
+    if (peer->negotiated()) o.peers[i].add_path = peer->negotiated()->add_path_receive;
+  }
+  return o;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -393,7 +415,22 @@ int main(int argc, char** argv) {
     bagd::log::Error("%s", st.message());
     return 1;
   }
+  // MRT (docs/mrt.md): `bagctl dump mrt`, the periodic table dumps and the updates log.
+  bagd::session::AsioClock mrt_clock(io);
+  bagd::daemon::MrtStage::Options mrt_options;
+  mrt_options.clock = &mrt_clock;
+  mrt_options.post = [&io](std::function<void()> f) { boost::asio::post(io, std::move(f)); };
+  mrt_options.rib = [&speaker]() -> const bagd::rib::Rib& { return speaker.rib(); };
+  mrt_options.dump_options = [&speaker] { return MrtDumpOptions(speaker); };
+  mrt_options.registry = registry;
+  auto mrt = std::make_unique<bagd::daemon::MrtStage>(std::move(mrt_options));
+  speaker.SetMrtTap(mrt.get());
+  mrt->Configure(loaded.config.mrt());
   bagd::daemon::ControlAdapter::Options adapter_options;
+  adapter_options.dump_mrt = [&mrt](const std::string& path,
+                                    std::function<void(const bagd::daemon::MrtDumpResult&)> done) {
+    mrt->DumpTable(path, std::move(done));
+  };
   adapter_options.neighbor_ribs = &speaker;
   adapter_options.bfd = &bfd;
   adapter_options.config_path = opts->config;
@@ -417,6 +454,7 @@ int main(int argc, char** argv) {
     if (r.applied()) {
       apply_fib_settings();
       if (auto st = bfd.Apply(speaker.config()); !st.ok()) errors.push_back(std::string(st.message()));
+      mrt->Configure(speaker.config().mrt());
       for (auto& e : apply_control_group()) errors.push_back(std::move(e));
     }
     events.Publish(ConfigEvent("control API", r.path(), r.applied(), errors,
@@ -483,6 +521,7 @@ int main(int argc, char** argv) {
           bagd::log::Info("SIGHUP: %s reloaded", opts->config);
           apply_fib_settings();
           if (auto st = bfd.Apply(speaker.config()); !st.ok()) bagd::log::Error("SIGHUP: %s", st.message());
+          mrt->Configure(speaker.config().mrt());
           events.Publish(ConfigEvent("SIGHUP", opts->config, true, apply_control_group(), restart));
           (*notifier)->Ready(absl::StrCat("reloaded; ", speaker.neighbor_count(), " neighbors"));
         }
@@ -507,6 +546,7 @@ int main(int argc, char** argv) {
     stopping = true;
     (*notifier)->Stopping();
     bagd::log::Info("%s: sending Cease to every neighbor and exiting", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    mrt->Stop();  // the updates file is closed and renamed with what it has
     speaker.Shutdown("bagd is shutting down", std::chrono::milliseconds(1000), [&] {
       if (fib && loaded.config.fib().has_retain_on_exit() && !loaded.config.fib().retain_on_exit()) {
         bagd::log::Info("fib: retain_on_exit is false: removing bagd's routes and groups");
@@ -522,6 +562,10 @@ int main(int argc, char** argv) {
   io.poll();
   started = true;
   io.run();
+  // Before the control server stops: a DumpMrt call still waiting gets its answer (the
+  // stage drops its callback), and the writer thread finishes what was queued.
+  speaker.SetMrtTap(nullptr);
+  mrt.reset();
   events.Close("bagd is shutting down");
   control->Stop();
   bagd::log::Info("bagd stopped");

@@ -1,4 +1,5 @@
 #include "conf/config_validator.h"
+#include "mrt/path_template.h"
 
 #include <algorithm>
 #include <cctype>
@@ -79,6 +80,7 @@ class Validator {
     CheckPolicyAttachment();
     CheckControl();
     CheckBfd();
+    CheckMrt();
     std::stable_sort(errors_.begin(), errors_.end(),
                      [](const ConfigError& a, const ConfigError& b) {
                        return std::tie(a.line, a.column) < std::tie(b.line, b.column);
@@ -971,6 +973,43 @@ class Validator {
       if (!n.link_bandwidth().empty()) {
         Error(at, absl::StrCat("network ", n.prefix(), ": link_bandwidth and capacity_source: give one"));
       }
+    }
+  }
+
+  // mrt { ... } (docs/mrt.md): intervals of at least a minute, a valid template for each
+  // kind that is on, two different templates.
+  void CheckMrt() {
+    if (!config_.has_mrt()) return;
+    const v1::Mrt& m = config_.mrt();
+    const FieldPath mrt = {{Field(v1::Config::descriptor(), "mrt"), -1}};
+    auto at = [&](const char* field) { return Child(mrt, Field(v1::Mrt::descriptor(), field)); };
+    struct Kind {
+      const char* interval_field;
+      uint32_t interval;
+      const char* path_field;
+      const std::string& path;
+    };
+    const Kind kinds[] = {{"table_interval", m.table_interval(), "table_path", m.table_path()},
+                          {"updates_interval", m.updates_interval(), "updates_path", m.updates_path()}};
+    for (const Kind& k : kinds) {
+      if (k.interval != 0 && k.interval < 60) {
+        Error(at(k.interval_field), absl::StrCat("mrt.", k.interval_field, " ", k.interval,
+                                                 " s is too short: at least 60 (or 0 for none)"));
+      }
+      if (k.interval == 0 && k.path.empty()) continue;
+      if (k.path.empty()) {
+        Error(at(k.interval_field), absl::StrCat("mrt.", k.interval_field, " is set but mrt.", k.path_field,
+                                                 " is not: say where the files go, e.g. \"/var/lib/bagd/mrt/",
+                                                 k.path_field[0] == 't' ? "rib" : "updates", ".%Y%m%d.%H%M\""));
+        continue;
+      }
+      if (absl::Status st = mrt::CheckPathTemplate(k.path); !st.ok()) {
+        Error(at(k.path_field), absl::StrCat("mrt.", k.path_field, ": ", st.message()));
+      }
+    }
+    if (!m.table_path().empty() && m.table_path() == m.updates_path()) {
+      Error(at("updates_path"), "mrt.updates_path is the same template as mrt.table_path: the updates files would "
+                                "replace the table dumps and `keep` would delete both; use two names");
     }
   }
 

@@ -143,6 +143,18 @@ absl::StatusOr<v1::ReloadConfigResponse> ControlClient::ReloadConfig() {
   return response;
 }
 
+absl::StatusOr<v1::DumpMrtResponse> ControlClient::DumpMrt(const std::string& path) {
+  v1::DumpMrtRequest request;
+  request.set_path(path);
+  v1::DumpMrtResponse response;
+  auto context = NewContext(options_.list_routes_timeout);
+  if (absl::Status s = CallStatus(stub_->DumpMrt(context.get(), request, &response), options_.list_routes_timeout);
+      !s.ok()) {
+    return s;
+  }
+  return response;
+}
+
 absl::StatusOr<v1::AddNetworkResponse> ControlClient::AddNetwork(const v1::AddNetworkRequest& request) {
   v1::AddNetworkResponse response;
   auto context = NewContext();

@@ -57,6 +57,9 @@ class ControlClient {
   absl::StatusOr<v1::ReloadConfigResponse> ReloadConfig();
   absl::StatusOr<v1::AddNetworkResponse> AddNetwork(const v1::AddNetworkRequest& request);
   absl::Status DeleteNetwork(const std::string& prefix);
+  // The RIB as an MRT file written by the daemon at `path` (absolute, on its host); waits
+  // as long as a route listing may take (list_routes_timeout).
+  absl::StatusOr<v1::DumpMrtResponse> DumpMrt(const std::string& path);
   // Checked as the server does (CanonicalListNextHopGroupsRequest: `id` and `prefix` are
   // exclusive) before it is sent. NotFound for an id or prefix without a group.
   absl::StatusOr<v1::ListNextHopGroupsResponse> ListNextHopGroups(const v1::ListNextHopGroupsRequest& request);

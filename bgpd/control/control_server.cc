@@ -319,6 +319,18 @@ class ControlService final : public v1::Control::Service {
     });
   }
 
+  grpc::Status DumpMrt(grpc::ServerContext*, const v1::DumpMrtRequest* request,
+                       v1::DumpMrtResponse* response) override {
+    return Guarded("DumpMrt", [&] {
+      if (auto refused = RefuseWrite("DumpMrt")) return *refused;
+      auto r = backend_->DumpMrt(*request);
+      if (!r.ok()) return ToGrpcStatus(r.status());
+      *response = *std::move(r);
+      ScrubInvalidUtf8(*response);
+      return grpc::Status::OK;
+    });
+  }
+
   grpc::Status AddNetwork(grpc::ServerContext*, const v1::AddNetworkRequest* request,
                           v1::AddNetworkResponse* response) override {
     return Guarded("AddNetwork", [&] {
@@ -407,6 +419,9 @@ absl::StatusOr<ControlBackend::RoutesPage> ControlBackend::ListRoutesPage(const 
   return absl::UnimplementedError(kNoRibMessage);
 }
 
+absl::StatusOr<v1::DumpMrtResponse> ControlBackend::DumpMrt(const v1::DumpMrtRequest&) {
+  return absl::UnimplementedError("MRT dumps are not available in this bagd");
+}
 absl::StatusOr<v1::RibSummary> ControlBackend::GetRibSummary() { return absl::UnimplementedError(kNoRibMessage); }
 
 absl::StatusOr<v1::ListBfdSessionsResponse> ControlBackend::ListBfdSessions(const std::string&) {

@@ -103,6 +103,9 @@ class ControlBackend {
   // as the configuration does, with the same messages (InvalidArgument).
   virtual absl::StatusOr<v1::AddNetworkResponse> AddNetwork(const v1::AddNetworkRequest& request);
   virtual absl::Status DeleteNetwork(const v1::DeleteNetworkRequest& request);
+  // The RIB as an MRT TABLE_DUMP_V2 file (control.proto DumpMrt); blocks the calling gRPC
+  // thread until the file is written. `path` unchecked: the backend refuses a relative one.
+  virtual absl::StatusOr<v1::DumpMrtResponse> DumpMrt(const v1::DumpMrtRequest& request);
   static constexpr const char* kNoWritesMessage = "this bagd takes no changes over the control API";
 };
 

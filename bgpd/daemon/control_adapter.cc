@@ -191,4 +191,41 @@ absl::Status ControlAdapter::DeleteNetwork(const control::v1::DeleteNetworkReque
       .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
 }
 
+absl::StatusOr<control::v1::DumpMrtResponse> ControlAdapter::DumpMrt(const control::v1::DumpMrtRequest& request) {
+  if (!options_.dump_mrt) return absl::UnimplementedError("MRT dumps are not available in this bagd");
+  const std::string path = request.path();
+  if (path.empty() || path[0] != '/') {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "\"", path, "\" is not an absolute path: bagd writes the file itself, on its own host (docs/mrt.md)"));
+  }
+  // The promise is set on the io thread when the writer has renamed the file (or failed).
+  // If bagd stops first, the stage drops the callback and with it the promise: broken.
+  auto promise = std::make_shared<std::promise<MrtDumpResult>>();
+  auto result = promise->get_future();
+  boost::asio::post(io_, [this, path, promise] {
+    options_.dump_mrt(path, [promise](const MrtDumpResult& r) { promise->set_value(r); });
+  });
+  constexpr auto kMaxWait = std::chrono::minutes(30);
+  if (result.wait_for(kMaxWait) != std::future_status::ready) {
+    return absl::DeadlineExceededError("the MRT dump did not finish within 30 minutes");
+  }
+  MrtDumpResult r;
+  try {
+    r = result.get();
+  } catch (const std::future_error&) {
+    return absl::UnavailableError("bagd stopped before the MRT dump was written");
+  }
+  if (!r.status.ok()) return r.status;
+  control::v1::DumpMrtResponse out;
+  out.set_path(r.path);
+  out.set_prefixes(r.counts.prefixes);
+  out.set_paths(r.counts.paths);
+  out.set_records(r.counts.records);
+  out.set_bytes(r.bytes);
+  out.set_peers(r.peers);
+  out.set_seconds(r.seconds);
+  out.set_skipped_paths(r.counts.skipped_paths);
+  return out;
+}
+
 }  // namespace bagd::daemon

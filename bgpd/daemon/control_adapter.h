@@ -9,6 +9,7 @@
 
 #include "bgpd/control/control_server.h"
 #include "bgpd/daemon/bfd_stage.h"
+#include "bgpd/daemon/mrt_stage.h"
 #include "bgpd/daemon/policy_view.h"
 #include "bgpd/daemon/speaker.h"
 
@@ -30,6 +31,10 @@ class ControlAdapter : public control::ControlBackend {
     std::function<void(control::v1::NextHopGroup&)> annotate_group;
     // BFD sessions (ListBfdSessions; null: none), read from the gRPC thread.
     const BfdStage* bfd = nullptr;
+    // Starts an MRT table dump to an absolute path and calls back on the io thread when it
+    // is written or failed (MrtStage::DumpTable); called on the io thread. Empty: DumpMrt
+    // answers UNIMPLEMENTED.
+    std::function<void(const std::string&, std::function<void(const MrtDumpResult&)>)> dump_mrt;
   };
   ControlAdapter(boost::asio::io_context& io, Speaker& speaker, Options options)
       : io_(io),
@@ -39,7 +44,7 @@ class ControlAdapter : public control::ControlBackend {
         annotate_(options_.annotate_group),
         bfd_(options_.bfd) {}
   ControlAdapter(boost::asio::io_context& io, Speaker& speaker, const NeighborRibs* neighbor_ribs = nullptr)
-      : ControlAdapter(io, speaker, Options{neighbor_ribs, {}, {}, {}}) {}
+      : ControlAdapter(io, speaker, Options{neighbor_ribs, {}, {}, {}, {}}) {}
   std::vector<control::v1::NeighborStatus> ListNeighbors(const std::string& address_filter) override;
   absl::Status ShutdownNeighbor(const std::string& address, const std::string& message) override;
   absl::Status EnableNeighbor(const std::string& address) override;
@@ -58,6 +63,8 @@ class ControlAdapter : public control::ControlBackend {
   absl::StatusOr<control::v1::ReloadConfigResponse> ReloadConfig() override;
   absl::StatusOr<control::v1::AddNetworkResponse> AddNetwork(const control::v1::AddNetworkRequest& request) override;
   absl::Status DeleteNetwork(const control::v1::DeleteNetworkRequest& request) override;
+  // Waits (on the gRPC thread) until the file is written; the io thread only encodes slices.
+  absl::StatusOr<control::v1::DumpMrtResponse> DumpMrt(const control::v1::DumpMrtRequest& request) override;
 
  private:
   boost::asio::io_context& io_;

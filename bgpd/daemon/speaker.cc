@@ -192,6 +192,7 @@ absl::StatusOr<Peer*> Speaker::AddPeer(PeerConfig pc, const rib::LinkBandwidthEx
   peer->rib_index = pipeline_->AddNeighbor(std::move(info), peer->config().address, *out, policies, lb_export);
   if (outbound_.size() <= peer->rib_index) outbound_.resize(peer->rib_index + 1);
   outbound_[peer->rib_index] = std::move(out);
+  if (mrt_tap_ != nullptr) peer->SetMrtTap(mrt_tap_);
   Peer* added = peer.get();
   by_address_[peer->config().Name()] = added;
   peers_.push_back(std::move(peer));
@@ -348,6 +349,11 @@ void Speaker::Accept(Listener& l) {
 Peer* Speaker::PeerAt(rib::PeerIndex index) const {
   // A neighbor's Outbound lives exactly as long as it (RemovePeer resets it).
   return index < outbound_.size() && outbound_[index] != nullptr ? &outbound_[index]->peer() : nullptr;
+}
+
+void Speaker::SetMrtTap(session::MrtMessageTap* tap) {
+  mrt_tap_ = tap;
+  for (auto& p : peers_) p->SetMrtTap(tap);
 }
 
 Peer* Speaker::FindPeer(const std::string& address) const {

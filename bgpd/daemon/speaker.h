@@ -165,6 +165,11 @@ class Speaker : public RouteSink, public NeighborRibs, public CapacityInput {
   // The neighbor with this canonical address, or null (tests and the session fuzzer hand
   // connections to it with Peer::Accept).
   Peer* FindPeer(const std::string& address) const;
+  // The neighbor whose paths carry RIB index `index` (null: removed, or a local source).
+  const Peer* PeerForRibIndex(rib::PeerIndex index) const { return PeerAt(index); }
+  // Every neighbor's received messages go to `tap` too (the MRT updates log, docs/mrt.md),
+  // the ones a reload adds included; null: none.
+  void SetMrtTap(session::MrtMessageTap* tap);
 
  private:
   class PeerOutbound;
@@ -301,6 +306,7 @@ class Speaker : public RouteSink, public NeighborRibs, public CapacityInput {
   uint64_t updates_seen_ = 0;
   LocalHistogram update_seconds_{UpdateSecondsBuckets()};
   config::v1::Config config_;  // the running config
+  session::MrtMessageTap* mrt_tap_ = nullptr;
   // Watched by handlers posted with a raw `this`; declared last, so it expires first.
   Lifetime lifetime_;
 };

@@ -1,4 +1,5 @@
 #include "bgpd/session/peer.h"
+#include "bgpd/session/mrt_tap.h"
 
 #include <sys/ioctl.h>
 
@@ -673,6 +674,7 @@ bool Peer::HandleMessage(uint64_t slot_id, wire::ByteSpan bytes) {
   const uint8_t type = bytes[18];
   Count(in_, type, bytes.size());
   series_.Received(type, bytes.size());
+  if (mrt_tap_ != nullptr && mrt_tap_->mrt_enabled()) TapMrt(*s, bytes);
   const wire::CodecContext ctx =
       s->fsm.negotiated ? s->fsm.negotiated->DecodeContext(config_.ebgp()) : wire::CodecContext{};
   if (type == static_cast<uint8_t>(wire::MessageType::kUpdate)) {
@@ -714,6 +716,31 @@ bool Peer::HandleMessage(uint64_t slot_id, wire::ByteSpan bytes) {
   if (candidate_ && candidate_->fsm.state == State::kIdle) candidate_.reset();
   s = Find(slot_id);
   return s != nullptr && s->conn != nullptr;
+}
+
+void Peer::TapMrt(const Slot& slot, wire::ByteSpan bytes) {
+  MrtReceivedMessage m;
+  m.peer_address = config_.address;
+  m.local_address = net::IpAddress();
+  if (slot.conn) {
+    const auto a = slot.conn->local().address();
+    if (a.is_v4()) {
+      m.local_address = net::IpAddress::V4Bytes(a.to_v4().to_bytes().data());
+    } else if (a.to_v6().is_v4_mapped()) {
+      m.local_address = net::IpAddress::V4Bytes(
+          boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, a.to_v6()).to_bytes().data());
+    } else {
+      m.local_address = net::IpAddress::V6Bytes(a.to_v6().to_bytes().data());
+    }
+  }
+  m.peer_as = config_.fsm.local.remote_as;
+  m.local_as = config_.fsm.local.local_as;
+  if (slot.fsm.negotiated) {
+    m.four_octet_as = slot.fsm.negotiated->DecodeContext(config_.ebgp()).four_octet_as;
+    for (bool f : slot.fsm.negotiated->add_path_receive) m.add_path = m.add_path || f;
+  }
+  m.message = bytes;
+  mrt_tap_->OnMrtMessage(m);
 }
 
 void Peer::OnMalformed(Slot& slot, uint8_t type, const wire::DecodeError& err) {

@@ -56,6 +56,7 @@ struct PeerConfig {
 };
 
 class Peer;
+class MrtMessageTap;  // bgpd/session/mrt_tap.h
 
 // Where a peer's routes go (the speaker, which owns the RIB). Called on the io thread.
 class RouteSink {
@@ -91,6 +92,8 @@ class Peer {
   Peer& operator=(const Peer&) = delete;
 
   void Start();
+  // Every message received goes to `tap` too (the MRT updates log; null: none).
+  void SetMrtTap(MrtMessageTap* tap) { mrt_tap_ = tap; }
   // Administrative shutdown with an RFC 9003 message; stays down until Enable().
   void Shutdown(const std::string& message);
   void Enable();
@@ -184,6 +187,7 @@ class Peer {
   // OnMessage's work, with delivering_ set.
   bool HandleMessage(uint64_t slot_id, wire::ByteSpan bytes);
   // A message that did not decode: the FSM's error event for its type.
+  void TapMrt(const Slot& slot, wire::ByteSpan bytes);
   void OnMalformed(Slot& slot, uint8_t type, const wire::DecodeError& error);
   // A decoded UPDATE: to the sink when Established, then to the FSM.
   void OnUpdateMessage(Slot& slot, const wire::UpdateMessage& update);
@@ -209,6 +213,7 @@ class Peer {
   SessionMetrics* metrics_;
   NeighborSeries series_;
   RouteSink* sink_;
+  MrtMessageTap* mrt_tap_ = nullptr;
   control::EventSink* events_;
   std::unique_ptr<Slot> primary_;
   std::unique_ptr<Slot> candidate_;  // collision candidate (inbound)

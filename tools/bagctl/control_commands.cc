@@ -9,7 +9,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "bgpd/control/control_client.h"
@@ -65,6 +67,10 @@ const char* const kControlUsage = R"(  show neighbors [ADDRESS] [--json]
                             (docs/bagctl-nexthop-groups.md)
       --json                the answer as protobuf JSON, field names as in control.proto
                             (docs/control-api.md)
+  dump mrt FILE [--json]    bagd writes the whole RIB (every path, IPv4 and IPv6) to FILE as an
+                            MRT TABLE_DUMP_V2 file (RFC 6396, bgpdump reads it); FILE is on
+                            bagd's host and must be absolute; written as FILE.tmp, then renamed
+                            (docs/mrt.md)
   neighbor ADDRESS shutdown [MESSAGE...]
                             administrative shutdown: sends Cease/Administrative Shutdown with
                             MESSAGE (RFC 9003: the words joined by spaces, at most 255 octets
@@ -467,7 +473,7 @@ bool IsControlCommand(const std::vector<std::string>& args) {
   if (args.empty()) return false;
   const std::string& first = args[0];
   return first == "show" || first == "neighbor" || first == "policy" || first == "reload" || first == "network" ||
-         first == "monitor" ||
+         first == "monitor" || first == "dump" ||
          first == "--socket" ||
          absl::StartsWith(first, "--socket=");
 }
@@ -481,7 +487,7 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
 
   enum class Command {
     kShowNeighbors, kShowRoutes, kShowRibSummary, kShowNextHopGroups, kShowPolicies, kPolicyTest,
-    kShutdown, kEnable, kClear, kReload, kNetworkAdd, kNetworkDelete, kMonitor, kShowBfd,
+    kShutdown, kEnable, kClear, kReload, kNetworkAdd, kNetworkDelete, kMonitor, kShowBfd, kDumpMrt,
   };
   Command command = Command::kShowNeighbors;
   using ClearMode = control::v1::ClearNeighborRequest;
@@ -623,6 +629,20 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
     if (command == Command::kNetworkDelete && !parsed->attributes.link_bandwidth().empty()) {
       return UsageError(err, "network delete takes no --link-bandwidth");
     }
+  } else if (w[0] == "dump") {
+    // The daemon writes the file on its own host, as its own user: a relative path would be
+    // relative to bagd's directory, not to the shell's, so it is refused, not guessed.
+    if (w.size() != 3 || w[1] != "mrt") return UsageError(err, "usage: dump mrt FILE (an absolute path on bagd's host)");
+    if (w[2].empty() || w[2][0] != '/') {
+      return UsageError(err, absl::StrCat("dump mrt: '", Printable(w[2]),
+                                          "' is not an absolute path; bagd writes FILE itself, on its host, so give "
+                                          "the full path (e.g. /var/lib/bagd/rib.mrt)"));
+    }
+    command = Command::kDumpMrt;
+    address = w[2];  // the file
+    if (parsed->family || parsed->limit || parsed->neighbor || parsed->view || parsed->source || parsed->has_attributes) {
+      return UsageError(err, "dump mrt takes no --family, --limit, --neighbor, view, --source or route attributes");
+    }
   } else if (w[0] == "monitor") {
     if (w.size() != 1) return UsageError(err, "monitor takes only flags (--json, --type, --count)");
     command = Command::kMonitor;
@@ -720,6 +740,25 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
     case Command::kNetworkDelete: {
       if (absl::Status s = (*client)->DeleteNetwork(address); !s.ok()) return Failed(err, s);
       out << "network " << Printable(address) << ": withdrawn\n";
+      return kControlExitOk;
+    }
+    case Command::kDumpMrt: {
+      auto r = (*client)->DumpMrt(address);
+      if (!r.ok()) return Failed(err, r.status());
+      if (parsed->json) {
+        out << absl::StrFormat(
+            "{\"path\":\"%s\",\"peers\":%d,\"prefixes\":%d,\"paths\":%d,\"records\":%d,\"bytes\":%d,"
+            "\"skipped_paths\":%d,\"seconds\":%.3f}\n",
+            absl::CEscape(r->path()), r->peers(), r->prefixes(), r->paths(), r->records(), r->bytes(),
+            r->skipped_paths(), r->seconds());
+      } else {
+        out << absl::StrFormat("%s: TABLE_DUMP_V2, %d peers, %d prefixes, %d paths, %d records, %d bytes in %.3f s\n",
+                               Printable(r->path()), r->peers(), r->prefixes(), r->paths(), r->records(), r->bytes(),
+                               r->seconds());
+        if (r->skipped_paths() > 0) {
+          out << absl::StrFormat("  %d paths could not be written (docs/mrt.md)\n", r->skipped_paths());
+        }
+      }
       return kControlExitOk;
     }
     case Command::kMonitor:
