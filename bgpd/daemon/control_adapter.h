@@ -44,7 +44,7 @@ class ControlAdapter : public control::ControlBackend {
         annotate_(options_.annotate_group),
         bfd_(options_.bfd) {}
   ControlAdapter(boost::asio::io_context& io, Speaker& speaker, const NeighborRibs* neighbor_ribs = nullptr)
-      : ControlAdapter(io, speaker, Options{neighbor_ribs, {}, {}, {}, {}}) {}
+      : ControlAdapter(io, speaker, Options{neighbor_ribs, {}, {}, {}, {}, {}}) {}
   std::vector<control::v1::NeighborStatus> ListNeighbors(const std::string& address_filter) override;
   absl::Status ShutdownNeighbor(const std::string& address, const std::string& message) override;
   absl::Status EnableNeighbor(const std::string& address) override;
