@@ -275,9 +275,34 @@ void Monitor::RunSlice(Feed& f) {
     std::vector<rib::PeerIndex> post_peer;
     size_t prefixes = 0;
     bool more = false;
+    Bytes out;
+    size_t n = 0;
+    // A slice stops at `slice_prefixes`, at the time budget, or when what it encoded would
+    // take the buffer past half its bound (a slice never overflows a station by itself).
+    const size_t byte_room = f.station->config().max_buffer_bytes / 2;
+    auto encode = [&] {
+      for (size_t i = 0; i < post_groups.size(); ++i) {
+        const PeerSession& s = peers_.at(post_peer[i]);
+        std::vector<Group> one{std::move(post_groups[i])};
+        n += AppendGroups(out, Header(s, peer_flag::kPostPolicy, now), PostContext(s), one);
+      }
+      n += AppendGroups(out, LocRibHeader(now), LocRibContext(), loc_groups);
+      post_groups.clear();
+      post_peer.clear();
+      loc_groups.clear();
+      post_index.clear();
+      loc_index.clear();
+    };
     rib_.ForEachAfter(f.cursor, [&](const net::Prefix& prefix, const rib::Destination& d) {
-      if (prefixes >= options_.slice_prefixes ||
-          (prefixes % 256 == 0 && std::chrono::steady_clock::now() - start > options_.slice_budget)) {
+      if (prefixes > 0 && prefixes % 64 == 0) {
+        encode();
+        if (f.station->buffered() + out.size() >= byte_room ||
+            std::chrono::steady_clock::now() - start > options_.slice_budget) {
+          more = true;
+          return false;
+        }
+      }
+      if (prefixes >= options_.slice_prefixes) {
         more = true;
         return false;
       }
@@ -306,14 +331,7 @@ void Monitor::RunSlice(Feed& f) {
       }
       return true;
     });
-    Bytes out;
-    size_t n = 0;
-    for (size_t i = 0; i < post_groups.size(); ++i) {
-      const PeerSession& s = peers_.at(post_peer[i]);
-      std::vector<Group> one{std::move(post_groups[i])};
-      n += AppendGroups(out, Header(s, peer_flag::kPostPolicy, now), PostContext(s), one);
-    }
-    n += AppendGroups(out, LocRibHeader(now), LocRibContext(), loc_groups);
+    encode();
     SendTo(f, out, n);
     if (!more) {
       f.walked = true;
