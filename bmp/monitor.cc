@@ -31,6 +31,8 @@ struct Monitor::Feed {
   size_t stored_pos = 0;
   bool stored_taken = false;
   std::unique_ptr<asio::steady_timer> stats_timer;
+  std::chrono::microseconds longest_slice{0};
+  uint64_t syncs_done = 0;
 };
 
 namespace {
@@ -249,6 +251,13 @@ void Monitor::ScheduleSlice(Feed& f) {
 }
 
 void Monitor::RunSlice(Feed& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  RunSliceBody(f);
+  const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+  f.longest_slice = std::max(f.longest_slice, took);
+}
+
+void Monitor::RunSliceBody(Feed& f) {
   if (!f.syncing || !f.station->up()) return;
   if (!f.station->below_low_water()) {
     f.station->WantDrained();  // resumes from the write completion that drains it
@@ -396,6 +405,7 @@ void Monitor::RunSlice(Feed& f) {
 
 void Monitor::FinishSync(Feed& f) {
   f.syncing = false;
+  ++f.syncs_done;
   f.stored.clear();
   f.stored.shrink_to_fit();
   // RFC 7854 §5: End-of-RIB after the initial table of each peer and family.
@@ -669,6 +679,8 @@ std::vector<StationStatus> Monitor::Status() const {
     s.buffered = f->station->buffered();
     s.counters = f->station->counters();
     s.last_error = f->station->last_error();
+    s.longest_slice = f->longest_slice;
+    s.syncs_done = f->syncs_done;
     out.push_back(std::move(s));
   }
   return out;

@@ -84,6 +84,9 @@ struct StationStatus {
   Views views;
   bool syncing = false;
   size_t buffered = 0;
+  // The longest one task of the table walk took on the event thread (since configured).
+  std::chrono::microseconds longest_slice{0};
+  uint64_t syncs_done = 0;
   Station::Counters counters;
   std::string last_error;
 };
@@ -131,6 +134,7 @@ class Monitor final : public rib::RouteChangeListener {
   void StationDown(Feed& f);
   void ScheduleSlice(Feed& f);
   void RunSlice(Feed& f);
+  void RunSliceBody(Feed& f);
   void FinishSync(Feed& f);
   void ScheduleStatistics(Feed& f);
   void ReportStatistics(Feed& f);

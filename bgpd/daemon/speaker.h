@@ -315,7 +315,17 @@ class Speaker : public RouteSink, public NeighborRibs, public CapacityInput {
   session::MrtMessageTap* mrt_tap_ = nullptr;
   // BMP (speaker_bmp.cc): the monitor reads the pipeline's RIB, so it is declared after it
   // (destroyed first).
-  class BmpPrePolicy;
+  // The Peers' tap: an UPDATE as received goes to the monitor's pre-policy view.
+  class BmpPrePolicy final : public session::BmpTap {
+   public:
+    explicit BmpPrePolicy(bmp::Monitor& monitor) : monitor_(monitor) {}
+    void OnUpdateReceived(const Peer& peer, wire::ByteSpan update) override {
+      monitor_.PrePolicyUpdate(peer.rib_index, update);
+    }
+
+   private:
+    bmp::Monitor& monitor_;
+  };
   void ConfigureBmp(const config::v1::Config& config);
   void BmpPeerUp(const Peer& peer);
   void BmpPeerDown(const Peer& peer);

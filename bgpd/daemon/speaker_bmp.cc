@@ -52,18 +52,6 @@ std::vector<bmp::StationConfig> StationsOf(const config::v1::Config& config) {
 
 }  // namespace
 
-// The Peers' tap: an UPDATE as received goes to the monitor's pre-policy view.
-class Speaker::BmpPrePolicy final : public session::BmpTap {
- public:
-  explicit BmpPrePolicy(bmp::Monitor& monitor) : monitor_(monitor) {}
-  void OnUpdateReceived(const Peer& peer, wire::ByteSpan update) override {
-    monitor_.PrePolicyUpdate(peer.rib_index, update);
-  }
-
- private:
-  bmp::Monitor& monitor_;
-};
-
 session::BmpTap* Speaker::bmp_tap() {
   return bmp_ && bmp_->wants_pre_policy() ? bmp_pre_policy_.get() : nullptr;
 }

@@ -1,5 +1,6 @@
 """BMP to a real collector: pmacct's pmbmpd (Debian `pmacct`) is the station, in bagd's
-namespace on 127.0.0.1; FRR (route-map `set extcommunity bandwidth 1000`) and GoBGP (policy
+namespace on 127.0.0.1 (with a second, raw station, bmp_raw.py, that decodes the link-bandwidth
+values pmbmpd 1.7.7 prints as "?"); FRR (route-map `set extcommunity bandwidth 1000`) and GoBGP (policy
 `lb:65002:375000000`) send one prefix with link bandwidth. bagd's import policy sets GoBGP's
 bandwidth to 2 Gbit/s, so the post-policy view differs from the pre-policy one. pmbmpd's JSON
 log must hold: the Initiation, both peers up, the prefix pre-policy with each peer's own LB
@@ -15,10 +16,12 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from netlab import Lab, frr_conf, gobgp_lb_toml, wait_until  # noqa: E402
+import bmp_raw  # noqa: E402
 
 LOCAL_AS = 65000
 P = "10.60.0.0/24"
 BMP_PORT = 11790
+RAW_PORT = 11791
 
 
 def bagd_config(f4, g4):
@@ -37,6 +40,7 @@ bmp {{
   sys_name: "bagd-bmp-test"
   station {{ address: "127.0.0.1" port: {BMP_PORT}
              views: [BMP_PRE_POLICY, BMP_POST_POLICY, BMP_LOC_RIB] statistics_interval: 1 }}
+  station {{ address: "127.0.0.1" port: {RAW_PORT} }}
 }}
 """
 
@@ -84,6 +88,9 @@ class Bmp(unittest.TestCase):
             out.write(pmbmpd_conf(d))
         lab.spawn("pmbmpd", b, ["pmbmpd", "-f", os.path.join(d, "pmbmpd.conf")], "pmbmpd.out")
         log = os.path.join(d, "bmp.json")
+        raw = os.path.join(lab.dir, "bmp.raw")
+        lab.spawn("bmp_raw", b, [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bmp_raw.py"),
+                                 str(RAW_PORT), raw], "bmp_raw.out")
 
         bagd = lab.start_bagd(b, bagd_config(f4, g4))
         lab.start_frr(f, frr_conf(bf4, LOCAL_AS, 65001, "10.255.0.2", hostname="frr-src",
@@ -128,19 +135,40 @@ class Bmp(unittest.TestCase):
         self.assertIn("bagd-bmp-test", json.dumps(init))
         self.assertIn("bagd", json.dumps(init))
 
-        def lb(m):
-            return m.get("ecomms", "")
+        # pmbmpd shows that the routes carry an extended community, but prints link bandwidth as "?".
+        for m in (routes(f4, post=False)[-1], routes(g4, post=False)[-1], routes(f4, post=True)[-1],
+                  routes(g4, post=True)[-1]):
+            self.assertIn("ecomms", m)
 
-        # Pre-policy: what each peer sent. FRR: transitive LB 1000 Mbit/s (0x4cee6b28 as
-        # bytes/s 125000000); GoBGP: 375000000 bytes/s.
-        pre_f, pre_g = routes(f4, post=False)[-1], routes(g4, post=False)[-1]
-        post_f, post_g = routes(f4, post=True)[-1], routes(g4, post=True)[-1]
-        print("pre FRR:", lb(pre_f), "| pre GoBGP:", lb(pre_g), "| post FRR:", lb(post_f), "| post GoBGP:", lb(post_g))
-        self.assertNotEqual(lb(pre_g), "")
-        self.assertNotEqual(lb(post_g), "")
-        # bagd's import policy changed GoBGP's bandwidth: post differs from pre; FRR's did not.
-        self.assertNotEqual(lb(pre_g), lb(post_g))
-        self.assertEqual(lb(pre_f), lb(post_f))
+        # The values, from the raw station: pre-policy what each peer sent (FRR: transitive
+        # 0x00, 1000 Mbit/s = 125000000 bytes/s, AS 65001; GoBGP: non-transitive 0x40,
+        # 375000000 bytes/s, AS 65002); post-policy as bagd's import policy left them
+        # (GoBGP's set to 2G = 250000000 bytes/s; FRR's untouched); Loc-RIB: both members.
+        def raw_routes(peer, post, loc=False):
+            out = []
+            for m in bmp_raw.parse(raw):
+                if m["type"] != "route_monitor" or not any(p == P for p, _ in m["nlri"]):
+                    continue
+                if loc:
+                    if m["peer_type"] == 3:
+                        out.append(m)
+                    continue
+                if m["peer_type"] == 0 and m["peer_ip"] == peer and bool(m["flags"] & 0x40) == post:
+                    out.append(m)
+            return out
+
+        wait_until(lambda: raw_routes(g4, True) and raw_routes(f4, True) and len(raw_routes(None, None, True)) >= 2,
+                   20, "raw station: post-policy and Loc-RIB routes")
+        self.assertEqual(raw_routes(f4, False)[-1]["lb"], [(0x00, 65001, 125000000)])
+        self.assertEqual(raw_routes(g4, False)[-1]["lb"], [(0x40, 65002, 375000000)])
+        self.assertEqual(raw_routes(f4, True)[-1]["lb"], [(0x00, 65001, 125000000)])
+        post_g_lb = raw_routes(g4, True)[-1]["lb"]
+        self.assertEqual(len(post_g_lb), 1)
+        self.assertEqual(post_g_lb[0][2], 250000000)
+        loc_raw = raw_routes(None, None, True)
+        self.assertEqual({m["next_hop"] for m in loc_raw}, {f4, g4})
+        self.assertEqual(len({m["nlri"][0][1] for m in loc_raw}), 2)  # two path identifiers
+
         # Loc-RIB: both members (their next hops), from peer type 3.
         loc = routes(None, loc=True)
         self.assertEqual({m.get("bgp_nexthop") for m in loc}, {f4, g4})
@@ -154,6 +182,16 @@ class Bmp(unittest.TestCase):
         wait_until(lambda: any(m.get("peer_ip") == f4 for m in msgs("peer_down")), 20, "peer down")
         down = [m for m in msgs("peer_down") if m.get("peer_ip") == f4][-1]
         self.assertEqual(int(down.get("reason_type")), 1)
+        # The NOTIFICATION in it: Cease (6) / Administrative Shutdown (2), sent as Hard Reset (9)
+        # since FRR negotiated RFC 8538's N bit.
+        wait_until(lambda: any(m["type"] == "peer_down" for m in bmp_raw.parse(raw)), 10, "raw: peer down")
+        raw_down = [m for m in bmp_raw.parse(raw) if m["type"] == "peer_down"][-1]
+        self.assertEqual(raw_down["reason"], 1)
+        self.assertEqual(raw_down["data"][18:20], bytes([3, 6]))
+        self.assertIn(raw_down["data"][20], (2, 9))
+        # Its member leaves the Loc-RIB (a withdrawal by path identifier).
+        wait_until(lambda: any(m["type"] == "route_monitor" and m["peer_type"] == 3 and m["withdrawn"]
+                               for m in bmp_raw.parse(raw)), 10, "Loc-RIB member withdrawn")
 
         # A planned stop: Termination.
         lab.stop(bagd.proc)
