@@ -28,16 +28,16 @@ TEST_CASE("bmp stations: a valid one loads, mistakes are located", "[conf][bmp]"
         "t");
     const std::vector<std::string> got = Located(loaded.errors);
     REQUIRE(got.size() == 7);
-    CHECK(got[0] == "3:23: bmp station station1: address \"station1\" is not an IPv4 or IPv6 address");
-    CHECK(got[1] == "4:39: bmp station 192.0.2.9: port 70000 is out of range: use 1..65535 (0 or absent means 1790)");
-    CHECK(got[2] == "6:23: bmp station 192.0.2.9: this station (address and port) is already configured");
+    CHECK(got[0] == "3:13: bmp station station1: address \"station1\" is not an IPv4 or IPv6 address");
+    CHECK(got[1] == "4:34: bmp station 192.0.2.9: port 70000 is out of range: use 1..65535 (0 or absent means 1790)");
+    CHECK(got[2] == "6:13: bmp station 192.0.2.9: this station (address and port) is already configured");
     CHECK(got[3] ==
-          "7:55: bmp station 2001:db8::9: BMP_ADJ_RIB_OUT_POST: Adj-RIB-Out monitoring (RFC 8671) is not built yet "
+          "7:57: bmp station 2001:db8::9: BMP_ADJ_RIB_OUT_POST: Adj-RIB-Out monitoring (RFC 8671) is not built yet "
           "(docs/bmp.md); use BMP_PRE_POLICY, BMP_POST_POLICY or BMP_LOC_RIB");
     CHECK(got[4] ==
-          "8:34: bmp station 2001:db8::9: statistics_interval 90000 is out of range: use 0 (none) or 1..86400 seconds");
+          "8:13: bmp station 2001:db8::9: statistics_interval 90000 is out of range: use 0 (none) or 1..86400 seconds");
     CHECK(got[5] ==
-          "8:57: bmp station 2001:db8::9: max_buffer_mib 5000 is out of range: use 1..4096 (0 or absent means 64)");
+          "8:40: bmp station 2001:db8::9: max_buffer_mib 5000 is out of range: use 1..4096 (0 or absent means 64)");
     CHECK(got[6].find("9:3: bmp station #6: address is required") == 0);
   }
 }
