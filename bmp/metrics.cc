@@ -24,27 +24,32 @@ BmpMetrics::BmpMetrics(std::shared_ptr<prometheus::Registry> registry)
                     .Register(*registry_)) {}
 
 void BmpMetrics::Declare(const std::string& station) {
-  if (series_.contains(station)) return;
+  if (auto it = series_.find(station); it != series_.end()) {
+    ++it->second.second;
+    return;
+  }
   const prometheus::Labels l{{"station", station}};
-  series_[station] = Series{&state_.Add(l), &messages_.Add(l), &bytes_.Add(l), &drops_.Add(l), &reconnects_.Add(l),
-                            &buffered_.Add(l)};
+  series_[station] = {Series{&state_.Add(l), &messages_.Add(l), &bytes_.Add(l), &drops_.Add(l), &reconnects_.Add(l),
+                             &buffered_.Add(l)},
+                      1};
 }
 
 void BmpMetrics::Remove(const std::string& station) {
   auto it = series_.find(station);
-  if (it == series_.end()) return;
-  state_.Remove(it->second.state);
-  messages_.Remove(it->second.messages);
-  bytes_.Remove(it->second.bytes);
-  drops_.Remove(it->second.drops);
-  reconnects_.Remove(it->second.reconnects);
-  buffered_.Remove(it->second.buffered);
+  if (it == series_.end() || --it->second.second > 0) return;
+  const Series& s = it->second.first;
+  state_.Remove(s.state);
+  messages_.Remove(s.messages);
+  bytes_.Remove(s.bytes);
+  drops_.Remove(s.drops);
+  reconnects_.Remove(s.reconnects);
+  buffered_.Remove(s.buffered);
   series_.erase(it);
 }
 
 BmpMetrics::Series* BmpMetrics::Find(const std::string& station) {
   auto it = series_.find(station);
-  return it == series_.end() ? nullptr : &it->second;
+  return it == series_.end() ? nullptr : &it->second.first;
 }
 
 void BmpMetrics::SetState(const std::string& station, int state) {

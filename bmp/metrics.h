@@ -46,7 +46,9 @@ class BmpMetrics {
   prometheus::Family<prometheus::Counter>& drops_;
   prometheus::Family<prometheus::Counter>& reconnects_;
   prometheus::Family<prometheus::Gauge>& buffered_;
-  std::map<std::string, Series> series_;
+  // A station replaced by a reload (same address and port) overlaps its successor while it
+  // sends its Termination: the series go when the last of them does.
+  std::map<std::string, std::pair<Series, int>> series_;
 };
 
 }  // namespace bagd::bmp

@@ -200,6 +200,10 @@ void Monitor::SendTo(Feed& f, const Bytes& messages, size_t count) {
 
 void Monitor::StationUp(Feed& f) {
   ++f.epoch;
+  if (options_.log) {
+    options_.log(false, absl::StrFormat("bmp station %s: connected (connection %d): Initiation, %d Peer Ups, then the tables",
+                                        f.station->name(), f.station->counters().connects, peers_.size()));
+  }
   const Views& v = f.station->config().views;
   Bytes out = EncodeInitiation(options_.sys_name, options_.sys_descr);
   size_t n = 1;
@@ -227,6 +231,11 @@ void Monitor::StationUp(Feed& f) {
 
 void Monitor::StationDown(Feed& f) {
   ++f.epoch;
+  if (options_.log) {
+    options_.log(true, absl::StrFormat("bmp station %s: lost%s: %s; reconnecting with backoff, then a full re-sync",
+                                       f.station->name(), f.syncing ? " during the initial tables" : "",
+                                       f.station->last_error()));
+  }
   f.syncing = false;
   f.slice_posted = false;
   f.stored.clear();
@@ -406,6 +415,11 @@ void Monitor::RunSliceBody(Feed& f) {
 void Monitor::FinishSync(Feed& f) {
   f.syncing = false;
   ++f.syncs_done;
+  if (options_.log) {
+    options_.log(false, absl::StrFormat("bmp station %s: tables sent (%d messages so far, longest task %.1f ms)",
+                                        f.station->name(), f.station->counters().messages,
+                                        static_cast<double>(f.longest_slice.count()) / 1000.0));
+  }
   f.stored.clear();
   f.stored.shrink_to_fit();
   // RFC 7854 §5: End-of-RIB after the initial table of each peer and family.

@@ -74,6 +74,8 @@ struct MonitorOptions {
   std::function<absl::Time()> now = [] { return absl::Now(); };
   // Per-neighbor counters kept by the speaker; may be empty (zeros reported).
   std::function<PeerCounters(rib::PeerIndex)> counters;
+  // Where the stations' ups, downs and drops are logged (`warning` for losses); may be empty.
+  std::function<void(bool warning, const std::string& line)> log;
   // The neighbor's stored routes (soft_reconfiguration_inbound); may be empty or return null.
   std::function<const rib::AdjRibIn*(rib::PeerIndex)> stored;
 };

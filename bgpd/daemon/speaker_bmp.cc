@@ -71,6 +71,13 @@ void Speaker::ConfigureBmp(const config::v1::Config& config) {
       if (const Peer* p = PeerAt(index)) c.rejected_prefixes = p->prefixes_rejected;
       return c;
     };
+    o.log = [](bool warning, const std::string& line) {
+      if (warning) {
+        log::Warning("%s", line);
+      } else {
+        log::Info("%s", line);
+      }
+    };
     o.stored = [this](rib::PeerIndex index) { return pipeline_->core().received(index); };
     bmp_ = std::make_unique<bmp::Monitor>(io_, pipeline_->rib(), std::move(o), bmp_metrics_.get());
     bmp_pre_policy_ = std::make_unique<BmpPrePolicy>(*bmp_);
