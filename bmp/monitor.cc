@@ -100,7 +100,9 @@ void Monitor::Configure(const std::vector<StationConfig>& stations) {
       kept.push_back(std::move(f));
       continue;
     }
-    // Removed (or changed): told so, then closed once that is written.
+    // Removed (or changed): told so, then closed once that is written. Its callbacks point
+    // at the feed, which goes now.
+    f->station->ClearCallbacks();
     f->station->Stop(EncodeTermination(TerminationReason::kPermanentAdminClose, "station removed from bagd's configuration"));
     retired_.push_back(std::move(f->station));
   }
@@ -123,7 +125,7 @@ void Monitor::Configure(const std::vector<StationConfig>& stations) {
 
 void Monitor::Stop() {
   for (auto& f : feeds_) {
-    ++f->epoch;
+    f->epoch = ++epochs_;
     if (f->stats_timer) f->stats_timer->cancel();
     f->station->Stop(EncodeTermination(TerminationReason::kAdminClose, "bagd is stopping"));
   }
@@ -199,7 +201,7 @@ void Monitor::SendTo(Feed& f, const Bytes& messages, size_t count) {
 // --- Stations ---------------------------------------------------------------------------
 
 void Monitor::StationUp(Feed& f) {
-  ++f.epoch;
+  f.epoch = ++epochs_;  // unique across feeds: a task for a removed feed never matches a new one
   if (options_.log) {
     options_.log(false, absl::StrFormat("bmp station %s: connected (connection %d): Initiation, %d Peer Ups, then the tables",
                                         f.station->name(), f.station->counters().connects, peers_.size()));
@@ -230,7 +232,7 @@ void Monitor::StationUp(Feed& f) {
 }
 
 void Monitor::StationDown(Feed& f) {
-  ++f.epoch;
+  f.epoch = ++epochs_;  // unique across feeds: a task for a removed feed never matches a new one
   if (options_.log) {
     options_.log(true, absl::StrFormat("bmp station %s: lost%s: %s; reconnecting with backoff, then a full re-sync",
                                        f.station->name(), f.syncing ? " during the initial tables" : "",

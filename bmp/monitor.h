@@ -162,6 +162,7 @@ class Monitor final : public rib::RouteChangeListener {
   std::map<rib::PeerIndex, PeerSession> peers_;    // Established sessions
   std::map<rib::PeerIndex, uint64_t> duplicate_withdraws_;
   Views wants_;
+  uint64_t epochs_ = 0;  // the last epoch handed to a feed
   std::shared_ptr<char> token_ = std::make_shared<char>(0);
 };
 

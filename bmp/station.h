@@ -63,6 +63,9 @@ class Station {
   Station& operator=(const Station&) = delete;
 
   void Start();
+  // No callback is called from now on (the owner of what they capture is going away; the
+  // station may still be writing its Termination).
+  void ClearCallbacks() { callbacks_ = Callbacks{}; }
   // Appends one or more whole BMP messages. Nothing when not up. Returns false when the
   // station is not up or was dropped because the buffer would pass its bound (then `down`
   // follows from a posted handler).

@@ -15,9 +15,12 @@ def serve(port, path):
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("127.0.0.1", port))
     s.listen(4)
+    n = 0
     while True:
         c, _ = s.accept()
-        with open(path, "ab") as out:
+        # One file per connection (a connection cut mid-message leaves a partial one at its end).
+        with open(path if n == 0 else f"{path}.{n}", "ab") as out:
+            n += 1
             while True:
                 data = c.recv(65536)
                 if not data:

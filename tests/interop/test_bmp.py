@@ -10,6 +10,7 @@ with reason 1 (bagd's NOTIFICATION); a planned stop sends a Termination."""
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 import unittest
@@ -196,6 +197,46 @@ class Bmp(unittest.TestCase):
         # A planned stop: Termination.
         lab.stop(bagd.proc)
         wait_until(lambda: len(msgs("term")) >= 1, 10, "Termination")
+
+    def test_station_that_comes_and_goes_leaves_sessions_alone(self):
+        """A station killed right after each Initiation (10 times), then refusing (nobody
+        listens), then back: the sessions stay up, the routes stay, and the last station gets
+        everything again."""
+        lab = Lab("bmpflap")
+        self.addCleanup(lab.close)
+        b, f = lab.netns("b"), lab.netns("f")
+        bf4, f4, *_ = lab.link(b, f)
+        config = f"""
+router {{ asn: {LOCAL_AS} router_id: "10.255.0.1" ebgp_requires_policy: false }}
+neighbors {{ address: "{f4}" remote_as: 65001 timers {{ connect_retry: 1 }} }}
+fib {{ backend: BACKEND_NONE }}
+bmp {{ station {{ address: "127.0.0.1" port: {RAW_PORT} }} }}
+"""
+        bagd = lab.start_bagd(b, config)
+        lab.start_frr(f, frr_conf(bf4, LOCAL_AS, 65001, "10.255.0.2", hostname="frr-src",
+                                  address_family=[f"network {P}"]), f4, name="frr")
+        bagd.wait_state(f4, "Established")
+        wait_until(lambda: P in bagd.ctl("show", "routes").stdout, 20, "the route in bagd")
+        transitions = bagd.neighbor(f4)["established_transitions"]
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bmp_raw.py")
+        for i in range(10):
+            path = os.path.join(lab.dir, f"flap{i}.raw")
+            p = lab.spawn(f"raw{i}", b, [sys.executable, script, str(RAW_PORT), path], f"raw{i}.out")
+            wait_until(lambda: os.path.exists(path) and any(m["type"] == "init" for m in bmp_raw.parse(path)),
+                       15, f"Initiation on connection {i + 1}")
+            lab.stop(p, signal.SIGKILL)
+        time.sleep(2)  # refused: bagd backs off and retries
+        last = os.path.join(lab.dir, "last.raw")
+        lab.spawn("raw-last", b, [sys.executable, script, str(RAW_PORT), last], "raw-last.out")
+        wait_until(lambda: os.path.exists(last) and any(m["type"] == "route_monitor" and m["nlri"]
+                                                        for m in bmp_raw.parse(last)), 20, "the tables again")
+        kinds = [m["type"] for m in bmp_raw.parse(last)]
+        self.assertEqual(kinds[:3], ["init", "peer_up", "peer_up"])  # Loc-RIB instance, then the neighbor
+        self.assertIsNone(bagd.proc.poll())
+        self.assertEqual(bagd.neighbor(f4)["state"], "Established")
+        self.assertEqual(bagd.neighbor(f4)["established_transitions"], transitions)
+        self.assertIn(P, bagd.ctl("show", "routes").stdout)
+        self.assertIn("lost", bagd.log())
 
 
 if __name__ == "__main__":
