@@ -34,6 +34,14 @@ class TestStation {
     acceptor_.set_option(asio::socket_base::receive_buffer_size(64 << 10));
     Accept();
   }
+  ~TestStation() {
+    token_.reset();
+    boost::system::error_code ec;
+    if (socket_) socket_->close(ec);  // a pending read is cancelled, its buffer never written
+    acceptor_.close(ec);
+  }
+  TestStation(const TestStation&) = delete;
+  TestStation& operator=(const TestStation&) = delete;
   uint16_t port() const { return acceptor_.local_endpoint().port(); }
   // Stops reading (the kernel buffers fill, then bagd's).
   void set_reading(bool r) {
@@ -86,8 +94,8 @@ class TestStation {
 
  private:
   void Accept() {
-    acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket s) {
-      if (ec) return;
+    acceptor_.async_accept([this, alive = std::weak_ptr<char>(token_)](boost::system::error_code ec, tcp::socket s) {
+      if (ec || alive.expired()) return;
       socket_ = std::make_shared<tcp::socket>(std::move(s));
       ++connections_;
       data_.clear();
@@ -99,8 +107,9 @@ class TestStation {
   void Read() {
     read_pending_ = true;
     auto s = socket_;
-    s->async_read_some(asio::buffer(buf_), [this, s](boost::system::error_code ec, size_t n) {
-      if (s != socket_) return;
+    // The station may be destroyed (a test's refusal) with this read pending.
+    s->async_read_some(asio::buffer(buf_), [this, s, alive = std::weak_ptr<char>(token_)](boost::system::error_code ec, size_t n) {
+      if (alive.expired() || s != socket_) return;
       read_pending_ = false;
       if (ec) return;
       data_.insert(data_.end(), buf_.begin(), buf_.begin() + static_cast<long>(n));
@@ -116,6 +125,7 @@ class TestStation {
   bool reading_ = true;
   bool read_pending_ = false;
   size_t connections_ = 0;
+  std::shared_ptr<char> token_ = std::make_shared<char>(0);  // watched by the handlers
 };
 
 bool RunUntil(asio::io_context& io, const std::function<bool()>& done, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
@@ -357,6 +367,10 @@ TEST_CASE("BMP station that stops reading is dropped, counted, and re-synced whe
   v.loc_rib = true;
   StationConfig c = fx.Station(station.port(), v);
   c.max_buffer_bytes = 256 << 10;  // 256 KiB
+  // Reconnects no sooner than 0.75 s after the drop: the state right after it can be looked at
+  // (under ASan a round of changes takes longer than the tests' usual 20 ms backoff).
+  c.retry_min_ms = 1000;
+  c.retry_max_ms = 2000;
   fx.monitor->Configure({c});
   // The sync fills the socket and pauses at the low-water mark; live changes then overflow.
   REQUIRE(RunUntil(fx.io, [&] { return station.connections() == 1 && fx.monitor->Status()[0].state == Station::State::kUp; }));
@@ -387,6 +401,10 @@ TEST_CASE("BMP station that stops reading is dropped, counted, and re-synced whe
   // The station reads again; bagd reconnects after the backoff and re-syncs everything.
   station.set_reading(true);
   REQUIRE(RunUntil(fx.io, [&] { return station.connections() == 2; }));
+  // Done when the walk ended and its last octets are written (parsing ~13 MB on every poll
+  // would make this quadratic), then once more until the station has read them.
+  REQUIRE(RunUntil(fx.io, [&] { return fx.monitor->Status()[0].syncs_done == 1 && fx.monitor->Status()[0].buffered == 0; },
+                   std::chrono::seconds(60)));
   REQUIRE(RunUntil(fx.io, [&] { return Count(station.Messages(), MessageType::kRouteMonitoring, IsEndOfRib) == 4; }, std::chrono::seconds(30)));
   size_t post = 0;
   for (const auto& m : station.Messages()) {
