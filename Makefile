@@ -27,7 +27,7 @@ DEPS := cmake g++ make ninja-build ccache pkg-config \
         libgrpc++-dev protobuf-compiler-grpc libboost-dev libre2-dev \
         iproute2 python3 frr gobgpd libhiredis-dev libzmq3-dev redis-server \
         go-md2man dpkg-dev mmdebstrap lintian systemd-container python3-matplotlib \
-        bgpdump
+        bgpdump pmacct
 
 # What only the side-by-side benchmarks need (bench/ingest_compare.py runs BIRD next to bagd);
 # not installed by `make test`: Debian starts bird.service when it installs bird2.

@@ -19,6 +19,7 @@
 #include "conf/policy_text.h"
 #include "conf/rate_text.h"
 #include "net/host_port.h"
+#include "net/ip_prefix.h"
 
 namespace bagd::conf {
 
@@ -81,6 +82,7 @@ class Validator {
     CheckControl();
     CheckBfd();
     CheckMrt();
+    CheckBmp();
     std::stable_sort(errors_.begin(), errors_.end(),
                      [](const ConfigError& a, const ConfigError& b) {
                        return std::tie(a.line, a.column) < std::tie(b.line, b.column);
@@ -1022,6 +1024,54 @@ class Validator {
     if (!LookupGroup(group).ok()) {
       Error(at, absl::StrCat("control.group: no group \"", group,
                              "\" on this host (see /etc/group; create it with `groupadd ", group, "`)"));
+    }
+  }
+
+  // bmp.station: addresses, ports, views built so far, ranges (docs/bmp.md).
+  void CheckBmp() {
+    std::vector<std::pair<std::string, uint32_t>> seen;
+    for (int i = 0; i < config_.bmp().station_size(); ++i) {
+      const v1::BmpStation& st = config_.bmp().station(i);
+      const FieldPath base = {{Field(v1::Config::descriptor(), "bmp"), -1},
+                              {Field(v1::Bmp::descriptor(), "station"), i}};
+      auto path = [&](const char* f) { return Child(base, Field(v1::BmpStation::descriptor(), f)); };
+      const std::string prefix = absl::StrCat("bmp station ", st.address().empty() ? absl::StrCat("#", i + 1) : st.address(), ": ");
+      auto address = net::IpAddress::Parse(st.address());
+      if (st.address().empty()) {
+        Error(base, absl::StrCat(prefix, "address is required"));
+      } else if (!address.ok()) {
+        Error(path("address"), absl::StrCat(prefix, "address \"", st.address(), "\" is not an IPv4 or IPv6 address"));
+      }
+      if (st.port() > kMaxPort) {
+        Error(path("port"), absl::StrCat(prefix, "port ", st.port(), " is out of range: use 1..65535 (0 or absent means 1790)"));
+      }
+      if (address.ok()) {
+        const std::pair<std::string, uint32_t> key{address->ToString(), st.port() ? st.port() : 1790};
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+          Error(path("address"), absl::StrCat(prefix, "this station (address and port) is already configured"));
+        }
+        seen.push_back(key);
+      }
+      for (int v = 0; v < st.views_size(); ++v) {
+        const auto view = st.views(v);
+        if (view == v1::BMP_ADJ_RIB_OUT_PRE || view == v1::BMP_ADJ_RIB_OUT_POST) {
+          Error(Child(base, Field(v1::BmpStation::descriptor(), "views"), v),
+                absl::StrCat(prefix, v1::BmpView_Name(view),
+                             ": Adj-RIB-Out monitoring (RFC 8671) is not built yet (docs/bmp.md); use BMP_PRE_POLICY, "
+                             "BMP_POST_POLICY or BMP_LOC_RIB"));
+        } else if (view == v1::BMP_VIEW_UNSPECIFIED) {
+          Error(Child(base, Field(v1::BmpStation::descriptor(), "views"), v),
+                absl::StrCat(prefix, "views: BMP_VIEW_UNSPECIFIED is not a view"));
+        }
+      }
+      if (st.statistics_interval() > 86400) {
+        Error(path("statistics_interval"), absl::StrCat(prefix, "statistics_interval ", st.statistics_interval(),
+                                                        " is out of range: use 0 (none) or 1..86400 seconds"));
+      }
+      if (st.max_buffer_mib() > 4096) {
+        Error(path("max_buffer_mib"), absl::StrCat(prefix, "max_buffer_mib ", st.max_buffer_mib(),
+                                                   " is out of range: use 1..4096 (0 or absent means 64)"));
+      }
     }
   }
 

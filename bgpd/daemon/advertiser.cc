@@ -117,6 +117,7 @@ void Advertiser::Flush() {
     std::vector<rib::RouteChange> changes = rib.TakeChanges();
     Propagate(changes);
     next_.OnRouteChanges(changes);
+    if (observer_) observer_->OnRouteChanges(changes);
     rib.Recycle(std::move(changes));
   }
   flushing_ = false;

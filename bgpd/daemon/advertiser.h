@@ -91,6 +91,8 @@ class Advertiser {
 
   // The RIB's pending changes to every neighbor (paced by its MRAI), then to `next`.
   void Flush();
+  // Also given every change set, after the weights stage (BMP's Loc-RIB view); may be null.
+  void set_observer(rib::RouteChangeListener* observer) { observer_ = observer; }
   // A local capacity changed: every neighbor's routes are exported again and only what
   // differs goes out (paced as usual; bandwidth re-advertisement damping applies).
   void LocalCapacityChanged();
@@ -158,6 +160,7 @@ class Advertiser {
 
   RoutingCore& core_;
   rib::RouteChangeListener& next_;
+  rib::RouteChangeListener* observer_ = nullptr;
   session::Clock& clock_;
   uint32_t local_as_;
   std::vector<PeerState> peers_;  // by rib index

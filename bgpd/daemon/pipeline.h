@@ -52,6 +52,8 @@ class Pipeline final : private LocalCapacityView {
   const Advertiser& advertiser() const { return advertiser_; }
   const WeightsStage& weights() const { return weights_; }
   const rib::Rib& rib() const { return core_.rib(); }
+  // Every change set handed on also goes to `observer` (BMP's Loc-RIB); null: none.
+  void set_route_observer(rib::RouteChangeListener* observer) { advertiser_.set_observer(observer); }
 
   // This router's own routes' index (networks).
   rib::PeerIndex local_index() const { return local_index_; }

@@ -79,7 +79,9 @@ Speaker::Speaker(boost::asio::io_context& io, SpeakerOptions options)
       own_clock_(options.clock ? nullptr : std::make_unique<AsioClock>(io)),
       clock_(options.clock ? options.clock : own_clock_.get()) {}
 
-Speaker::~Speaker() = default;
+Speaker::~Speaker() {
+  if (pipeline_) pipeline_->set_route_observer(nullptr);  // the monitor goes first
+}
 
 absl::Status Speaker::Configure(const config::v1::Config& config) {
   auto peers = PeerConfigs(config);
@@ -138,6 +140,7 @@ absl::Status Speaker::Configure(const config::v1::Config& config) {
   }
   ApplyLocalCapacity(config);
   if (auto st = ApplyGtsmToListeners(); !st.ok()) return st;
+  ConfigureBmp(config);
   return absl::OkStatus();
 }
 
@@ -363,6 +366,7 @@ Peer* Speaker::FindPeer(const std::string& address) const {
 
 void Speaker::Shutdown(const std::string& message, std::chrono::milliseconds grace, std::function<void()> done) {
   stopping_ = true;
+  if (bmp_) bmp_->Stop();  // Termination (RFC 7854 §4.5), written within the grace below
   for (auto& l : listeners_) {
     boost::system::error_code ec;
     l->acceptor.close(ec);
@@ -478,6 +482,7 @@ void Speaker::OnSessionUp(Peer& peer) {
   }
   pipeline_->SessionUp(peer.rib_index, n ? n->peer_router_id : 0, defer);
   ShowPolicies(peer);
+  BmpPeerUp(peer);
 }
 
 namespace {
@@ -492,6 +497,7 @@ void Speaker::OnSessionDown(Peer& peer) {
     // that negotiated RFC 8538 keep bagd's routes across the Cease (a planned restart).
     return;
   }
+  BmpPeerDown(peer);  // before its paths leave the Loc-RIB
   // RFC 4724 §4.2: a peer that negotiated graceful restart and dropped without a
   // NOTIFICATION is restarting: its paths stay, stale, in the families it listed.
   const auto& n = peer.negotiated();
@@ -635,6 +641,7 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
   }
   // bagd_update_processing_seconds times one UPDATE in kUpdateSampleEvery: two precise clock
   // reads for every UPDATE were 7 % of a table sent one prefix per UPDATE.
+  if (bmp_) bmp_->BeforeIngest(idx, u);
   if (routing_metrics_ && ++updates_seen_ % kUpdateSampleEvery == 0) {
     const auto t0 = std::chrono::steady_clock::now();
     pipeline_->Ingest(idx, u);
@@ -642,6 +649,7 @@ void Speaker::OnUpdate(Peer& peer, const wire::UpdateMessage& u) {
   } else {
     pipeline_->Ingest(idx, u);
   }
+  if (bmp_) bmp_->PostPolicyUpdate(idx, u);
   RefreshCounts(peer);
 }
 

@@ -45,6 +45,8 @@
 #include "bgpd/daemon/routing_core.h"
 #include "bgpd/daemon/routing_metrics.h"
 #include "bgpd/daemon/weights_stage.h"
+#include "bmp/metrics.h"
+#include "bmp/monitor.h"
 #include "policy/policy.h"
 #include "rib/fib_update.h"
 
@@ -155,6 +157,10 @@ class Speaker : public RouteSink, public NeighborRibs, public CapacityInput {
   void OnRouteRefresh(Peer& peer, const wire::RouteRefreshMessage& message) override;
   fsm::RestartState RestartStateFor(const Peer& peer) const override;
   bool DefersEndOfRib(const Peer& peer) const override;
+  session::BmpTap* bmp_tap() override;
+  // BMP (speaker_bmp.cc, docs/bmp.md): the stations' state, for bagctl and tests; empty
+  // without stations.
+  std::vector<bmp::StationStatus> BmpStations() const;
 
   // What `to` gets for `multipath` (best first) of `prefix`: the advertiser's steps 1-3.
   std::optional<wire::PathAttributes> ExportAttributes(const Peer& to, const net::Prefix& prefix,
@@ -307,6 +313,25 @@ class Speaker : public RouteSink, public NeighborRibs, public CapacityInput {
   LocalHistogram update_seconds_{UpdateSecondsBuckets()};
   config::v1::Config config_;  // the running config
   session::MrtMessageTap* mrt_tap_ = nullptr;
+  // BMP (speaker_bmp.cc): the monitor reads the pipeline's RIB, so it is declared after it
+  // (destroyed first).
+  // The Peers' tap: an UPDATE as received goes to the monitor's pre-policy view.
+  class BmpPrePolicy final : public session::BmpTap {
+   public:
+    explicit BmpPrePolicy(bmp::Monitor& monitor) : monitor_(monitor) {}
+    void OnUpdateReceived(const Peer& peer, wire::ByteSpan update) override {
+      monitor_.PrePolicyUpdate(peer.rib_index, update);
+    }
+
+   private:
+    bmp::Monitor& monitor_;
+  };
+  void ConfigureBmp(const config::v1::Config& config);
+  void BmpPeerUp(const Peer& peer);
+  void BmpPeerDown(const Peer& peer);
+  std::unique_ptr<bmp::BmpMetrics> bmp_metrics_;
+  std::unique_ptr<bmp::Monitor> bmp_;
+  std::unique_ptr<BmpPrePolicy> bmp_pre_policy_;
   // Watched by handlers posted with a raw `this`; declared last, so it expires first.
   Lifetime lifetime_;
 };

@@ -85,6 +85,7 @@ absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::
   policy_hits_synced_.Reloaded();
   policies_ = plan.policies;
   config_ = plan.running;
+  ConfigureBmp(config_);
   for (Peer* p : to_start) p->Start();
   // A dynamic neighbor is one of its group while it is in the next config's ranges; one that
   // is configured now is a configured neighbor; one whose session restarts here goes (its

@@ -62,6 +62,7 @@ struct Peer::Slot {
   std::shared_ptr<Connection> conn;
   std::shared_ptr<tcp::socket> connecting;  // outbound connect in progress
   wire::UpdateDecoder updates;  // this connection's UPDATEs
+  wire::Bytes sent_open, received_open;  // for BMP's Peer Up (bmp_tap.h)
   uint64_t connect_generation = 0;
   std::unique_ptr<Timer> connect_retry, hold, keepalive, idle_hold;
   // NowMs's stamp: taken in conn->reads() == stamp_read (0: none, or dropped after a message
@@ -398,6 +399,14 @@ void Peer::Execute(Slot& slot, const fsm::Action& a) {
     case ActionType::kStopIdleHoldTimer: return slot.idle_hold->Stop();
     case ActionType::kSessionEstablished: {
       negotiated_ = slot.fsm.negotiated;
+      bmp_facts_.sent_open = slot.sent_open;
+      bmp_facts_.received_open = slot.received_open;
+      if (slot.conn) {
+        bmp_facts_.local = slot.conn->local();
+        bmp_facts_.remote = slot.conn->remote();
+      }
+      bmp_facts_.down_reason = 4;
+      bmp_facts_.down_notification.clear();
       established_since_ms_ = clock_.WallMs();
       ++established_transitions_;
       const wire::CodecContext ctx = negotiated_->DecodeContext(config_.ebgp());
@@ -648,6 +657,13 @@ void Peer::SendMessage(Slot& slot, const wire::Message& message) {
     return;
   }
   const uint8_t type = static_cast<uint8_t>(wire::TypeOf(message));
+  if (type == static_cast<uint8_t>(wire::MessageType::kOpen)) slot.sent_open = *bytes;
+  // The FSM is already past Established when its actions run: the session's mark is the time.
+  if (type == static_cast<uint8_t>(wire::MessageType::kNotification) && &slot == primary_.get() &&
+      established_since_ms_ != 0) {
+    bmp_facts_.down_reason = 1;
+    bmp_facts_.down_notification = *bytes;
+  }
   Count(out_, type, bytes->size());
   series_.Sent(type, bytes->size());
   slot.conn->Send(*std::move(bytes));
@@ -678,6 +694,9 @@ bool Peer::HandleMessage(uint64_t slot_id, wire::ByteSpan bytes) {
   const wire::CodecContext ctx =
       s->fsm.negotiated ? s->fsm.negotiated->DecodeContext(config_.ebgp()) : wire::CodecContext{};
   if (type == static_cast<uint8_t>(wire::MessageType::kUpdate)) {
+    if (s == primary_.get() && s->fsm.state == State::kEstablished && sink_ != nullptr) {
+      if (BmpTap* tap = sink_->bmp_tap()) tap->OnUpdateReceived(*this, bytes);
+    }
     auto decoded = s->updates.Decode(bytes, ctx);
     if (!decoded.ok()) {
       OnMalformed(*s, type, decoded.error());
@@ -689,12 +708,17 @@ bool Peer::HandleMessage(uint64_t slot_id, wire::ByteSpan bytes) {
   } else {
     wire::Message& m = decoded.value();
     if (auto* open = std::get_if<wire::OpenMessage>(&m)) {
+      s->received_open.assign(bytes.begin(), bytes.end());
       fsm::Event e = fsm::Event::Of(EventType::kBgpOpen);
       e.open = open;
       Dispatch(*s, e);
       ResolveCollision();
     } else if (auto* n = std::get_if<wire::NotificationMessage>(&m)) {
       log::Warning("neighbor %s: received NOTIFICATION %s", config_.Name(), Describe(*n));
+      if (s == primary_.get() && s->fsm.state == State::kEstablished) {
+        bmp_facts_.down_reason = 3;
+        bmp_facts_.down_notification.assign(bytes.begin(), bytes.end());
+      }
       last_received_ = control::NotificationToProto(*n, clock_.WallMs());
       if (metrics_) metrics_->NotificationReceived(config_.Name(), n->code, n->subcode).Increment();
       fsm::Event e = fsm::Event::Of(EventType::kNotifMsg);

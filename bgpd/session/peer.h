@@ -17,6 +17,7 @@
 #include "bgpd/control/control.pb.h"
 #include "bgpd/control/event_hub.h"
 #include "bgpd/fsm/fsm.h"
+#include "bgpd/session/bmp_tap.h"
 #include "bgpd/session/connection.h"
 #include "bgpd/session/lifetime.h"
 #include "bgpd/session/metrics.h"
@@ -79,6 +80,8 @@ class RouteSink {
     (void)peer;
     return false;
   }
+  // BMP pre-policy (bmp_tap.h): where the raw UPDATEs go; null when no station wants them.
+  virtual BmpTap* bmp_tap() { return nullptr; }
 };
 
 class Peer {
@@ -131,6 +134,8 @@ class Peer {
   // Route refresh counters and the families the peer is re-sending (kept by the speaker).
   control::v1::RouteRefreshStatus& refresh_status() { return refresh_status_; }
   wire::CodecContext EncodeContext() const;
+  // BMP's Peer Up and Peer Down facts (bmp_tap.h): valid from Established on.
+  const BmpSessionFacts& bmp_facts() const { return bmp_facts_; }
   uint32_t rib_index = 0;  // the speaker's handle for this peer in the RIB
   uint64_t prefixes_received = 0;  // set by the speaker from the RIB
   // Paths held from the peer per family (index net::Family), set by the speaker from the
@@ -243,6 +248,7 @@ class Peer {
   std::optional<fsm::Negotiated> negotiated_;
   bool last_down_graceful_ = false;
   control::v1::RouteRefreshStatus refresh_status_;
+  BmpSessionFacts bmp_facts_;
   // Watched by the connect and connection handlers, which capture `this` (a neighbor
   // removed on reload is destroyed while they may still be queued). Declared last.
   std::vector<std::string> policy_notes_;
