@@ -174,9 +174,12 @@ class Bmp(unittest.TestCase):
         loc = routes(None, loc=True)
         self.assertEqual({m.get("bgp_nexthop") for m in loc}, {f4, g4})
         # Statistics: the Adj-RIB-In gauges of each peer (type 7) say 1 route.
-        stats = [m for m in msgs("stats") if m.get("peer_ip") == g4 and m.get("counter_type") == 7]
-        self.assertTrue(stats, "no type-7 statistic for GoBGP's peer")
-        self.assertEqual(int(stats[-1]["counter_value"]), 1)
+        # A report sent before the route arrived says 0: wait for one sent after (a slow
+        # machine, an ASan build), within a few statistics intervals.
+        def g4_stats():
+            return [m for m in msgs("stats") if m.get("peer_ip") == g4 and m.get("counter_type") == 7]
+        wait_until(lambda: g4_stats() and int(g4_stats()[-1]["counter_value"]) == 1, 20,
+                   "a type-7 statistic of 1 route for GoBGP's peer")
 
         # Peer down with bagd's NOTIFICATION (reason 1).
         bagd.ctl("neighbor", f4, "shutdown")
