@@ -385,7 +385,7 @@ std::vector<control::v1::NeighborStatus> Speaker::ListNeighbors(const std::strin
   if (auto a = net::IpAddress::Parse(filter); a.ok()) canonical = a->ToString();
   absl::flat_hash_map<std::string, std::string> group_of;  // configured neighbors' groups
   for (const auto& n : config_.neighbors()) {
-    if (auto a = net::IpAddress::Parse(n.address()); a.ok() && !n.group().empty()) group_of[a->ToString()] = n.group();
+    if (!n.group().empty()) group_of[CanonicalName(n)] = n.group();
   }
   for (const auto& p : peers_) {
     if (!filter.empty() && p->config().Name() != canonical) continue;
@@ -586,6 +586,18 @@ void Speaker::SweepDynamic() {
   if (!dynamic_.empty()) ScheduleDynamicSweep();
 }
 
+std::string Speaker::CanonicalName(const config::v1::Neighbor& n) {
+  auto a = net::IpAddress::Parse(n.address());
+  return a.ok() ? a->ToString() : std::string();
+}
+
+absl::flat_hash_set<std::string> Speaker::Names(
+    const google::protobuf::RepeatedPtrField<config::v1::Neighbor>& neighbors) {
+  absl::flat_hash_set<std::string> out;
+  for (const auto& n : neighbors) out.insert(CanonicalName(n));
+  return out;
+}
+
 void Speaker::RetireDynamicLater(const Peer& peer) {
   if (stopping_ || !dynamic_.contains(peer.config().Name())) return;
   boost::asio::post(io_, [this, alive = lifetime_.watch(), name = peer.config().Name()] {
@@ -600,11 +612,9 @@ void Speaker::RetireDynamic(const std::string& name, const char* why) {
   RemovePeer(name, wire::NotificationMessage{6, wire::cease::kPeerDeconfigured, {}}, absl::StrCat("dynamic neighbor: ", why));
   auto* list = config_.mutable_neighbors();
   for (int i = 0; i < list->size(); ++i) {
-    auto a = net::IpAddress::Parse(list->Get(i).address());
-    if (a.ok() && a->ToString() == name) {
-      list->DeleteSubrange(i, 1);
-      break;
-    }
+    if (CanonicalName(list->Get(i)) != name) continue;
+    list->DeleteSubrange(i, 1);
+    break;
   }
   ApplyLocalCapacity(config_);
   RefreshRibMetrics();

@@ -259,6 +259,10 @@ class Speaker : public RouteSink, public NeighborRibs, public CapacityInput {
   // is no configured neighbor joins the group whose listen range holds it, unless the group
   // holds listen_limit dynamic neighbors already; null: closed.
   Peer* AcceptDynamic(const net::IpAddress& address);
+  // A config neighbor's address as Peer names it (canonical text); "" when it does not parse.
+  static std::string CanonicalName(const config::v1::Neighbor& n);
+  // The canonical addresses of `neighbors`.
+  static absl::flat_hash_set<std::string> Names(const google::protobuf::RepeatedPtrField<config::v1::Neighbor>& neighbors);
   // A dynamic neighbor whose session is down and holds no stale paths of a restart goes
   // (posted: never from inside its own Peer's call).
   void RetireDynamicLater(const Peer& peer);

@@ -91,18 +91,11 @@ absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::
   // is configured now is a configured neighbor; one whose session restarts here goes (its
   // peer connects again and joins the group afresh). (RemovePeer forgot the ones reset.)
   dynamic_.clear();
+  const absl::flat_hash_set<std::string> kept = Names(config_.neighbors()), configured = Names(config.neighbors());
   for (const auto& [name, was] : dynamic_before) {
     const auto address = net::IpAddress::Parse(name);
-    const bool kept = std::any_of(config_.neighbors().begin(), config_.neighbors().end(), [&](const auto& n) {
-      auto a = net::IpAddress::Parse(n.address());
-      return a.ok() && a->ToString() == name;
-    });
-    const bool configured = std::any_of(config.neighbors().begin(), config.neighbors().end(), [&](const auto& n) {
-      auto a = net::IpAddress::Parse(n.address());
-      return a.ok() && a->ToString() == name;
-    });
     const auto match = address.ok() ? conf::MatchListenRange(config_, *address) : std::nullopt;
-    if (configured || !kept || !match) continue;
+    if (configured.contains(name) || !kept.contains(name) || !match) continue;
     dynamic_[name] = DynamicNeighbor{config_.neighbor_groups(match->group).name(), match->range};
     if (Peer* p = FindPeer(name); p != nullptr && !p->established()) RetireDynamicLater(*p);
   }
@@ -120,10 +113,7 @@ absl::Status Speaker::Reload(const config::v1::Config& config, std::vector<std::
 
 config::v1::Config Speaker::WithDynamicNeighbors(const config::v1::Config& next) const {
   config::v1::Config out = next;
-  absl::flat_hash_set<std::string> configured;
-  for (const auto& n : next.neighbors()) {
-    if (auto a = net::IpAddress::Parse(n.address()); a.ok()) configured.insert(a->ToString());
-  }
+  const absl::flat_hash_set<std::string> configured = Names(next.neighbors());
   absl::flat_hash_map<int, uint32_t> members;  // by group index in `next`
   for (const auto& p : peers_) {  // in the order they came
     const std::string& name = p->config().Name();
