@@ -30,19 +30,11 @@ namespace pb = google::protobuf;
 
 constexpr uint32_t kAsTrans = 23456;  // RFC 6793 §9
 
-const pb::FieldDescriptor* Field(const pb::Descriptor* message, const char* name) {
-  const pb::FieldDescriptor* field = message->FindFieldByName(name);
-  // The names below are this file's contract with bagd.proto.
-  if (field == nullptr) std::abort();
-  return field;
-}
+// The names below are this file's contract with bagd.proto (SchemaField aborts on a wrong one).
+constexpr auto Field = SchemaField;
 
 absl::string_view View(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
-FieldPath Child(FieldPath path, const pb::FieldDescriptor* field, int index = -1) {
-  path.emplace_back(field, index);
-  return path;
-}
 
 // "A, B or C": the values of an enum without its 0 (*_UNSPECIFIED), for messages.
 std::string EnumChoices(const pb::EnumDescriptor* e) {

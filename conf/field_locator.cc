@@ -1,6 +1,7 @@
 #include "conf/field_locator.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cctype>
 
 #include "absl/strings/str_cat.h"
@@ -8,6 +9,18 @@
 namespace bagd::conf {
 
 namespace pb = google::protobuf;
+
+const pb::FieldDescriptor* SchemaField(const pb::Descriptor* message, const char* name) {
+  const pb::FieldDescriptor* field = message->FindFieldByName(name);
+  if (field == nullptr) std::abort();
+  return field;
+}
+
+FieldPath Child(FieldPath path, const pb::FieldDescriptor* field, int index) {
+  path.emplace_back(field, index);
+  return path;
+}
+
 
 SourceLocation FieldLocator::Locate(const FieldPath& path) const {
   for (std::size_t n = path.size(); n > 0; --n) {

@@ -19,6 +19,12 @@ namespace bagd::conf {
 // the hold_time of the second neighbor.
 using FieldPath = std::vector<std::pair<const google::protobuf::FieldDescriptor*, int>>;
 
+// `message`'s field `name`; aborts when there is none (a caller's names are its contract with
+// bagd.proto, so a rename there fails every test at once).
+const google::protobuf::FieldDescriptor* SchemaField(const google::protobuf::Descriptor* message, const char* name);
+// `path` one step further: `field` (index -1 for a singular field, else the element).
+FieldPath Child(FieldPath path, const google::protobuf::FieldDescriptor* field, int index = -1);
+
 // 1-based line and column; line 0 when unknown.
 struct SourceLocation {
   int line = 0;
