@@ -1,6 +1,9 @@
 #include "wire/update_packer.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
+#include "wire/rfc7606.h"
 
 namespace bagd::wire {
 namespace {
@@ -138,6 +141,37 @@ absl::StatusOr<std::vector<Bytes>> PackWithdrawals(net::Family family, std::span
     FinishUpdate(msg);
   }
   return out;
+}
+
+absl::Status RewriteNextHop(Bytes& update, const net::IpAddress& next_hop) {
+  const size_t size = update.size();
+  auto u16 = [&](size_t at) { return static_cast<size_t>(update[at] << 8 | update[at + 1]); };
+  if (size < kHeaderSize + 4) return absl::InvalidArgumentError("not an UPDATE");
+  size_t at = kHeaderSize;
+  at += 2 + u16(at);  // withdrawn routes
+  if (at + 2 > size) return absl::InvalidArgumentError("truncated UPDATE");
+  const size_t end = at + 2 + u16(at);
+  at += 2;
+  if (end > size) return absl::InvalidArgumentError("truncated path attributes");
+  while (at + 3 <= end) {
+    const uint8_t flags = update[at], type = update[at + 1];
+    const bool extended = flags & attr_flag::kExtendedLength;
+    if (at + (extended ? 4 : 3) > end) break;
+    const size_t length = extended ? u16(at + 2) : update[at + 2];
+    const size_t value = at + (extended ? 4 : 3);
+    if (value + length > end) break;
+    if (type == static_cast<uint8_t>(AttrType::kNextHop) && next_hop.is_v4() && length == 4) {
+      std::copy_n(next_hop.bytes(), 4, update.begin() + value);
+      return absl::OkStatus();
+    }
+    // MP_REACH_NLRI: AFI (2), SAFI (1), next hop length (1), next hop.
+    if (type == static_cast<uint8_t>(AttrType::kMpReachNlri) && length >= 4 && update[value + 3] == next_hop.size() && length >= 4 + next_hop.size()) {
+      std::copy_n(next_hop.bytes(), next_hop.size(), update.begin() + value + 4);
+      return absl::OkStatus();
+    }
+    at = value + length;
+  }
+  return absl::NotFoundError("no next hop of that length in the UPDATE");
 }
 
 }  // namespace bagd::wire

@@ -20,4 +20,11 @@ absl::StatusOr<std::vector<Bytes>> PackAnnouncements(const PathAttributes& attrs
 absl::StatusOr<std::vector<Bytes>> PackWithdrawals(net::Family family, std::span<const net::Nlri> nlri,
                                                    const CodecContext& ctx);
 
+// The next hop of an UPDATE PackAnnouncements made, set to `next_hop` in place: the NEXT_HOP
+// attribute's 4 octets, or MP_REACH_NLRI's next hop of the same length (16 octets, no link-local).
+// This is how neighbors that share one export (the advertiser's update groups) share its packed
+// bytes and still get their own next-hop-self. An error, and `update` unchanged, when the message
+// holds no next hop of `next_hop`'s length.
+absl::Status RewriteNextHop(Bytes& update, const net::IpAddress& next_hop);
+
 }  // namespace bagd::wire

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <iterator>
+#include <memory>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "bgpd/session/log.h"
 #include "wire/update_packer.h"
 
@@ -55,18 +58,24 @@ class AnnouncementGroups {
   }
   size_t prefixes() const { return prefixes_; }
 
+  // f(const rib::AttrRef&, size_t prefixes, absl::StatusOr<std::vector<wire::Bytes>>) for each
+  // set in first-seen order.
+  template <typename F>
+  void Pack(const wire::CodecContext& ctx, F&& f) const {
+    for (const auto& [ref, nlri] : groups_) {
+      f(ref, nlri.size(), wire::PackAnnouncements(ref->attrs, nlri.front().prefix.family(), nlri, ctx));
+    }
+  }
   // Appends the UPDATEs for `to` to `messages`; a set that cannot be encoded is logged and
   // the others still go out.
   void PackFor(const Outbound& to, std::vector<wire::Bytes>& messages) const {
-    const wire::CodecContext ctx = to.EncodeContext();
-    for (const auto& [ref, nlri] : groups_) {
-      auto packed = wire::PackAnnouncements(ref->attrs, nlri.front().prefix.family(), nlri, ctx);
-      if (!packed.ok()) {
-        log::Error("neighbor %s: cannot advertise %d prefixes: %s", to.name(), nlri.size(), packed.status().ToString());
-        continue;
-      }
+    Pack(to.EncodeContext(), [&](const rib::AttrRef&, size_t prefixes, absl::StatusOr<std::vector<wire::Bytes>> packed) {
+      if (!packed.ok()) return CannotAdvertise(to, prefixes, packed.status());
       std::move(packed->begin(), packed->end(), std::back_inserter(messages));
-    }
+    });
+  }
+  static void CannotAdvertise(const Outbound& to, size_t prefixes, const absl::Status& status) {
+    log::Error("neighbor %s: cannot advertise %d prefixes: %s", to.name(), prefixes, status.ToString());
   }
 
  private:
@@ -76,7 +85,43 @@ class AnnouncementGroups {
   size_t prefixes_ = 0;
 };
 
+void AppendWithdrawals(const std::array<std::vector<net::Nlri>, net::kFamilyCount>& withdraw,
+                       const wire::CodecContext& ctx, std::vector<wire::Bytes>& messages) {
+  for (int f = 0; f < net::kFamilyCount; ++f) {
+    if (withdraw[f].empty()) continue;
+    auto packed = wire::PackWithdrawals(static_cast<net::Family>(f), withdraw[f], ctx);
+    if (packed.ok()) std::move(packed->begin(), packed->end(), std::back_inserter(messages));
+  }
+}
+
 }  // namespace
+
+// One change set's export for a group of neighbors with the same ExportKey, as its first
+// member sees it with split horizon left out, and what a member in step with it does.
+struct Advertiser::ExportPass {
+  enum class Step : uint8_t { kNone, kAnnounce, kWithdraw };
+  const PeerState* rep = nullptr;
+  std::optional<net::IpAddress> rep_local;
+  std::array<bool, net::kFamilyCount> none{};  // the group gets nothing of this family
+  bool none_at_all = true;
+  // Per change: the group's export of its new and old multipath sets (null: none), and the
+  // step of a member whose Adj-RIB-Out is in step (it had old_ref, and nothing holds it back).
+  std::vector<rib::AttrRef> new_ref, old_ref;
+  std::vector<Step> step;
+  // Exports whose next hop is rep_local by next-hop-self: each member has its own.
+  absl::flat_hash_set<const rib::InternedAttributes*> self;
+  AnnouncementGroups announce;
+  std::array<std::vector<net::Nlri>, net::kFamilyCount> withdraw;
+  // The UPDATEs of the steps, packed for the first member in step and copied for the others.
+  bool packed = false;
+  std::vector<wire::Bytes> withdrawals;
+  struct Announcements {
+    rib::AttrRef ref;
+    size_t prefixes = 0;
+    absl::StatusOr<std::vector<wire::Bytes>> messages;
+  };
+  std::vector<Announcements> announcements;
+};
 
 Advertiser::Advertiser(RoutingCore& core, rib::RouteChangeListener& next, session::Clock& clock, uint32_t local_as,
                        const LocalCapacityView* local)
@@ -86,7 +131,32 @@ void Advertiser::AddPeer(rib::PeerIndex index, Outbound& out, ExportConfig confi
   if (peers_.size() <= index) peers_.resize(index + 1);
   peers_[index] = PeerState{};
   peers_[index].out = &out;
+  peers_[index].config_key = ConfigKey(config);
   peers_[index].config = std::move(config);
+}
+
+std::string Advertiser::ConfigKey(const ExportConfig& config) {
+  const rib::LinkBandwidthExport& lb = config.link_bandwidth;
+  std::string key = absl::StrFormat("lb %d %a %a %d %a %d;", static_cast<int>(lb.mode), lb.fixed_bps, lb.reference_bps,
+                                    lb.transitive, lb.readvertise_threshold_percent,
+                                    absl::ToInt64Milliseconds(lb.readvertise_interval));
+  for (const PolicyChain& c : config.chains) absl::StrAppend(&key, c.fingerprint.size(), ":", c.fingerprint, ";");
+  return key;
+}
+
+std::string Advertiser::ExportKey(const PeerState& p) const {
+  const Outbound& out = *p.out;
+  const wire::CodecContext ctx = out.EncodeContext();
+  const auto local = out.LocalAddress();
+  std::string key = absl::StrFormat("%d %d %d %d %d %d %d|", out.ebgp(), ctx.four_octet_as, ctx.extended_message,
+                                    ctx.ebgp, ctx.confederation_peer, local ? (local->is_v4() ? 4 : 6) : 0,
+                                    out.advertisement_interval_s());
+  for (int f = 0; f < net::kFamilyCount; ++f) {
+    key.push_back(out.family_negotiated(static_cast<net::Family>(f)) ? 'y' : 'n');
+    key.push_back(ctx.add_path[f] ? 'y' : 'n');
+  }
+  key.append(p.config_key);
+  return key;
 }
 
 void Advertiser::RemovePeer(rib::PeerIndex index) {
@@ -125,8 +195,23 @@ void Advertiser::Flush() {
 
 void Advertiser::Propagate(std::span<const rib::RouteChange> changes) {
   if (changes.empty()) return;
+  AdvertisePacedToAll(changes);
+}
+
+void Advertiser::AdvertisePacedToAll(std::span<const rib::RouteChange> changes) {
+  // As AdvertisePaced for each neighbor, with those that send now sent together.
+  std::vector<PeerState*> now;
   for (PeerState& p : peers_) {
-    if (p.out != nullptr) AdvertisePaced(p, changes);
+    if (!Sending(p)) continue;
+    if (p.out->advertisement_interval_s() > 0 && p.pacing.running) {
+      for (const auto& c : changes) p.pacing.pending.insert(c.prefix);
+      continue;
+    }
+    now.push_back(&p);
+  }
+  AdvertiseTogether(now, changes);
+  for (PeerState* p : now) {
+    if (const uint32_t mrai = p->out->advertisement_interval_s(); mrai > 0) StartInterval(*p, mrai);
   }
 }
 
@@ -138,28 +223,33 @@ bool Advertiser::Reconfigure(rib::PeerIndex index, ExportConfig config) {
   bool changed = a.mode != b.mode || a.fixed_bps != b.fixed_bps || a.reference_bps != b.reference_bps ||
                  a.transitive != b.transitive;
   for (int f = 0; f < net::kFamilyCount; ++f) changed |= p->config.chains[f].fingerprint != config.chains[f].fingerprint;
+  p->config_key = ConfigKey(config);
   p->config = std::move(config);
   if (changed && Sending(*p)) AdvertisePaced(*p, Everything());
   return changed;
 }
 
 void Advertiser::LocalCapacityChanged() {
-  for (size_t i = 0; i < peers_.size(); ++i) {
-    PeerState* p = Writable(static_cast<rib::PeerIndex>(i));
-    if (p != nullptr && Sending(*p)) AdvertisePaced(*p, Everything());
-  }
+  Flush();
+  AdvertisePacedToAll(Everything());
 }
 
 std::optional<wire::PathAttributes> Advertiser::ExportAttributes(rib::PeerIndex to_index, const net::Prefix& prefix,
                                                                  std::span<const rib::Path> multipath) const {
-  if (multipath.empty() || to_index >= peers_.size() || peers_[to_index].out == nullptr) return std::nullopt;
-  const PeerState& state = peers_[to_index];
+  if (to_index >= peers_.size() || peers_[to_index].out == nullptr) return std::nullopt;
+  return Export(peers_[to_index], to_index, prefix, multipath, nullptr);
+}
+
+std::optional<wire::PathAttributes> Advertiser::Export(const PeerState& state, std::optional<rib::PeerIndex> to_index,
+                                                       const net::Prefix& prefix, std::span<const rib::Path> multipath,
+                                                       bool* self) const {
+  if (multipath.empty()) return std::nullopt;
   const Outbound& to = *state.out;
   const net::Family family = prefix.family();
   const rib::Path& best = multipath.front();
   const rib::Rib& rib = core_.rib();
   // 1. Protocol rules.
-  if (best.peer == to_index) return std::nullopt;  // never back to where it came from
+  if (to_index && best.peer == *to_index) return std::nullopt;  // never back to where it came from
   const rib::PeerInfo& from = rib.peer(best.peer);
   const bool to_ebgp = to.ebgp();
   if (!from.local && !from.source.ebgp && !to_ebgp) return std::nullopt;  // RFC 4271 §9.1.1: no iBGP to iBGP
@@ -228,6 +318,7 @@ std::optional<wire::PathAttributes> Advertiser::ExportAttributes(rib::PeerIndex 
     // An IPv4 route needs an IPv4 next hop (no RFC 8950 export yet), IPv6 an IPv6 one.
     if (!local || local->is_v4() != (family == net::Family::kIpv4Unicast)) return std::nullopt;
     SetNextHop(a, family, *local);
+    if (self != nullptr) *self = true;
   }
   // Link bandwidth: replaced, never appended (RFC 10005 §7.1). A policy's cumulative or
   // num-multipaths action wins over the neighbor's mode; one that set, drained or removed
@@ -266,59 +357,148 @@ std::optional<wire::PathAttributes> Advertiser::ExportAttributes(rib::PeerIndex 
 }
 
 void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> changes) {
-  Outbound& to = *state.out;
   if (!Sending(state)) return;
+  PeerState* const one[] = {&state};
+  AdvertiseTogether(one, changes);
+}
+
+void Advertiser::AdvertiseTogether(std::span<PeerState* const> members, std::span<const rib::RouteChange> changes) {
+  // One pass per distinct export, made when its first member comes; members in index order.
+  absl::flat_hash_map<std::string, std::unique_ptr<ExportPass>> passes;
+  for (PeerState* member : members) {
+    if (!Sending(*member)) continue;  // an earlier member's send may have ended a session
+    auto [it, fresh] = passes.try_emplace(members.size() == 1 ? std::string()
+                                          : shared_export_ ? ExportKey(*member)
+                                                           : absl::StrCat(member - peers_.data()));
+    if (fresh) {
+      ++stats_.passes;
+      it->second = std::make_unique<ExportPass>();
+      ExportPass& pass = *it->second;
+      const PeerState& rep = *member;
+      pass.rep = &rep;
+      pass.rep_local = rep.out->LocalAddress();
+      for (int f = 0; f < net::kFamilyCount; ++f) {
+        // A family this group gets nothing of (export rejects everything, RFC 8212's default
+        // toward an eBGP neighbor without policy, or a family not negotiated): none at once,
+        // without the memo's comparisons; a batch with nothing to withdraw either is not walked.
+        pass.none[f] = rep.config.chains[f].rejects_everything() || !rep.out->family_negotiated(static_cast<net::Family>(f));
+        pass.none_at_all &= pass.none[f];
+      }
+      pass.new_ref.resize(changes.size());
+      pass.old_ref.resize(changes.size());
+      pass.step.assign(changes.size(), ExportPass::Step::kNone);
+      if (!pass.none_at_all) {
+        // What goes out depends only on the family and the multipath set's paths (their peers
+        // and interned attributes), and on the prefix when an export policy tests it. A batch's
+        // prefixes share a handful of sets: each distinct one is exported and interned once.
+        bool per_prefix = false;
+        for (const PolicyChain& c : rep.config.chains) per_prefix |= c.depends_on_prefix;
+        absl::flat_hash_map<std::string, rib::AttrRef> exports;
+        std::string key;
+        // One-entry memos in front of the map: neighbouring prefixes usually share their sets.
+        struct Memo {
+          const rib::PathSet* set = nullptr;
+          net::Family family = net::Family::kIpv4Unicast;
+          rib::AttrRef ref;
+        };
+        Memo old_memo, new_memo;
+        auto intern = [&](const net::Prefix& prefix, const rib::PathSet& set) -> rib::AttrRef {
+          bool self = false;
+          auto exported = Export(rep, std::nullopt, prefix, set, &self);
+          if (!exported) return {};
+          rib::AttrRef ref = core_.store().Intern(*std::move(exported));
+          if (self) pass.self.insert(ref.get());
+          return ref;
+        };
+        auto export_of = [&](const net::Prefix& prefix, const rib::PathSet& set, Memo& m) -> rib::AttrRef {
+          const net::Family family = prefix.family();
+          if (set.empty() || pass.none[static_cast<int>(family)]) return {};
+          if (per_prefix) return intern(prefix, set);
+          if (m.set != nullptr && m.family == family && *m.set == set) return m.ref;
+          key.assign(1, static_cast<char>(family));
+          for (const rib::Path& p : set) {
+            const rib::InternedAttributes* a = p.attrs.get();
+            key.append(reinterpret_cast<const char*>(&p.peer), sizeof p.peer);
+            key.append(reinterpret_cast<const char*>(&a), sizeof a);
+          }
+          auto [e, fresh_set] = exports.try_emplace(key);
+          if (fresh_set) e->second = intern(prefix, set);
+          m = Memo{&set, family, e->second};
+          return e->second;
+        };
+        for (size_t i = 0; i < changes.size(); ++i) {
+          const rib::RouteChange& c = changes[i];
+          pass.new_ref[i] = export_of(c.prefix, c.new_multipath, new_memo);
+          if (!c.old_multipath.empty()) pass.old_ref[i] = export_of(c.prefix, c.old_multipath, old_memo);
+          if (pass.new_ref[i]) {
+            if (c.old_multipath.empty() || !(pass.new_ref[i] == pass.old_ref[i])) {
+              pass.step[i] = ExportPass::Step::kAnnounce;
+              pass.announce.Add(pass.new_ref[i], c.prefix);
+            }
+          } else if (pass.old_ref[i]) {
+            pass.step[i] = ExportPass::Step::kWithdraw;
+            pass.withdraw[static_cast<int>(c.prefix.family())].push_back(net::Nlri{c.prefix, 0});
+          }
+        }
+      }
+    }
+    AdvertiseMember(*member, changes, *it->second);
+  }
+}
+
+void Advertiser::AdvertiseMember(PeerState& state, std::span<const rib::RouteChange> changes, ExportPass& pass) {
+  using Step = ExportPass::Step;
+  Outbound& to = *state.out;
   const rib::PeerIndex index = static_cast<rib::PeerIndex>(&state - peers_.data());
   auto& out = state.adj_out;
-  AnnouncementGroups announce;
-  std::vector<net::Nlri> withdraw[net::kFamilyCount];
+  if (pass.none_at_all && out.empty()) return to.Advertised(0);
+  ++stats_.members;
   BandwidthExport& lbx = state.lb;
   const absl::Time now = Now();
-  // What goes out depends only on the family and the multipath set's paths (their peers and
-  // interned attributes) — and on the prefix, when an export policy tests it. A batch's
-  // prefixes share a handful of sets: each distinct one is exported and interned once (a
-  // null AttrRef: not exported to this peer).
-  bool per_prefix = false;
-  for (const PolicyChain& c : state.config.chains) per_prefix |= c.depends_on_prefix;
-  // A family this peer gets nothing of (export rejects everything, RFC 8212's default toward
-  // an eBGP neighbor without policy, or a family not negotiated): export_of says none at once,
-  // without the memo's comparisons; a batch with nothing to withdraw either is not walked.
-  std::array<bool, net::kFamilyCount> none{};
-  bool none_at_all = true;
-  for (int f = 0; f < net::kFamilyCount; ++f) {
-    none[f] = state.config.chains[f].rejects_everything() || !to.family_negotiated(static_cast<net::Family>(f));
-    none_at_all &= none[f];
-  }
-  if (none_at_all && out.empty()) return to.Advertised(0);
-  absl::flat_hash_map<std::string, rib::AttrRef> exports;
-  std::string key;
-  // One-entry memos in front of the map: neighbouring prefixes usually share their sets.
-  struct Memo {
-    const rib::PathSet* set = nullptr;
-    net::Family family = net::Family::kIpv4Unicast;
-    rib::AttrRef ref;
-  };
-  Memo old_memo, new_memo;
-  auto export_of = [&](const net::Prefix& prefix, const rib::PathSet& set, Memo& m) -> rib::AttrRef {
-    const net::Family family = prefix.family();
-    if (set.empty() || none[static_cast<int>(family)]) return {};
-    if (per_prefix) {
-      auto exported = ExportAttributes(index, prefix, set);
-      return exported ? core_.store().Intern(*std::move(exported)) : rib::AttrRef{};
-    }
-    if (m.set != nullptr && m.family == family && *m.set == set) return m.ref;
-    key.assign(1, static_cast<char>(family));
-    for (const rib::Path& p : set) {
-      const rib::InternedAttributes* a = p.attrs.get();
-      key.append(reinterpret_cast<const char*>(&p.peer), sizeof p.peer);
-      key.append(reinterpret_cast<const char*>(&a), sizeof a);
-    }
-    auto [it, fresh] = exports.try_emplace(key);
+  // The group's exports as this member's: the same, but for next-hop-self its own address.
+  const auto local = to.LocalAddress();
+  const bool rewrite = local != pass.rep_local;
+  absl::flat_hash_map<const rib::InternedAttributes*, rib::AttrRef> mine;
+  absl::flat_hash_map<const rib::InternedAttributes*, const rib::InternedAttributes*> origin;
+  bool collided = false;  // two of the group's exports are one of this member's
+  const rib::InternedAttributes* last_group = nullptr;
+  rib::AttrRef last_mine;
+  auto member_ref = [&](const rib::AttrRef& g) -> rib::AttrRef {
+    if (!g || !rewrite) return g;
+    if (g.get() == last_group) return last_mine;
+    auto [it, fresh] = mine.try_emplace(g.get());
     if (fresh) {
-      if (auto exported = ExportAttributes(index, prefix, set)) it->second = core_.store().Intern(*std::move(exported));
+      if (pass.self.contains(g.get())) {
+        wire::PathAttributes a = g->attrs;
+        if (a.mp_reach) {
+          a.mp_reach->next_hop = *local;
+        } else {
+          a.next_hop = *local;
+        }
+        it->second = core_.store().Intern(std::move(a));
+      } else {
+        it->second = g;
+      }
+      auto [o, first] = origin.try_emplace(it->second.get(), g.get());
+      collided |= !first && o->second != g.get();
     }
-    m = Memo{&set, family, it->second};
+    last_group = g.get();
+    last_mine = it->second;
     return it->second;
+  };
+  // This member's own announcements and withdrawals, kept from the first change where it is
+  // not in step with the group (until then they are the group's).
+  bool own = false;
+  AnnouncementGroups announce;
+  std::array<std::vector<net::Nlri>, net::kFamilyCount> withdraw;
+  auto record = [&](Step step, size_t i) {
+    const net::Prefix& prefix = changes[i].prefix;
+    if (step == Step::kAnnounce) announce.Add(member_ref(pass.new_ref[i]), prefix);
+    if (step == Step::kWithdraw) withdraw[static_cast<int>(prefix.family())].push_back(net::Nlri{prefix, 0});
+  };
+  auto go_own = [&](size_t upto) {
+    own = true;
+    for (size_t j = 0; j < upto; ++j) record(pass.step[j], j);
   };
   // SameExceptLinkBandwidth copies both sets: once per pair of sets, not per prefix (a
   // neighbor's table coming in moves every prefix from one cumulative bandwidth to the next).
@@ -333,51 +513,92 @@ void Advertiser::Advertise(PeerState& state, std::span<const rib::RouteChange> c
     }
     return same;
   };
-  for (const auto& c : changes) {
-    const net::Family family = c.prefix.family();
-    const rib::AttrRef ref = export_of(c.prefix, c.new_multipath, new_memo);
+  for (size_t i = 0; i < changes.size(); ++i) {
+    const rib::RouteChange& c = changes[i];
+    // Split horizon: never back to where the best path came from.
+    const bool back_new = !c.new_multipath.empty() && c.new_multipath.front().peer == index;
+    const bool back_old = !c.old_multipath.empty() && c.old_multipath.front().peer == index;
+    const rib::AttrRef ref = back_new ? rib::AttrRef{} : member_ref(pass.new_ref[i]);
+    Step step = Step::kNone;
     // What this peer should get did not move (another peer's path joined the multipath
     // set, say): the Adj-RIB-Out is left as it is, not even looked up.
-    if (!c.old_multipath.empty() && ref == export_of(c.prefix, c.old_multipath, old_memo)) continue;
-    if (ref) {
+    if (!c.old_multipath.empty() && ref == (back_old ? rib::AttrRef{} : member_ref(pass.old_ref[i]))) {
+      step = Step::kNone;
+    } else if (ref) {
       auto [cur, added] = out.TryEmplace(c.prefix);
+      bool send = true;
       if (!added) {
         const rib::AttrRef& sent = out.attrs(*cur);
-        if (sent == ref) continue;
-        // Only the bandwidth changed: re-advertisement damping decides (threshold, interval).
-        const auto& old_lb = sent->link_bandwidth.chosen;  // interned: SelectedLinkBandwidth() of the set
-        const auto& new_lb = ref->link_bandwidth.chosen;
-        if (old_lb && new_lb && !(*old_lb == *new_lb) && only_lb_differs(sent, ref)) {
-          const auto d = lbx.damping.Check(cur->readvertisement, old_lb->bits_per_second(), new_lb->bits_per_second(),
-                                           now, state.config.link_bandwidth);
-          if (d.verdict == rib::BandwidthReadvertisement::Verdict::kSuppress) continue;
-          if (d.verdict == rib::BandwidthReadvertisement::Verdict::kDefer) {
-            lbx.damping.Defer(cur->readvertisement, c.prefix);
-            if (d.not_before < lbx.timer_at) {
-              if (!lbx.timer) lbx.timer = clock_.NewTimer();
-              lbx.timer_at = d.not_before;
-              lbx.timer->Start(absl::ToChronoMilliseconds(d.not_before - now) + std::chrono::milliseconds(1),
-                               [this, index] { FlushDeferredBandwidth(index); });
+        if (sent == ref) {
+          send = false;
+        } else {
+          // Only the bandwidth changed: re-advertisement damping decides (threshold, interval).
+          const auto& old_lb = sent->link_bandwidth.chosen;  // interned: SelectedLinkBandwidth() of the set
+          const auto& new_lb = ref->link_bandwidth.chosen;
+          if (old_lb && new_lb && !(*old_lb == *new_lb) && only_lb_differs(sent, ref)) {
+            const auto d = lbx.damping.Check(cur->readvertisement, old_lb->bits_per_second(),
+                                             new_lb->bits_per_second(), now, state.config.link_bandwidth);
+            if (d.verdict == rib::BandwidthReadvertisement::Verdict::kSuppress) {
+              send = false;
+            } else if (d.verdict == rib::BandwidthReadvertisement::Verdict::kDefer) {
+              lbx.damping.Defer(cur->readvertisement, c.prefix);
+              if (d.not_before < lbx.timer_at) {
+                if (!lbx.timer) lbx.timer = clock_.NewTimer();
+                lbx.timer_at = d.not_before;
+                lbx.timer->Start(absl::ToChronoMilliseconds(d.not_before - now) + std::chrono::milliseconds(1),
+                                 [this, index] { FlushDeferredBandwidth(index); });
+              }
+              send = false;
+            } else {
+              lbx.damping.Sent(out, *cur, now);
             }
-            continue;
           }
-          lbx.damping.Sent(out, *cur, now);
         }
       }
-      out.SetAttrs(*cur, ref);
-      announce.Add(ref, c.prefix);
+      if (send) {
+        out.SetAttrs(*cur, ref);
+        step = Step::kAnnounce;
+      }
     } else if (out.Erase(c.prefix)) {
-      withdraw[static_cast<int>(family)].push_back(net::Nlri{c.prefix, 0});
+      step = Step::kWithdraw;
     }
+    if (!own && (step != pass.step[i] || collided)) go_own(i);
+    if (own) record(step, i);
   }
   const wire::CodecContext ctx = to.EncodeContext();
   std::vector<wire::Bytes> messages;
-  for (int f = 0; f < net::kFamilyCount; ++f) {
-    if (withdraw[f].empty()) continue;
-    auto packed = wire::PackWithdrawals(static_cast<net::Family>(f), withdraw[f], ctx);
-    if (packed.ok()) std::move(packed->begin(), packed->end(), std::back_inserter(messages));
+  // In step with the group: its UPDATEs, with this member's next hop where it is ours.
+  auto copy_group = [&]() -> bool {
+    if (pass.packed) {
+      ++stats_.reused;
+    } else {
+      pass.packed = true;
+      AppendWithdrawals(pass.withdraw, ctx, pass.withdrawals);
+      pass.announce.Pack(ctx, [&](const rib::AttrRef& ref, size_t prefixes,
+                                  absl::StatusOr<std::vector<wire::Bytes>> packed) {
+        pass.announcements.push_back({ref, prefixes, std::move(packed)});
+      });
+    }
+    messages = pass.withdrawals;
+    for (const auto& a : pass.announcements) {
+      if (!a.messages.ok()) {
+        AnnouncementGroups::CannotAdvertise(to, a.prefixes, a.messages.status());
+        continue;
+      }
+      const bool patch = !(member_ref(a.ref) == a.ref);
+      for (const wire::Bytes& m : *a.messages) {
+        messages.push_back(m);
+        if (patch && !wire::RewriteNextHop(messages.back(), *local).ok()) return false;
+      }
+    }
+    return true;
+  };
+  if (own || !copy_group()) {
+    if (!own) go_own(changes.size());
+    messages.clear();
+    AppendWithdrawals(withdraw, ctx, messages);
+    announce.PackFor(to, messages);
   }
-  announce.PackFor(to, messages);
   if (!messages.empty()) to.SendUpdates(std::move(messages));
   to.Advertised(out.size());
 }

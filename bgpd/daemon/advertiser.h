@@ -10,6 +10,14 @@
 //   4. Adj-RIB-Out       what the neighbor has; re-advertisement damping of bandwidth
 //   5. packing and MRAI  one encoding per attribute set (wire::PackAnnouncements)
 //
+// Neighbors whose export treats every route alike (update groups, as FRR's and OpenBGPD's
+// shared Adj-RIB-Out): the same export policy, link-bandwidth export, capabilities, eBGP or
+// iBGP, next-hop family and advertisement interval. Steps 1 to 3 run once per group for a
+// change set, and the UPDATEs are packed once; each member then keeps its own Adj-RIB-Out,
+// re-advertisement damping and pacing, gets the group's bytes with its own next hop written in
+// (next-hop-self), and packs its own only where it differs (split horizon: the prefixes whose
+// best path it sent; damping; a table that was not in step).
+//
 // It is the only stage that takes the RIB's change sets (Rib::TakeChanges), so the
 // pending changes and the Adj-RIB-Out are both its own: every way into an Adj-RIB-Out
 // (a session's initial dump, a refresh, a paced flush, a reload) goes through Writable(),
@@ -112,6 +120,16 @@ class Advertiser {
   const rib::AdjRibOut* advertised(rib::PeerIndex index) const;
   const ExportConfig* export_config(rib::PeerIndex index) const;
 
+  // Update groups (above) are on by default; off, each neighbor is exported to alone (the
+  // reference the tests hold the groups to).
+  void set_shared_export(bool on) { shared_export_ = on; }
+  struct ExportStats {
+    uint64_t passes = 0;   // export passes made (one per group per change set)
+    uint64_t members = 0;  // neighbors given a change set
+    uint64_t reused = 0;   // of them, those sent the UPDATEs packed for an earlier member
+  };
+  const ExportStats& export_stats() const { return stats_; }
+
   // Steps 1 to 3 for one prefix: what `to` gets for `multipath` (best first), or nothing.
   std::optional<wire::PathAttributes> ExportAttributes(rib::PeerIndex to, const net::Prefix& prefix,
                                                        std::span<const rib::Path> multipath) const;
@@ -130,6 +148,7 @@ class Advertiser {
   struct PeerState {
     Outbound* out = nullptr;  // null: no neighbor at this index (the local routes, a removed one)
     ExportConfig config;
+    std::string config_key;  // what of `config` the export depends on (ExportKey)
     rib::AdjRibOut adj_out;
     Pacing pacing;
     BandwidthExport lb;
@@ -145,7 +164,22 @@ class Advertiser {
   void Propagate(std::span<const rib::RouteChange> changes);
   // Advertise now, or collect until the neighbor's advertisement interval ends.
   void AdvertisePaced(PeerState& to, std::span<const rib::RouteChange> changes);
+  // AdvertisePaced for every neighbor, those with the same export together.
+  void AdvertisePacedToAll(std::span<const rib::RouteChange> changes);
   void Advertise(PeerState& to, std::span<const rib::RouteChange> changes);
+  // `members` (Sending, in index order) get `changes`: one export pass per group of them
+  // with the same ExportKey.
+  struct ExportPass;
+  void AdvertiseTogether(std::span<PeerState* const> members, std::span<const rib::RouteChange> changes);
+  void AdvertiseMember(PeerState& member, std::span<const rib::RouteChange> changes, ExportPass& pass);
+  std::string ExportKey(const PeerState& p) const;
+  static std::string ConfigKey(const ExportConfig& config);
+  // Steps 1 to 3 as `state`'s neighbor, except split horizon when `to_index` is empty. `self`
+  // (may be null): set when the next hop is ours (next-hop-self), which a group's member
+  // replaces with its own address.
+  std::optional<wire::PathAttributes> Export(const PeerState& state, std::optional<rib::PeerIndex> to_index,
+                                             const net::Prefix& prefix, std::span<const rib::Path> multipath,
+                                             bool* self) const;
   // AdvertisePaced for prefixes in table order, from their current state, kAdvertiseSlice at a time.
   void AdvertisePacedInSlices(PeerState& to, std::span<const net::Prefix> prefixes);
   void StartInterval(PeerState& to, uint32_t mrai);
@@ -166,6 +200,8 @@ class Advertiser {
   std::vector<PeerState> peers_;  // by rib index
   const LocalCapacityView* local_ = nullptr;
   bool flushing_ = false;
+  bool shared_export_ = true;
+  ExportStats stats_;
   // The timers' handlers capture `this` and an index: each timer is a member of the state
   // it serves, and a stopped or destroyed Timer never calls its handler.
 };

@@ -1,6 +1,8 @@
 #include "bgpd/daemon/pipeline.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -34,6 +36,11 @@ Pipeline::Pipeline(uint32_t local_as, const rib::DecisionConfig& decision, const
   local.asn = local_as;
   local.source.ebgp = false;
   local_index_ = core_.AddPeer(std::move(local), std::nullopt, NeighborPolicies{});
+  // BAGD_UPDATE_GROUPS=0: every neighbor exported to alone, for side-by-side benchmarks of the
+  // same binary (docs/benchmarks.md). Same UPDATEs either way; not a setting.
+  if (const char* groups = std::getenv("BAGD_UPDATE_GROUPS"); groups != nullptr && std::string_view(groups) == "0") {
+    advertiser_.set_shared_export(false);
+  }
 }
 
 void Pipeline::Flush() {

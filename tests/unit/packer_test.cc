@@ -158,3 +158,47 @@ TEST_CASE("Packed UPDATEs hold the octets they need, not the largest message the
   // MP_UNREACH's attribute header is counted as extended-length: one octet to spare at most.
   CHECK((*withdrawn6)[0].capacity() <= (*withdrawn6)[0].size() + 1);
 }
+
+TEST_CASE("RewriteNextHop makes the bytes a packing with the other next hop makes", "[wire][packer]") {
+  CodecContext ctx;
+  SECTION("IPv4 NEXT_HOP") {
+    PathAttributes a = Attrs(), b = Attrs();
+    b.next_hop = *IpAddress::Parse("198.51.100.7");
+    auto as = PackAnnouncements(a, Family::kIpv4Unicast, V4Slash24(2500), ctx);
+    const auto bs = PackAnnouncements(b, Family::kIpv4Unicast, V4Slash24(2500), ctx);
+    REQUIRE(as.ok());
+    REQUIRE(bs.ok());
+    REQUIRE(as->size() == bs->size());
+    CHECK(*as != *bs);
+    for (auto& m : *as) REQUIRE(RewriteNextHop(m, *b.next_hop).ok());
+    CHECK(*as == *bs);
+    // An IPv6 address has no place in NEXT_HOP: an error, the message unchanged.
+    Bytes m = bs->front();
+    CHECK_FALSE(RewriteNextHop(m, *IpAddress::Parse("2001:db8::9")).ok());
+    CHECK(m == bs->front());
+  }
+  SECTION("IPv6 MP_REACH_NLRI, extended-length attributes before it") {
+    ctx.ebgp = false;
+    PathAttributes a = Attrs();
+    a.next_hop.reset();
+    a.communities.assign(80, 0x00010002);  // 320 octets: an extended-length COMMUNITIES
+    a.mp_reach = MpReach{Family::kIpv6Unicast, *IpAddress::Parse("2001:db8::1"), std::nullopt, {}};
+    PathAttributes b = a;
+    b.mp_reach->next_hop = *IpAddress::Parse("2001:db8:ffff::2");
+    auto as = PackAnnouncements(a, Family::kIpv6Unicast, V6Slash48(1200), ctx);
+    const auto bs = PackAnnouncements(b, Family::kIpv6Unicast, V6Slash48(1200), ctx);
+    REQUIRE(as.ok());
+    REQUIRE(as->size() > 1);
+    for (auto& m : *as) REQUIRE(RewriteNextHop(m, b.mp_reach->next_hop).ok());
+    CHECK(*as == *bs);
+  }
+  SECTION("a withdrawal has no next hop") {
+    auto w = PackWithdrawals(Family::kIpv4Unicast, V4Slash24(3), ctx);
+    REQUIRE(w.ok());
+    Bytes m = w->front();
+    CHECK(RewriteNextHop(m, *IpAddress::Parse("192.0.2.9")).code() == absl::StatusCode::kNotFound);
+    CHECK(m == w->front());
+    Bytes short_message(10, 0xff);
+    CHECK_FALSE(RewriteNextHop(short_message, *IpAddress::Parse("192.0.2.9")).ok());
+  }
+}
