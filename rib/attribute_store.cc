@@ -4,10 +4,7 @@
 
 namespace bagd::rib {
 
-void AttrRef::Release() {
-  if (p_ && --p_->refs == 0) p_->store->Erase(p_);
-  p_ = nullptr;
-}
+void AttrRef::Free(InternedAttributes* p) { p->store->Erase(p); }
 
 AttributeStore::~AttributeStore() {
   // Paths must be gone first; whatever is left is a leak in the RIB, not here.

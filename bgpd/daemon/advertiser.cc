@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -84,6 +85,8 @@ class AnnouncementGroups {
   size_t last_ = SIZE_MAX;
   size_t prefixes_ = 0;
 };
+
+const rib::AttrRef kNoAttrs;
 
 void AppendWithdrawals(const std::array<std::vector<net::Nlri>, net::kFamilyCount>& withdraw,
                        const wire::CodecContext& ctx, std::vector<wire::Bytes>& messages) {
@@ -458,14 +461,20 @@ void Advertiser::AdvertiseMember(PeerState& state, std::span<const rib::RouteCha
   // The group's exports as this member's: the same, but for next-hop-self its own address.
   const auto local = to.LocalAddress();
   const bool rewrite = local != pass.rep_local;
-  absl::flat_hash_map<const rib::InternedAttributes*, rib::AttrRef> mine;
+  // References into `mine` stay valid: node_hash_map.
+  absl::node_hash_map<const rib::InternedAttributes*, rib::AttrRef> mine;
   absl::flat_hash_map<const rib::InternedAttributes*, const rib::InternedAttributes*> origin;
   bool collided = false;  // two of the group's exports are one of this member's
-  const rib::InternedAttributes* last_group = nullptr;
-  rib::AttrRef last_mine;
-  auto member_ref = [&](const rib::AttrRef& g) -> rib::AttrRef {
+  // Two one-entry memos: the loop asks for a change's new and old export in turn.
+  struct Memo {
+    const rib::InternedAttributes* group = nullptr;
+    const rib::AttrRef* mine = nullptr;
+  };
+  Memo memo[2];
+  auto member_ref = [&](const rib::AttrRef& g, int which = 0) -> const rib::AttrRef& {
     if (!g || !rewrite) return g;
-    if (g.get() == last_group) return last_mine;
+    Memo& m = memo[which];
+    if (g.get() == m.group) return *m.mine;
     auto [it, fresh] = mine.try_emplace(g.get());
     if (fresh) {
       if (pass.self.contains(g.get())) {
@@ -482,8 +491,7 @@ void Advertiser::AdvertiseMember(PeerState& state, std::span<const rib::RouteCha
       auto [o, first] = origin.try_emplace(it->second.get(), g.get());
       collided |= !first && o->second != g.get();
     }
-    last_group = g.get();
-    last_mine = it->second;
+    m = Memo{g.get(), &it->second};
     return it->second;
   };
   // This member's own announcements and withdrawals, kept from the first change where it is
@@ -518,11 +526,16 @@ void Advertiser::AdvertiseMember(PeerState& state, std::span<const rib::RouteCha
     // Split horizon: never back to where the best path came from.
     const bool back_new = !c.new_multipath.empty() && c.new_multipath.front().peer == index;
     const bool back_old = !c.old_multipath.empty() && c.old_multipath.front().peer == index;
-    const rib::AttrRef ref = back_new ? rib::AttrRef{} : member_ref(pass.new_ref[i]);
     Step step = Step::kNone;
     // What this peer should get did not move (another peer's path joined the multipath
     // set, say): the Adj-RIB-Out is left as it is, not even looked up.
-    if (!c.old_multipath.empty() && ref == (back_old ? rib::AttrRef{} : member_ref(pass.old_ref[i]))) {
+    if (!c.old_multipath.empty() && back_new == back_old &&
+        (back_new || pass.new_ref[i] == pass.old_ref[i])) {
+      if (!own && pass.step[i] != Step::kNone) go_own(i);
+      continue;
+    }
+    const rib::AttrRef& ref = back_new ? kNoAttrs : member_ref(pass.new_ref[i]);
+    if (!c.old_multipath.empty() && ref == (back_old ? kNoAttrs : member_ref(pass.old_ref[i], 1))) {
       step = Step::kNone;
     } else if (ref) {
       auto [cur, added] = out.TryEmplace(c.prefix);
@@ -565,6 +578,7 @@ void Advertiser::AdvertiseMember(PeerState& state, std::span<const rib::RouteCha
     if (!own && (step != pass.step[i] || collided)) go_own(i);
     if (own) record(step, i);
   }
+  if (!own && collided) go_own(changes.size());
   const wire::CodecContext ctx = to.EncodeContext();
   std::vector<wire::Bytes> messages;
   // In step with the group: its UPDATEs, with this member's next hop where it is ours.
