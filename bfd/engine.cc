@@ -17,6 +17,7 @@
 #include <cstring>
 #include <future>
 #include <list>
+#include <queue>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -135,6 +136,10 @@ struct Engine::Impl {
     int fd = -1;  // the session's own sending socket
     uint16_t source_port = 0;
     uint32_t ifindex = 0;  // micro-BFD: the member's, when the socket was bound to it
+    // Its place in the timer queue: the deadline queued last and that item's stamp (an
+    // item whose stamp is not the entry's is stale).
+    int64_t queued_at = kNever;
+    uint64_t stamp = 0;
     SessionStatus status;  // the counters and times; the rest is filled by Snapshot
     ~Entry() {
       if (fd >= 0) ::close(fd);
@@ -156,6 +161,19 @@ struct Engine::Impl {
   asio::steady_timer timer;
   int64_t armed_at_us = kNever;
   bool scanning = false;  // OnTimer's loop: it arms once, at its end
+  // Every session's next deadline (min of transmit and detection) in a min-heap, so that a
+  // timer tick touches the sessions that are due, not all of them. Items are never removed
+  // in place: a rescheduled or removed session leaves a stale item behind (its stamp no
+  // longer matches, or its discriminator names no session), skipped when it comes up.
+  struct Due {
+    int64_t at;
+    uint32_t discr;
+    uint64_t stamp;
+    bool operator>(const Due& o) const { return at > o.at; }
+  };
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due;
+  std::vector<Due> deferred;  // queued while OnTimer runs: due next tick at the earliest
+  uint64_t stamps = 0;
   std::mt19937 rng;
   std::list<Listener> listeners;  // stable: each read loop holds its own
   bool micro_listening[2] = {false, false};  // IPv4, IPv6
@@ -410,8 +428,28 @@ struct Engine::Impl {
     const Output out = StepInPlace(e.fsm, event);
     for (const auto& p : out.send) Send(e, p);
     if (out.transition) Note(e, *out.transition);
+    Schedule(e);
+  }
+
+  // Queues the session's next deadline (if it moved) and re-arms the timer if it is sooner.
+  void Schedule(Entry& e) {
     const int64_t next = std::min(e.fsm.next_tx_us, e.fsm.detect_at_us);
-    if (!scanning && next < armed_at_us) Arm(next);
+    if (next == e.queued_at) return;
+    e.queued_at = next;
+    e.stamp = ++stamps;
+    if (next == kNever) return;
+    const Due d{next, e.fsm.local_discr, e.stamp};
+    if (scanning) {
+      deferred.push_back(d);
+      return;
+    }
+    due.push(d);
+    if (next < armed_at_us) Arm(next);
+  }
+
+  Entry* Live(const Due& d) {
+    auto it = by_discr.find(d.discr);
+    return it != by_discr.end() && it->second->stamp == d.stamp ? it->second : nullptr;
   }
 
   void Note(Entry& e, const Transition& t) {
@@ -458,15 +496,22 @@ struct Engine::Impl {
   void OnTimer() {
     armed_at_us = kNever;
     const int64_t now = NowUs();
-    int64_t next = kNever;
     scanning = true;
-    for (auto& [key, e] : sessions) {
+    while (!due.empty() && due.top().at <= now) {
+      const Due d = due.top();
+      due.pop();
+      Entry* e = Live(d);
+      if (e == nullptr) continue;  // rescheduled or removed since
+      e->queued_at = kNever;       // popped: the next Schedule queues it again
       if (e->fsm.detect_at_us <= now) Run(*e, Event::Of(EventType::kDetectTimer, now, Jitter(*e)));
       if (e->fsm.next_tx_us <= now) Run(*e, Event::Of(EventType::kTransmitTimer, now, Jitter(*e)));
-      next = std::min({next, e->fsm.next_tx_us, e->fsm.detect_at_us});
+      Schedule(*e);
     }
     scanning = false;
-    Arm(next);
+    for (const Due& d : deferred) due.push(d);
+    deferred.clear();
+    while (!due.empty() && Live(due.top()) == nullptr) due.pop();
+    Arm(due.empty() ? kNever : due.top().at);
   }
 
   // --- configuration ------------------------------------------------------------------------
@@ -521,8 +566,7 @@ struct Engine::Impl {
         Entry& ref = *e;
         sessions.emplace(key, std::move(e));
         if (spec.admin_down) Run(ref, Event::Of(EventType::kAdminDown, now, Jitter(ref)));
-        const int64_t next = std::min(ref.fsm.next_tx_us, ref.fsm.detect_at_us);
-        if (next < armed_at_us) Arm(next);
+        Schedule(ref);
         continue;
       }
       Entry& e = *it->second;
