@@ -241,7 +241,6 @@ void BfdStage::OnMicroChange(const bfd::StateChange& c) {
   }
   const bool was = fib::BfdAllows(before, require_up), is = fib::BfdAllows(after, require_up);
   const std::string action = was && !is ? "member down" : !was && is ? "member up" : "none";
-  if (capacity_ != nullptr) capacity_->SetMemberLiveness(c.capacity_source, c.interface, after);
   log::Event(t.Failure() ? log::Level::kWarning : log::Level::kInfo,
              {{"neighbor", c.name},
               {"event", "bfd"},
@@ -259,6 +258,8 @@ void BfdStage::OnMicroChange(const bfd::StateChange& c) {
                                 "'s capacity (after the hold-down)")
              : t.remote_admin_down ? std::string(" (the far end's AdminDown: not a failure, the member stays)")
                                    : std::string());
+  // The cause logged first, then the capacity stage's line about its effect.
+  if (capacity_ != nullptr) capacity_->SetMemberLiveness(c.capacity_source, c.interface, after);
   if (events_ != nullptr) {
     control::v1::Event e;
     e.set_time_unix_ms(c.unix_ms);
