@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,6 +16,8 @@
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <list>
+#include <queue>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -47,9 +50,30 @@ EngineMetrics::EngineMetrics(prometheus::Registry& registry)
                  .Help("BFD session state: 0 AdminDown, 1 Down, 2 Init, 3 Up")
                  .Register(registry)) {}
 
-void EngineMetrics::Forget(const std::string& peer) {
+EngineMetrics::Labels EngineMetrics::Of(const SessionSpec& s) {
+  Labels l{{"peer", s.name}};
+  if (!s.interface.empty()) {
+    l.emplace("interface", s.interface);
+    l.emplace("capacity_source", s.capacity_source);
+  }
+  return l;
+}
+
+void EngineMetrics::Forget(const SessionSpec& s) {
   // The state gauge of a removed session would otherwise stay at its last value.
-  state_.Remove(&state_.Add({{"peer", peer}}));
+  state_.Remove(&state_.Add(Of(s)));
+}
+
+const char* TransportName(Transport t) {
+  switch (t) {
+    case Transport::kSingleHop:
+      return "single-hop";
+    case Transport::kMultihop:
+      return "multihop";
+    case Transport::kMicro:
+      return "micro-bfd";
+  }
+  return "?";
 }
 
 namespace {
@@ -64,9 +88,12 @@ int64_t WallMs() {
       .count();
 }
 
-std::string Key(const net::IpAddress& peer, bool multihop) {
-  return absl::StrCat(peer.ToString(), multihop ? "/multihop" : "/single-hop");
+std::string Key(const net::IpAddress& peer, Transport t, const std::string& interface) {
+  return absl::StrCat(peer.ToString(), "/", TransportName(t), t == Transport::kMicro ? "/" : "",
+                      t == Transport::kMicro ? interface : "");
 }
+
+std::string Key(const SessionSpec& s) { return Key(s.peer, s.transport(), s.interface); }
 
 socklen_t ToSockaddr(const net::IpAddress& a, uint16_t port, sockaddr_storage& ss) {
   std::memset(&ss, 0, sizeof ss);
@@ -108,6 +135,11 @@ struct Engine::Impl {
     Session fsm;
     int fd = -1;  // the session's own sending socket
     uint16_t source_port = 0;
+    uint32_t ifindex = 0;  // micro-BFD: the member's, when the socket was bound to it
+    // Its place in the timer queue: the deadline queued last and that item's stamp (an
+    // item whose stamp is not the entry's is stale).
+    int64_t queued_at = kNever;
+    uint64_t stamp = 0;
     SessionStatus status;  // the counters and times; the rest is filled by Snapshot
     ~Entry() {
       if (fd >= 0) ::close(fd);
@@ -115,7 +147,7 @@ struct Engine::Impl {
   };
   struct Listener {
     std::unique_ptr<udp::socket> socket;
-    bool multihop = false;
+    Transport transport = Transport::kSingleHop;
     bool v6 = false;
   };
 
@@ -129,15 +161,31 @@ struct Engine::Impl {
   asio::steady_timer timer;
   int64_t armed_at_us = kNever;
   bool scanning = false;  // OnTimer's loop: it arms once, at its end
+  // Every session's next deadline (min of transmit and detection) in a min-heap, so that a
+  // timer tick touches the sessions that are due, not all of them. Items are never removed
+  // in place: a rescheduled or removed session leaves a stale item behind (its stamp no
+  // longer matches, or its discriminator names no session), skipped when it comes up.
+  struct Due {
+    int64_t at;
+    uint32_t discr;
+    uint64_t stamp;
+    bool operator>(const Due& o) const { return at > o.at; }
+  };
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due;
+  std::vector<Due> deferred;  // queued while OnTimer runs: due next tick at the earliest
+  uint64_t stamps = 0;
   std::mt19937 rng;
-  std::vector<Listener> listeners;
+  std::list<Listener> listeners;  // stable: each read loop holds its own
+  bool micro_listening[2] = {false, false};  // IPv4, IPv6
   absl::flat_hash_map<std::string, std::unique_ptr<Entry>> sessions;
   absl::flat_hash_map<uint32_t, Entry*> by_discr;
 
   // --- sockets ------------------------------------------------------------------------------
 
-  absl::Status Listen(bool v6, bool multihop) {
-    const uint16_t port = multihop ? options.multihop_listen_port : options.single_hop_listen_port;
+  absl::Status Listen(bool v6, Transport transport) {
+    const uint16_t port = transport == Transport::kMultihop ? options.multihop_listen_port
+                          : transport == Transport::kMicro  ? options.micro_listen_port
+                                                            : options.single_hop_listen_port;
     const int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
       if (v6 && errno == EAFNOSUPPORT) return absl::OkStatus();  // a host without IPv6
@@ -175,9 +223,22 @@ struct Engine::Impl {
       ::close(fd);
       return absl::InternalError(absl::StrCat("BFD: ", ec.message()));
     }
-    l.multihop = multihop;
+    l.transport = transport;
     l.v6 = v6;
     listeners.push_back(std::move(l));
+    return absl::OkStatus();
+  }
+
+  // The micro-BFD port, with the first micro-BFD session (on the engine's thread).
+  absl::Status ListenMicro() {
+    for (bool v6 : {false, true}) {
+      if (micro_listening[v6]) continue;
+      if (auto st = Listen(v6, Transport::kMicro); !st.ok()) return st;
+      micro_listening[v6] = true;  // or the host has no IPv6
+      if (!listeners.empty() && listeners.back().transport == Transport::kMicro && listeners.back().v6 == v6) {
+        ReadLoop(listeners.back());
+      }
+    }
     return absl::OkStatus();
   }
 
@@ -199,6 +260,16 @@ struct Engine::Impl {
       ::setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof ttl);
       ::setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof tos);
     }
+    if (!e.spec.interface.empty()) {
+      // RFC 7130 §2: the member's session goes out on that member and no other.
+      if (::setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, e.spec.interface.data(),
+                       static_cast<socklen_t>(e.spec.interface.size())) != 0) {
+        const std::string err = Errno(absl::StrCat("bind to interface ", e.spec.interface).c_str());
+        ::close(fd);
+        return absl::UnavailableError(err);
+      }
+      e.ifindex = ::if_nametoindex(e.spec.interface.c_str());
+    }
     const net::IpAddress any = v6 ? net::IpAddress::V6Bytes(in6addr_any.s6_addr) : net::IpAddress::V4(0);
     const net::IpAddress local = e.spec.local.value_or(any);
     const int first = std::uniform_int_distribution<int>(49152, 65535)(rng);
@@ -219,22 +290,36 @@ struct Engine::Impl {
   }
 
   void Send(Entry& e, const ControlPacket& p) {
+    // A member interface that did not exist yet (or was re-created): try again; while the
+    // session is not Up this is at most once a second (RFC 5880 §6.8.3).
+    if (e.fd < 0 && !e.spec.interface.empty()) {
+      if (auto st = OpenSender(e); !st.ok()) e.status.last_error = std::string(st.message());
+    }
     if (e.fd < 0) {
       ++e.status.send_errors;
       return;
     }
     const auto bytes = Encode(p);
     sockaddr_storage ss;
-    const uint16_t port = e.spec.multihop ? options.multihop_peer_port : options.single_hop_peer_port;
+    const Transport t = e.spec.transport();
+    const uint16_t port = t == Transport::kMultihop ? options.multihop_peer_port
+                          : t == Transport::kMicro  ? options.micro_peer_port
+                                                    : options.single_hop_peer_port;
     const socklen_t len = ToSockaddr(e.spec.peer, port, ss);
     if (::sendto(e.fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&ss), len) < 0) {
       // The path may be gone (no route): the detection timer tells the session, not this.
+      const int err = errno;
       ++e.status.send_errors;
       e.status.last_error = Errno("send");
+      if (!e.spec.interface.empty() && (err == ENODEV || err == ENXIO)) {
+        ::close(e.fd);  // the member is gone: bind again to its next incarnation
+        e.fd = -1;
+        e.ifindex = 0;
+      }
       return;
     }
     ++e.status.packets_out;
-    if (options.metrics) options.metrics->PacketsOut(e.spec.name).Increment();
+    if (options.metrics) options.metrics->PacketsOut(e.spec).Increment();
   }
 
   void ReadLoop(Listener& l) {
@@ -262,15 +347,24 @@ struct Engine::Impl {
       const ssize_t got = ::recvmsg(fd, &msg, MSG_DONTWAIT);
       if (got < 0) return;  // EAGAIN: drained
       int ttl = -1;
+      uint32_t ifindex = 0;  // the interface it arrived on
       for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
         if ((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) ||
             (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT)) {
           std::memcpy(&ttl, CMSG_DATA(c), sizeof ttl);
+        } else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+          in_pktinfo info;
+          std::memcpy(&info, CMSG_DATA(c), sizeof info);
+          ifindex = static_cast<uint32_t>(info.ipi_ifindex);
+        } else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+          in6_pktinfo info;
+          std::memcpy(&info, CMSG_DATA(c), sizeof info);
+          ifindex = info.ipi6_ifindex;
         }
       }
       const auto source = FromSockaddr(from);
       if (!source) continue;
-      Receive(std::span<const uint8_t>(buf, static_cast<size_t>(got)), *source, ttl, l.multihop);
+      Receive(std::span<const uint8_t>(buf, static_cast<size_t>(got)), *source, ttl, l.transport, ifindex);
     }
   }
 
@@ -278,27 +372,48 @@ struct Engine::Impl {
     if (options.metrics) options.metrics->Dropped(r).Increment();
   }
 
-  void Receive(std::span<const uint8_t> bytes, const net::IpAddress& source, int ttl, bool multihop) {
+  // A micro-BFD session of `source` on the member `ifindex` (a packet without our
+  // discriminator: rare, only while the session comes up).
+  Entry* MicroSession(const net::IpAddress& source, uint32_t ifindex) {
+    for (auto& [key, e] : sessions) {
+      if (e->spec.transport() == Transport::kMicro && e->spec.peer == source && e->ifindex != 0 &&
+          e->ifindex == ifindex) {
+        return e.get();
+      }
+    }
+    return nullptr;
+  }
+
+  void Receive(std::span<const uint8_t> bytes, const net::IpAddress& source, int ttl, Transport transport,
+               uint32_t ifindex) {
     DropReason reason;
     auto packet = Decode(bytes, &reason);
     if (!packet.ok()) return Drop(reason);
-    // RFC 5881 §5: single hop packets must arrive with TTL / hop limit 255 (GTSM).
-    if (!multihop && ttl != 255) return Drop(DropReason::kBadTtl);
+    // RFC 5881 §5: single hop packets must arrive with TTL / hop limit 255 (GTSM); micro-BFD
+    // follows RFC 5881 (RFC 7130 §2).
+    if (transport != Transport::kMultihop && ttl != 255) return Drop(DropReason::kBadTtl);
     Entry* e = nullptr;
     if (packet->your_discriminator != 0) {
       auto it = by_discr.find(packet->your_discriminator);
       if (it == by_discr.end()) return Drop(DropReason::kUnknownDiscriminator);
       e = it->second;
-      // The discriminator is ours, but from another address or transport: not this session.
-      if (e->spec.multihop != multihop || !(e->spec.peer == source)) return Drop(DropReason::kUnknownDiscriminator);
+      // The discriminator is ours, but from another address, transport or member: not this
+      // session.
+      if (e->spec.transport() != transport || !(e->spec.peer == source)) {
+        return Drop(DropReason::kUnknownDiscriminator);
+      }
+      if (transport == Transport::kMicro && e->ifindex != ifindex) return Drop(DropReason::kUnknownDiscriminator);
+    } else if (transport == Transport::kMicro) {
+      e = MicroSession(source, ifindex);
+      if (e == nullptr) return Drop(DropReason::kNoSession);
     } else {
-      auto it = sessions.find(Key(source, multihop));
+      auto it = sessions.find(Key(source, transport, ""));
       if (it == sessions.end()) return Drop(DropReason::kNoSession);
       e = it->second.get();
     }
     if (e->fsm.state == State::kAdminDown) Drop(DropReason::kAdminDown);  // counted, still seen (§6.8.6)
     ++e->status.packets_in;
-    if (options.metrics) options.metrics->PacketsIn(e->spec.name).Increment();
+    if (options.metrics) options.metrics->PacketsIn(e->spec).Increment();
     Run(*e, Event::Receive(*packet, NowUs(), Jitter(*e)));
   }
 
@@ -313,8 +428,28 @@ struct Engine::Impl {
     const Output out = StepInPlace(e.fsm, event);
     for (const auto& p : out.send) Send(e, p);
     if (out.transition) Note(e, *out.transition);
+    Schedule(e);
+  }
+
+  // Queues the session's next deadline (if it moved) and re-arms the timer if it is sooner.
+  void Schedule(Entry& e) {
     const int64_t next = std::min(e.fsm.next_tx_us, e.fsm.detect_at_us);
-    if (!scanning && next < armed_at_us) Arm(next);
+    if (next == e.queued_at) return;
+    e.queued_at = next;
+    e.stamp = ++stamps;
+    if (next == kNever) return;
+    const Due d{next, e.fsm.local_discr, e.stamp};
+    if (scanning) {
+      deferred.push_back(d);
+      return;
+    }
+    due.push(d);
+    if (next < armed_at_us) Arm(next);
+  }
+
+  Entry* Live(const Due& d) {
+    auto it = by_discr.find(d.discr);
+    return it != by_discr.end() && it->second->stamp == d.stamp ? it->second : nullptr;
   }
 
   void Note(Entry& e, const Transition& t) {
@@ -326,14 +461,16 @@ struct Engine::Impl {
       ++e.status.flaps;
     }
     if (options.metrics) {
-      options.metrics->StateChanges(e.spec.name, t.to).Increment();
-      options.metrics->SessionState(e.spec.name).Set(static_cast<double>(t.to));
+      options.metrics->StateChanges(e.spec, t.to).Increment();
+      options.metrics->SessionState(e.spec).Set(static_cast<double>(t.to));
     }
     if (options.on_change) {
       StateChange c;
       c.name = e.spec.name;
       c.peer = e.spec.peer;
       c.multihop = e.spec.multihop;
+      c.interface = e.spec.interface;
+      c.capacity_source = e.spec.capacity_source;
       c.transition = t;
       c.unix_ms = now;
       c.local_discr = e.fsm.local_discr;
@@ -359,15 +496,22 @@ struct Engine::Impl {
   void OnTimer() {
     armed_at_us = kNever;
     const int64_t now = NowUs();
-    int64_t next = kNever;
     scanning = true;
-    for (auto& [key, e] : sessions) {
+    while (!due.empty() && due.top().at <= now) {
+      const Due d = due.top();
+      due.pop();
+      Entry* e = Live(d);
+      if (e == nullptr) continue;  // rescheduled or removed since
+      e->queued_at = kNever;       // popped: the next Schedule queues it again
       if (e->fsm.detect_at_us <= now) Run(*e, Event::Of(EventType::kDetectTimer, now, Jitter(*e)));
       if (e->fsm.next_tx_us <= now) Run(*e, Event::Of(EventType::kTransmitTimer, now, Jitter(*e)));
-      next = std::min({next, e->fsm.next_tx_us, e->fsm.detect_at_us});
+      Schedule(*e);
     }
     scanning = false;
-    Arm(next);
+    for (const Due& d : deferred) due.push(d);
+    deferred.clear();
+    while (!due.empty() && Live(due.top()) == nullptr) due.pop();
+    Arm(due.empty() ? kNever : due.top().at);
   }
 
   // --- configuration ------------------------------------------------------------------------
@@ -388,7 +532,7 @@ struct Engine::Impl {
     const Output out = StepInPlace(e.fsm, Event::Of(EventType::kAdminDown, NowUs()));
     for (const auto& p : out.send) Send(e, p);
     by_discr.erase(e.fsm.local_discr);
-    if (options.metrics) options.metrics->Forget(e.spec.name);
+    if (options.metrics) options.metrics->Forget(e.spec);
     sessions.erase(it);
   }
 
@@ -396,7 +540,8 @@ struct Engine::Impl {
     absl::flat_hash_map<std::string, SessionSpec> want;
     for (auto& s : wanted) {
       if (s.name.empty()) s.name = s.peer.ToString();
-      want.emplace(Key(s.peer, s.multihop), std::move(s));
+      if (!s.interface.empty()) s.multihop = false;
+      want.emplace(Key(s), std::move(s));
     }
     std::vector<std::string> gone;
     for (const auto& [key, e] : sessions) {
@@ -407,17 +552,21 @@ struct Engine::Impl {
     for (auto& [key, spec] : want) {
       auto it = sessions.find(key);
       if (it == sessions.end()) {
+        std::string listen_error;
+        if (spec.transport() == Transport::kMicro) {
+          if (auto st = ListenMicro(); !st.ok()) listen_error = std::string(st.message());
+        }
         auto e = std::make_unique<Entry>();
         e->spec = spec;
         e->fsm = NewSession(spec.config, NewDiscriminator(), now);
         if (auto st = OpenSender(*e); !st.ok()) e->status.last_error = std::string(st.message());
+        if (!listen_error.empty()) e->status.last_error = listen_error;
         by_discr[e->fsm.local_discr] = e.get();
-        if (options.metrics) options.metrics->SessionState(spec.name).Set(static_cast<double>(e->fsm.state));
+        if (options.metrics) options.metrics->SessionState(spec).Set(static_cast<double>(e->fsm.state));
         Entry& ref = *e;
         sessions.emplace(key, std::move(e));
         if (spec.admin_down) Run(ref, Event::Of(EventType::kAdminDown, now, Jitter(ref)));
-        const int64_t next = std::min(ref.fsm.next_tx_us, ref.fsm.detect_at_us);
-        if (next < armed_at_us) Arm(next);
+        Schedule(ref);
         continue;
       }
       Entry& e = *it->second;
@@ -455,7 +604,8 @@ struct Engine::Impl {
       out.push_back(std::move(s));
     }
     std::sort(out.begin(), out.end(), [](const SessionStatus& a, const SessionStatus& b) {
-      return std::tie(a.spec.peer, a.spec.multihop) < std::tie(b.spec.peer, b.spec.multihop);
+      return std::tie(a.spec.capacity_source, a.spec.peer, a.spec.multihop, a.spec.interface) <
+             std::tie(b.spec.capacity_source, b.spec.peer, b.spec.multihop, b.spec.interface);
     });
     return out;
   }
@@ -488,8 +638,8 @@ Engine::~Engine() {
 
 absl::Status Engine::Start() {
   for (bool v6 : {false, true}) {
-    for (bool multihop : {false, true}) {
-      if (auto st = impl_->Listen(v6, multihop); !st.ok()) {
+    for (Transport t : {Transport::kSingleHop, Transport::kMultihop}) {
+      if (auto st = impl_->Listen(v6, t); !st.ok()) {
         impl_->listeners.clear();
         return st;
       }

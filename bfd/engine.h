@@ -4,7 +4,12 @@
 //   single hop (RFC 5881): destination port 3784, sent with TTL / hop limit 255, and a
 //     packet received with anything else is dropped (§5);
 //   multihop (RFC 5883): destination port 4784, no TTL check; sessions are told apart by
-//     their discriminators, or by the addresses while the peer does not know ours yet.
+//     their discriminators, or by the addresses while the peer does not know ours yet;
+//   micro-BFD on a LAG member (RFC 7130): destination port 6784, single hop rules (TTL 255),
+//     the session's socket bound to its member interface (SO_BINDTODEVICE); every member of
+//     a LAG has a session with the same addresses, told apart by the interface a packet
+//     arrived on (IP_PKTINFO / IPV6_PKTINFO) as well as by the discriminators. The port is
+//     bound with the first micro-BFD session.
 // Source ports are in 49152..65535 (RFC 5881 §4), one per session, kept for its life.
 //
 // The public methods may be called from any thread: they post to the engine's thread.
@@ -15,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -36,6 +42,10 @@ namespace bagd::bfd {
 
 inline constexpr uint16_t kSingleHopPort = 3784;  // RFC 5881 §4
 inline constexpr uint16_t kMultihopPort = 4784;   // RFC 5883 §5
+inline constexpr uint16_t kMicroBfdPort = 6784;   // RFC 7130 §2.2
+
+enum class Transport : uint8_t { kSingleHop, kMultihop, kMicro };
+const char* TransportName(Transport t);  // "single-hop", "multihop", "micro-bfd"
 
 // One session as configured.
 struct SessionSpec {
@@ -46,6 +56,14 @@ struct SessionSpec {
   bool admin_down = false;
   // Which BGP neighbor it serves (for logs and bagctl); usually the peer address.
   std::string name;
+  // Micro-BFD (RFC 7130): the LAG member the session runs on (multihop false), and the
+  // capacity source (the LAG) it belongs to, for the client. Empty: not micro-BFD.
+  std::string interface;
+  std::string capacity_source;
+
+  Transport transport() const {
+    return !interface.empty() ? Transport::kMicro : multihop ? Transport::kMultihop : Transport::kSingleHop;
+  }
 };
 
 // What `bagctl show bfd` shows of a session.
@@ -73,23 +91,31 @@ struct StateChange {
   std::string name;
   net::IpAddress peer;
   bool multihop = false;
+  std::string interface;        // micro-BFD: the member
+  std::string capacity_source;  // micro-BFD: its LAG
   Transition transition;
   int64_t unix_ms = 0;
   uint32_t local_discr = 0, remote_discr = 0;
 };
 
 // Prometheus series; thread-safe counters, incremented on the engine's thread.
+// A session's series are labelled `peer` (SessionSpec::name), and for micro-BFD also
+// `interface` (the member) and `capacity_source` (the LAG).
 class EngineMetrics {
  public:
   explicit EngineMetrics(prometheus::Registry& registry);
-  prometheus::Counter& PacketsIn(const std::string& peer) { return in_.Add({{"peer", peer}}); }
-  prometheus::Counter& PacketsOut(const std::string& peer) { return out_.Add({{"peer", peer}}); }
+  using Labels = std::map<std::string, std::string>;
+  static Labels Of(const SessionSpec& s);
+  prometheus::Counter& PacketsIn(const SessionSpec& s) { return in_.Add(Of(s)); }
+  prometheus::Counter& PacketsOut(const SessionSpec& s) { return out_.Add(Of(s)); }
   prometheus::Counter& Dropped(DropReason r) { return dropped_.Add({{"reason", ReasonLabel(r)}}); }
-  prometheus::Counter& StateChanges(const std::string& peer, State to) {
-    return changes_.Add({{"peer", peer}, {"to", StateName(to)}});
+  prometheus::Counter& StateChanges(const SessionSpec& s, State to) {
+    Labels l = Of(s);
+    l.emplace("to", StateName(to));
+    return changes_.Add(l);
   }
-  prometheus::Gauge& SessionState(const std::string& peer) { return state_.Add({{"peer", peer}}); }
-  void Forget(const std::string& peer);
+  prometheus::Gauge& SessionState(const SessionSpec& s) { return state_.Add(Of(s)); }
+  void Forget(const SessionSpec& s);
 
  private:
   prometheus::Family<prometheus::Counter>& in_;
@@ -106,6 +132,8 @@ struct EngineOptions {
   uint16_t multihop_listen_port = kMultihopPort;
   uint16_t single_hop_peer_port = kSingleHopPort;
   uint16_t multihop_peer_port = kMultihopPort;
+  uint16_t micro_listen_port = kMicroBfdPort;
+  uint16_t micro_peer_port = kMicroBfdPort;
   // Called on the engine's thread for every state change.
   std::function<void(const StateChange&)> on_change;
   EngineMetrics* metrics = nullptr;  // may be null
@@ -124,7 +152,8 @@ class Engine {
   // Binds the listening sockets (both families, both transports) and starts the thread.
   // A family the host lacks (no IPv6) is skipped; a port in use is an error.
   absl::Status Start();
-  // Make the sessions exactly `wanted` (keyed by peer address and transport): new ones
+  // Make the sessions exactly `wanted` (keyed by peer address, transport and, for micro-BFD,
+  // the member interface): new ones
   // start Down, gone ones send AdminDown and are removed, changed ones get their new
   // intervals (a Poll Sequence when Up, RFC 5880 §6.8.3) without going down.
   void Apply(std::vector<SessionSpec> wanted);

@@ -411,6 +411,7 @@ int main(int argc, char** argv) {
   // BFD (docs/bfd.md): the neighbors' sessions on the engine's own thread; their changes act
   // on the Peers on this thread. Before Start, so that hold_bgp_until_up neighbors wait.
   bagd::daemon::BfdStage bfd(io, speaker, registry.get(), &events);
+  bfd.SetCapacity(capacity.get());  // micro-BFD (RFC 7130) on the capacity sources' members
   if (auto st = bfd.Apply(loaded.config); !st.ok()) {
     bagd::log::Error("%s", st.message());
     return 1;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "conf/bagd.pb.h"
 
@@ -28,5 +29,15 @@ struct BfdSettings {
 // validator reports it).
 std::optional<BfdSettings> EffectiveBfd(const bagd::config::v1::Config& config,
                                         const bagd::config::v1::Neighbor& neighbor);
+
+// A capacity source's micro-BFD (RFC 7130) settings: its `micro_bfd` fields, else its
+// profile's intervals and multiplier, else the defaults. Null when the source has none.
+struct MicroBfdSettings {
+  BfdSettings timers;  // min_tx, min_rx, multiplier (multihop, passive, hold: unused)
+  std::string local_address, neighbor_address;
+  bool require_up = false;
+};
+std::optional<MicroBfdSettings> EffectiveMicroBfd(const bagd::config::v1::Config& config,
+                                                  const bagd::config::v1::CapacitySource& source);
 
 }  // namespace bagd::conf

@@ -1448,6 +1448,56 @@ class Validator {
       }
       CheckBfdFields(base, n.bfd(), what);
     }
+    CheckMicroBfd(names);
+  }
+
+  // capacity_sources { micro_bfd { ... } } (RFC 7130, docs/bfd.md "Micro-BFD").
+  void CheckMicroBfd(const std::map<std::string, int>& profiles) {
+    const pb::FieldDescriptor* sources = Field(v1::Config::descriptor(), "capacity_sources");
+    const pb::Descriptor* d = v1::MicroBfd::descriptor();
+    for (int i = 0; i < config_.capacity_sources_size(); ++i) {
+      const v1::CapacitySource& c = config_.capacity_sources(i);
+      if (!c.has_micro_bfd()) continue;
+      const v1::MicroBfd& m = c.micro_bfd();
+      const FieldPath base = Child({{sources, i}}, Field(v1::CapacitySource::descriptor(), "micro_bfd"));
+      const std::string what = absl::StrCat("capacity source ", c.name(), ": micro_bfd: ");
+      if (!c.bond().empty()) {
+        Error(base, absl::StrCat(what, "needs the members listed (`members`), not `bond`: bagd cannot send on "
+                                       "one member of a Linux bond (docs/bfd.md \"Micro-BFD\")"));
+      }
+      if (!m.profile().empty() && !profiles.contains(m.profile())) {
+        Error(Child(base, Field(d, "profile")),
+              absl::StrCat(what, "bfd profile \"", m.profile(), "\" is not defined in bfd_profiles"));
+      }
+      CheckBfdFields(base, m, what);
+      std::optional<IpAddressText> local, neighbor;
+      auto address = [&](const char* field, const std::string& text, const char* meaning,
+                         std::optional<IpAddressText>& out) {
+        const FieldPath at = Child(base, Field(d, field));
+        if (text.empty()) {
+          Error(base, absl::StrCat(what, field, " is required (", meaning, ")"));
+          return;
+        }
+        out = ParseIpAddressText(text);
+        if (!out) {
+          Error(at, absl::StrCat(what, field, " \"", text, "\" ", SyntaxProblem(text)));
+        } else if (const std::string problem = EndpointProblem(*out, false); !problem.empty()) {
+          Error(at, absl::StrCat(what, field, " ", text, " ", problem));
+          out.reset();
+        }
+      };
+      address("local_address", m.local_address(), "our address on the LAG", local);
+      address("neighbor_address", m.neighbor_address(), "the far end's address on the LAG", neighbor);
+      if (local && neighbor && local->v6 != neighbor->v6) {
+        Error(Child(base, Field(d, "local_address")),
+              absl::StrCat(what, "local_address ", m.local_address(), " is ", local->v6 ? "IPv6" : "IPv4",
+                           " but neighbor_address ", m.neighbor_address(), " is ", neighbor->v6 ? "IPv6" : "IPv4",
+                           ": give both in one family"));
+      } else if (local && neighbor && *local == *neighbor) {
+        Error(Child(base, Field(d, "neighbor_address")),
+              absl::StrCat(what, "neighbor_address is our local_address: give the far end's address"));
+      }
+    }
   }
 
   std::map<std::string, int> prefix_sets_, community_sets_, as_path_sets_, neighbor_sets_, next_hop_sets_;

@@ -2,6 +2,72 @@
 
 namespace bagd::fib {
 
+const char* BfdLivenessName(BfdLiveness l) {
+  switch (l) {
+    case BfdLiveness::kNone:
+      return "none";
+    case BfdLiveness::kUnknown:
+      return "not up yet";
+    case BfdLiveness::kUp:
+      return "up";
+    case BfdLiveness::kFailed:
+      return "down";
+    case BfdLiveness::kAdminDown:
+      return "admin-down";
+  }
+  return "?";
+}
+
+bool BfdAllows(BfdLiveness l, bool require_up) {
+  switch (l) {
+    case BfdLiveness::kNone:
+    case BfdLiveness::kUp:
+    case BfdLiveness::kAdminDown:
+      return true;
+    case BfdLiveness::kUnknown:
+      return !require_up;
+    case BfdLiveness::kFailed:
+      return false;
+  }
+  return true;
+}
+
+std::vector<std::string> CapacityTracker::SetMicroBfd(const std::string& source, const std::vector<std::string>& members,
+                                                      bool require_up) {
+  const auto before = Snapshot();
+  if (members.empty()) {
+    micro_bfd_.erase(source);
+  } else {
+    MicroBfd& m = micro_bfd_[source];
+    m.require_up = require_up;
+    std::map<std::string, BfdLiveness> next;
+    for (const auto& name : members) {
+      const auto it = m.members.find(name);
+      next[name] = it == m.members.end() ? BfdLiveness::kUnknown : it->second;
+    }
+    m.members = std::move(next);
+  }
+  return Changed(before);
+}
+
+std::vector<std::string> CapacityTracker::SetLiveness(const std::string& source, const std::string& member,
+                                                      BfdLiveness l) {
+  auto s = micro_bfd_.find(source);
+  if (s == micro_bfd_.end()) return {};
+  auto m = s->second.members.find(member);
+  if (m == s->second.members.end()) return {};
+  const auto before = Snapshot();
+  m->second = l;
+  return Changed(before);
+}
+
+BfdLiveness CapacityTracker::Liveness(const std::string& source, const std::string& member) const {
+  auto s = micro_bfd_.find(source);
+  if (s == micro_bfd_.end()) return BfdLiveness::kNone;
+  auto m = s->second.members.find(member);
+  return m == s->second.members.end() ? BfdLiveness::kNone : m->second;
+}
+
 const LinkState* CapacityTracker::ByName(const std::string& name) const {
   for (const auto& [i, l] : links_) {
     if (l.name == name) return &l;
@@ -13,8 +79,17 @@ std::vector<MemberView> CapacityTracker::Members(const std::string& source) cons
   std::vector<MemberView> out;
   for (const CapacitySourceSpec& s : sources_) {
     if (s.name != source) continue;
+    const auto micro = micro_bfd_.find(s.name);
     auto view = [&](const LinkState* l, const std::string& name) {
-      MemberView m{name, l != nullptr, l && l->up, 0};
+      MemberView m;
+      m.name = name;
+      m.present = l != nullptr;
+      m.link_up = l && l->up;
+      if (micro != micro_bfd_.end()) {
+        const auto it = micro->second.members.find(name);
+        if (it != micro->second.members.end()) m.bfd = it->second;
+      }
+      m.up = m.link_up && BfdAllows(m.bfd, micro != micro_bfd_.end() && micro->second.require_up);
       if (l) m.speed_bps = s.member_speed_bps ? *s.member_speed_bps : l->speed_bps;
       return m;
     };

@@ -2,6 +2,10 @@
 // that are up. Pure: link states go in (from a netlink dump and notifications), the
 // capacity of each source comes out. The members of a bond are the links whose master is
 // the bond; an explicit source lists its members by name.
+//
+// Micro-BFD (RFC 7130, docs/bfd.md): a source may also say, per member, what its BFD session
+// says of the far end. A member counts when its link is up AND its BFD liveness allows it:
+// a session that failed (Up -> Down) takes the member out as a lost carrier would.
 #pragma once
 
 #include <cstdint>
@@ -28,11 +32,26 @@ struct LinkState {
   double speed_bps = 0;   // what ethtool says; 0 unknown
 };
 
+// What a member's micro-BFD session says (set by the BFD stage from its state changes).
+enum class BfdLiveness : uint8_t {
+  kNone,       // no micro-BFD on this member
+  kUnknown,    // a session that has not been Up yet
+  kUp,         // the session is Up
+  kFailed,     // it went Up -> Down as a failure (detection time, the far end's Down)
+  kAdminDown,  // the far end's AdminDown after Up: not a failure (RFC 5882 §3.2)
+};
+const char* BfdLivenessName(BfdLiveness l);
+// Whether a member with this liveness carries traffic. `require_up`: only an Up session
+// (RFC 7130 §4); otherwise anything but a failure (a far end without micro-BFD still counts).
+bool BfdAllows(BfdLiveness l, bool require_up);
+
 struct MemberView {
   std::string name;
   bool present = false;
-  bool up = false;
-  double speed_bps = 0;  // the speed counted when up
+  bool up = false;        // counted: link up and BFD allows it
+  double speed_bps = 0;   // the speed counted when up
+  bool link_up = false;   // admin up and carrier
+  BfdLiveness bfd = BfdLiveness::kNone;
 };
 
 class CapacityTracker {
@@ -43,6 +62,15 @@ class CapacityTracker {
   std::vector<std::string> Update(const LinkState& link);
   // A link is gone.
   std::vector<std::string> Remove(uint32_t ifindex);
+
+  // Micro-BFD on `source`'s `members` (empty: off). A member already listed keeps its
+  // liveness; a new one starts kUnknown. Returns the sources whose capacity changed.
+  std::vector<std::string> SetMicroBfd(const std::string& source, const std::vector<std::string>& members,
+                                       bool require_up);
+  // One member's session changed. A member without micro-BFD is ignored (a change that
+  // was on its way when micro-BFD was removed).
+  std::vector<std::string> SetLiveness(const std::string& source, const std::string& member, BfdLiveness l);
+  BfdLiveness Liveness(const std::string& source, const std::string& member) const;
 
   double Capacity(const std::string& source) const;
   std::vector<MemberView> Members(const std::string& source) const;
@@ -55,8 +83,14 @@ class CapacityTracker {
   std::map<std::string, double> Snapshot() const;
   const LinkState* ByName(const std::string& name) const;
 
+  struct MicroBfd {
+    bool require_up = false;
+    std::map<std::string, BfdLiveness> members;
+  };
+
   std::vector<CapacitySourceSpec> sources_;
   std::map<uint32_t, LinkState> links_;
+  std::map<std::string, MicroBfd> micro_bfd_;  // by source
 };
 
 }  // namespace bagd::fib

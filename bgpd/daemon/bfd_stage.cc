@@ -3,6 +3,7 @@
 #include <boost/asio/post.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "bgpd/daemon/capacity_stage.h"
 #include "bgpd/daemon/speaker.h"
 #include "bgpd/session/log.h"
 #include "conf/bfd_settings.h"
@@ -34,6 +35,37 @@ std::vector<bfd::SessionSpec> BfdSessionSpecs(const config::v1::Config& config,
   return out;
 }
 
+std::vector<bfd::SessionSpec> MicroBfdSessionSpecs(const config::v1::Config& config) {
+  std::vector<bfd::SessionSpec> out;
+  for (const auto& c : config.capacity_sources()) {
+    const auto settings = conf::EffectiveMicroBfd(config, c);
+    if (!settings) continue;
+    auto peer = net::IpAddress::Parse(settings->neighbor_address);
+    auto local = net::IpAddress::Parse(settings->local_address);
+    if (!peer.ok() || !local.ok()) continue;  // the validator has said so
+    for (const auto& member : c.members()) {
+      bfd::SessionSpec s;
+      s.peer = *peer;
+      s.local = *local;
+      s.name = peer->ToString();
+      s.interface = member;
+      s.capacity_source = c.name();
+      s.config.desired_min_tx_us = settings->timers.min_tx_ms * 1000;
+      s.config.required_min_rx_us = settings->timers.min_rx_ms * 1000;
+      s.config.detect_mult = static_cast<uint8_t>(settings->timers.multiplier);
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+fib::BfdLiveness NextLiveness(fib::BfdLiveness previous, const bfd::Transition& t) {
+  if (t.to == bfd::State::kUp) return fib::BfdLiveness::kUp;
+  if (t.Failure()) return fib::BfdLiveness::kFailed;
+  if (t.from == bfd::State::kUp && t.remote_admin_down) return fib::BfdLiveness::kAdminDown;
+  return previous;
+}
+
 BfdStage::BfdStage(boost::asio::io_context& io, Speaker& speaker, prometheus::Registry* registry,
                    control::EventSink* events, bfd::EngineOptions engine_options)
     : io_(io), speaker_(speaker), events_(events), engine_options_(std::move(engine_options)) {
@@ -62,6 +94,43 @@ absl::Status BfdStage::Apply(const config::v1::Config& config) {
     return !status.empty() && status.front().dynamic();
   };
   auto specs = BfdSessionSpecs(config, dynamic);
+  // Micro-BFD: the sessions, and which members of which source they watch. A member whose
+  // session keeps its addresses keeps its liveness; a new session starts "not up yet".
+  std::map<std::string, MicroMember> micro;
+  std::vector<std::pair<std::string, std::string>> reset;  // (source, member): new addresses
+  if (capacity_ != nullptr) {
+    auto micro_specs = MicroBfdSessionSpecs(config);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const auto& s : micro_specs) {
+        const std::string key = absl::StrCat(s.capacity_source, "/", s.interface);
+        MicroMember m;
+        m.peer = s.peer.ToString();
+        m.local = s.local ? s.local->ToString() : "";
+        for (const auto& c : config.capacity_sources()) {
+          if (c.name() == s.capacity_source) m.require_up = c.micro_bfd().require_up();
+        }
+        const auto it = micro_.find(key);
+        if (it != micro_.end() && it->second.peer == m.peer) {  // the engine keeps the session
+          m.liveness = it->second.liveness;
+        } else if (it != micro_.end()) {
+          reset.emplace_back(s.capacity_source, s.interface);
+        }
+        micro[key] = std::move(m);
+      }
+    }
+    for (const auto& c : config.capacity_sources()) {
+      std::vector<std::string> members;
+      for (const auto& s : micro_specs) {
+        if (s.capacity_source == c.name()) members.push_back(s.interface);
+      }
+      capacity_->SetMicroBfd(c.name(), members, c.micro_bfd().require_up());
+    }
+    for (const auto& [source, member] : reset) {
+      capacity_->SetMemberLiveness(source, member, fib::BfdLiveness::kUnknown);
+    }
+    specs.insert(specs.end(), micro_specs.begin(), micro_specs.end());
+  }
   absl::flat_hash_map<std::string, bool> hold;
   for (const auto& n : config.neighbors()) {
     auto peer = net::IpAddress::Parse(n.address());
@@ -76,6 +145,7 @@ absl::Status BfdStage::Apply(const config::v1::Config& config) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     hold_ = std::move(hold);
+    micro_ = std::move(micro);
   }
   if (!engine_ && specs.empty()) return absl::OkStatus();
   if (!engine_) {
@@ -83,12 +153,14 @@ absl::Status BfdStage::Apply(const config::v1::Config& config) {
     if (auto st = engine->Start(); !st.ok()) return st;
     std::lock_guard<std::mutex> lock(mu_);
     engine_ = std::move(engine);
-    log::Info("bfd: engine started (UDP %d single hop, %d multihop)", engine_options_.single_hop_listen_port,
-              engine_options_.multihop_listen_port);
+    log::Info("bfd: engine started (UDP %d single hop, %d multihop, %d micro-BFD)",
+              engine_options_.single_hop_listen_port, engine_options_.multihop_listen_port,
+              engine_options_.micro_listen_port);
   }
   engine_->Apply(specs);
   // hold_bgp_until_up newly set on a session that is already Up, or turned off: no wait.
   for (const auto& s : engine_->Snapshot()) {
+    if (!s.spec.interface.empty()) continue;  // micro-BFD: no BGP session waits for it
     Peer* p = speaker_.FindPeer(s.spec.name);
     if (p == nullptr) continue;
     bool holds = false;
@@ -122,8 +194,17 @@ std::vector<control::v1::BfdSession> BfdStage::Sessions(const std::string& peer)
     b.set_required_min_rx_us(s.spec.config.required_min_rx_us);
     b.set_detect_multiplier(s.spec.config.detect_mult);
     b.set_passive(s.spec.config.passive);
-    const auto it = hold_.find(s.spec.name);
-    b.set_hold_bgp_until_up(it != hold_.end() && it->second);
+    if (s.spec.interface.empty()) {
+      const auto it = hold_.find(s.spec.name);
+      b.set_hold_bgp_until_up(it != hold_.end() && it->second);
+    } else {
+      b.set_interface(s.spec.interface);
+      b.set_capacity_source(s.spec.capacity_source);
+      const auto m = micro_.find(absl::StrCat(s.spec.capacity_source, "/", s.spec.interface));
+      const fib::BfdLiveness l = m == micro_.end() ? fib::BfdLiveness::kUnknown : m->second.liveness;
+      b.set_member_liveness(fib::BfdLivenessName(l));
+      b.set_member_allowed(fib::BfdAllows(l, m != micro_.end() && m->second.require_up));
+    }
     b.set_tx_interval_us(s.tx_interval_us);
     b.set_detection_time_us(static_cast<uint64_t>(s.detection_time_us));
     b.set_remote_min_rx_us(s.remote_min_rx_us);
@@ -143,7 +224,61 @@ std::vector<control::v1::BfdSession> BfdStage::Sessions(const std::string& peer)
   return out;
 }
 
+void BfdStage::OnMicroChange(const bfd::StateChange& c) {
+  const bfd::Transition& t = c.transition;
+  const std::string key = absl::StrCat(c.capacity_source, "/", c.interface);
+  fib::BfdLiveness before, after;
+  bool require_up = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = micro_.find(key);
+    // A change of a session removed (or readdressed) by a reload since: not this member's.
+    if (it == micro_.end() || it->second.peer != c.peer.ToString()) return;
+    before = it->second.liveness;
+    after = NextLiveness(before, t);
+    it->second.liveness = after;
+    require_up = it->second.require_up;
+  }
+  const bool was = fib::BfdAllows(before, require_up), is = fib::BfdAllows(after, require_up);
+  const std::string action = was && !is ? "member down" : !was && is ? "member up" : "none";
+  log::Event(t.Failure() ? log::Level::kWarning : log::Level::kInfo,
+             {{"neighbor", c.name},
+              {"event", "bfd"},
+              {"interface", c.interface},
+              {"capacity_source", c.capacity_source},
+              {"from", bfd::StateName(t.from)},
+              {"to", bfd::StateName(t.to)}},
+             "micro-bfd %s member %s (%s): %s -> %s%s%s", c.capacity_source, c.interface, c.name,
+             bfd::StateName(t.from), bfd::StateName(t.to),
+             t.diag == bfd::Diag::kNone ? "" : absl::StrCat(": ", bfd::DiagName(t.diag)),
+             action == "member down" ? absl::StrCat("; ", c.interface, " no longer counts in ", c.capacity_source,
+                                                    "'s capacity")
+             : action == "member up"
+                 ? absl::StrCat("; ", c.interface, " counts again in ", c.capacity_source,
+                                "'s capacity (after the hold-down)")
+             : t.remote_admin_down ? std::string(" (the far end's AdminDown: not a failure, the member stays)")
+                                   : std::string());
+  // The cause logged first, then the capacity stage's line about its effect.
+  if (capacity_ != nullptr) capacity_->SetMemberLiveness(c.capacity_source, c.interface, after);
+  if (events_ != nullptr) {
+    control::v1::Event e;
+    e.set_time_unix_ms(c.unix_ms);
+    auto& b = *e.mutable_bfd();
+    b.set_peer(c.name);
+    b.set_from(bfd::StateName(t.from));
+    b.set_to(bfd::StateName(t.to));
+    b.set_diagnostic(bfd::DiagName(t.diag));
+    b.set_remote_admin_down(t.remote_admin_down);
+    b.set_bgp_action("none");
+    b.set_interface(c.interface);
+    b.set_capacity_source(c.capacity_source);
+    b.set_capacity_action(action);
+    events_->Publish(std::move(e));
+  }
+}
+
 void BfdStage::OnChange(const bfd::StateChange& c) {
+  if (!c.interface.empty()) return OnMicroChange(c);  // micro-BFD: the LAG's capacity, not BGP
   const bfd::Transition& t = c.transition;
   const bool warn = t.Failure();
   log::Event(warn ? log::Level::kWarning : log::Level::kInfo,

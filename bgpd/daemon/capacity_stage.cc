@@ -68,15 +68,41 @@ void CapacityStage::OnLink(const fib::LinkState& state, bool deleted) {
   for (const std::string& s : changed) Observe(s);
 }
 
+void CapacityStage::SetMicroBfd(const std::string& source, const std::vector<std::string>& members,
+                                bool require_up) {
+  const auto changed = tracker_.SetMicroBfd(source, members, require_up);
+  if (!started_) return;
+  for (const std::string& s : changed) Observe(s);
+}
+
+void CapacityStage::SetMemberLiveness(const std::string& source, const std::string& member,
+                                      fib::BfdLiveness liveness) {
+  const auto changed = tracker_.SetLiveness(source, member, liveness);
+  if (!started_) return;
+  for (const std::string& s : changed) Observe(s);
+}
+
+bool CapacityStage::MemberCounted(const std::string& source, const std::string& member) const {
+  for (const auto& m : tracker_.Members(source)) {
+    if (m.name == member) return m.up;
+  }
+  return false;
+}
+
 void CapacityStage::Observe(const std::string& source) {
   const double bps = tracker_.Capacity(source);
   size_t up = 0;
   const auto members = tracker_.Members(source);
-  for (const auto& m : members) up += m.up;
+  std::string bfd_down;  // members whose carrier is up but whose micro-BFD says no
+  for (const auto& m : members) {
+    up += m.up;
+    if (m.link_up && !m.up) absl::StrAppend(&bfd_down, bfd_down.empty() ? "" : ", ", m.name);
+  }
   const rib::DampingConfig& damping = input_.damping();
   rib::MemberHoldDown& h = hold_[source];
   const rib::HoldDownOutcome o = h.Observe(bps, absl::Now(), damping);
-  log::Info("capacity %s: %d of %d members up, %s%s", source, up, members.size(), wire::FormatBitsPerSecond(bps),
+  log::Info("capacity %s: %d of %d members up, %s%s%s", source, up, members.size(), wire::FormatBitsPerSecond(bps),
+            bfd_down.empty() ? std::string() : absl::StrCat(" (micro-BFD down: ", bfd_down, ")"),
             o == rib::HoldDownOutcome::kHeld        ? absl::StrCat(" (held until the hold-down ends)")
             : o == rib::HoldDownOutcome::kSuppressed ? std::string(" (below min_change_percent: not advertised)")
                                                      : std::string());

@@ -42,6 +42,18 @@ class CapacityStage {
   // Reads every link and sets the starting capacities (no hold-down: nothing was advertised yet).
   absl::Status Start();
 
+  // Micro-BFD (RFC 7130, docs/bfd.md), from the BFD stage on this thread: which members of
+  // `source` run a session (empty: none), and each session's liveness as it changes. A member
+  // whose session failed counts as down, as if its carrier were: the capacity drops at once,
+  // and its return goes through the hold-down as any increase does.
+  void SetMicroBfd(const std::string& source, const std::vector<std::string>& members, bool require_up);
+  void SetMemberLiveness(const std::string& source, const std::string& member, fib::BfdLiveness liveness);
+  fib::BfdLiveness MemberLiveness(const std::string& source, const std::string& member) const {
+    return tracker_.Liveness(source, member);
+  }
+  // Whether `member` counts in `source`'s capacity now (before the hold-down).
+  bool MemberCounted(const std::string& source, const std::string& member) const;
+
  private:
   void OnLink(const fib::LinkState& link, bool deleted);
   void WaitLinks();

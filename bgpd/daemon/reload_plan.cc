@@ -59,8 +59,13 @@ std::vector<std::string> NeedsRestart(const config::v1::Config& running, const c
                           : absl::StrCat("fib.", f));
   }
   std::string a, b;
-  for (const auto& c : running.capacity_sources()) a += c.SerializeAsString();
-  for (const auto& c : next.capacity_sources()) b += c.SerializeAsString();
+  // micro_bfd is applied by a reload (the BFD stage): compare the rest.
+  auto without_micro_bfd = [](config::v1::CapacitySource c) {
+    c.clear_micro_bfd();
+    return c.SerializeAsString();
+  };
+  for (const auto& c : running.capacity_sources()) a += without_micro_bfd(c);
+  for (const auto& c : next.capacity_sources()) b += without_micro_bfd(c);
   if (a != b) restart.push_back("capacity_sources");
   return restart;
 }
@@ -86,6 +91,13 @@ config::v1::Config RunningAfter(const config::v1::Config& before, const config::
   fib->set_group_merge(next.group_merge());
   fib->set_group_merge_weight(next.group_merge_weight());
   *running.mutable_capacity_sources() = before.capacity_sources();
+  // ...but each source's micro_bfd as the new config has it (matched by name).
+  for (auto& c : *running.mutable_capacity_sources()) {
+    c.clear_micro_bfd();
+    for (const auto& n : config.capacity_sources()) {
+      if (n.name() == c.name() && n.has_micro_bfd()) *c.mutable_micro_bfd() = n.micro_bfd();
+    }
+  }
   return running;
 }
 

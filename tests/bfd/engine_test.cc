@@ -114,8 +114,118 @@ TEST_CASE("bfd engine: two engines come Up, follow new intervals and an AdminDow
   CHECK(last.transition.remote_admin_down);
   CHECK_FALSE(last.transition.Failure());
   CHECK(a.Snapshot()[0].local_diag == Diag::kNeighborSignaledSessionDown);
-  CHECK(metrics.PacketsIn("127.0.0.1").Value() > 3);
-  CHECK(metrics.PacketsOut("127.0.0.1").Value() > 3);
+  SessionSpec named;
+  named.name = "127.0.0.1";
+  CHECK(metrics.PacketsIn(named).Value() > 3);
+  CHECK(metrics.PacketsOut(named).Value() > 3);
+}
+
+// Micro-BFD (RFC 7130) on loopback: the member is "lo" (SO_BINDTODEVICE needs root, as the
+// daemon has). A micro-BFD session and a single hop session to the same address are two
+// sessions, told apart by port and interface; a packet naming the micro session's
+// discriminator on the single hop port is not that session's.
+SessionSpec Micro(const std::string& interface, uint32_t ms) {
+  SessionSpec s = Loopback(ms, ms, 3);
+  s.local = net::IpAddress::V4(0x7f000001);
+  s.name = "127.0.0.1";
+  s.interface = interface;
+  s.capacity_source = "lag1";
+  return s;
+}
+
+// The session of transport `t` (a micro one on "lo").
+const SessionStatus* Find(const std::vector<SessionStatus>& all, Transport t) {
+  for (const auto& s : all) {
+    if (s.spec.transport() == t && (t != Transport::kMicro || s.spec.interface == "lo")) return &s;
+  }
+  return nullptr;
+}
+
+TEST_CASE("bfd engine: micro-BFD sessions on a member, next to a single hop session to the same peer",
+          "[bfd][engine][micro]") {
+  if (::geteuid() != 0) {
+    WARN("SO_BINDTODEVICE needs root: skipped");
+    return;
+  }
+  prometheus::Registry registry;
+  EngineMetrics metrics(registry);
+  Recorder ra, rb;
+  EngineOptions oa = Ports(45784, 46784, &ra, &metrics);
+  oa.micro_listen_port = 45786;
+  oa.micro_peer_port = 46786;
+  EngineOptions ob = Ports(46784, 45784, &rb, nullptr);
+  ob.micro_listen_port = 46786;
+  ob.micro_peer_port = 45786;
+  Engine a(oa), b(ob);
+  REQUIRE(a.Start().ok());
+  REQUIRE(b.Start().ok());
+  SessionSpec plain = Loopback(50, 50, 3);
+  a.Apply({plain, Micro("lo", 50), Micro("bagd-no-such0", 50)});
+  b.Apply({plain, Micro("lo", 50)});
+  auto up = [](Engine& e, Transport t) {
+    auto all = e.Snapshot();
+    const SessionStatus* s = Find(all, t);
+    return s != nullptr && s->state == State::kUp;
+  };
+  REQUIRE(WaitFor([&] { return up(a, Transport::kMicro) && up(b, Transport::kMicro); }, std::chrono::seconds(5)));
+  REQUIRE(WaitFor([&] { return up(a, Transport::kSingleHop) && up(b, Transport::kSingleHop); },
+                  std::chrono::seconds(5)));
+  auto all = a.Snapshot();
+  REQUIRE(all.size() == 3);
+  const SessionStatus* micro = Find(all, Transport::kMicro);
+  REQUIRE(micro != nullptr);
+  CHECK(micro->spec.interface == "lo");
+  CHECK(micro->spec.capacity_source == "lag1");
+  CHECK(micro->remote_discr == Find(b.Snapshot(), Transport::kMicro)->local_discr);
+  CHECK(micro->remote_discr != Find(b.Snapshot(), Transport::kSingleHop)->local_discr);
+  // The member that does not exist: an error to show, no crash, nothing sent.
+  const auto missing = std::find_if(all.begin(), all.end(), [](const auto& s) { return s.spec.interface != "lo" && s.spec.transport() == Transport::kMicro; });
+  REQUIRE(missing != all.end());
+  CHECK(missing->state == State::kDown);
+  CHECK(missing->last_error.find("bind to interface bagd-no-such0") != std::string::npos);
+  CHECK(missing->packets_out == 0);
+  // The changes name the member and its LAG.
+  bool saw_micro_up = false;
+  for (const auto& c : ra.Get()) {
+    if (c.interface == "lo" && c.capacity_source == "lag1" && c.transition.to == State::kUp) saw_micro_up = true;
+  }
+  CHECK(saw_micro_up);
+  // At 50 ms once Up: the per-member series (peer, interface, capacity_source) counts them.
+  CHECK(WaitFor([&] { return metrics.PacketsIn(Micro("lo", 50)).Value() > 10; }, std::chrono::seconds(3)));
+
+  // The micro session's discriminator on the single hop port: not that session.
+  const double unknown = metrics.Dropped(DropReason::kUnknownDiscriminator).Value();
+  {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    const int ttl = 255;
+    ::setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof ttl);
+    ControlPacket p;
+    p.state = State::kDown;
+    p.detect_mult = 3;
+    p.my_discriminator = 4242;
+    p.your_discriminator = micro->local_discr;
+    p.desired_min_tx_us = p.required_min_rx_us = 50'000;
+    const auto bytes = Encode(p);
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(45784);
+    sin.sin_addr.s_addr = htonl(0x7f000001);
+    ::sendto(fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&sin), sizeof sin);
+    ::close(fd);
+  }
+  REQUIRE(WaitFor([&] { return metrics.Dropped(DropReason::kUnknownDiscriminator).Value() > unknown; },
+                  std::chrono::seconds(2)));
+  CHECK(up(a, Transport::kMicro));
+
+  // B's micro session removed: A's sees AdminDown (not a failure); the single hop one stays Up.
+  b.Apply({plain});
+  REQUIRE(WaitFor([&] { return !up(a, Transport::kMicro); }, std::chrono::seconds(2)));
+  const auto changes = ra.Get();
+  const auto last_micro = std::find_if(changes.rbegin(), changes.rend(), [](const auto& c) { return c.interface == "lo"; });
+  REQUIRE(last_micro != changes.rend());
+  CHECK(last_micro->transition.remote_admin_down);
+  CHECK_FALSE(last_micro->transition.Failure());
+  CHECK(up(a, Transport::kSingleHop));
 }
 
 // A peer driven by hand: a UDP socket that sends with TTL 255 to the engine's port.

@@ -83,3 +83,63 @@ neighbors { address: "192.0.2.3" group: "spines" bfd { min_rx: 100 } }
   CHECK(b->min_rx_ms == 100);
   CHECK(b->hold_bgp_until_up);
 }
+
+TEST_CASE("bfd config: micro_bfd on a capacity source loads and combines with its profile", "[conf][bfd][micro_bfd]") {
+  auto loaded = Load(R"(
+bfd_profiles { name: "fast" min_tx: 50 min_rx: 50 multiplier: 4 multihop: true passive: true }
+capacity_sources { name: "lag1" members: ["eth1", "eth2"]
+  micro_bfd { local_address: "10.9.0.1" neighbor_address: "10.9.0.2" profile: "fast" min_rx: 100 } }
+capacity_sources { name: "lag2" members: ["eth3"]
+  micro_bfd { local_address: "2001:db8::1" neighbor_address: "2001:db8::2" require_up: true } }
+capacity_sources { name: "lag3" members: ["eth4"] }
+)");
+  REQUIRE(loaded.errors.empty());
+  const auto& c = loaded.config;
+  const auto a = EffectiveMicroBfd(c, c.capacity_sources(0));
+  REQUIRE(a);
+  CHECK(a->timers.min_tx_ms == 50);
+  CHECK(a->timers.min_rx_ms == 100);  // the source's field wins
+  CHECK(a->timers.multiplier == 4);
+  CHECK_FALSE(a->timers.multihop);  // a profile's role does not apply to a member
+  CHECK_FALSE(a->timers.passive);
+  CHECK(a->local_address == "10.9.0.1");
+  CHECK(a->neighbor_address == "10.9.0.2");
+  CHECK_FALSE(a->require_up);
+  const auto b = EffectiveMicroBfd(c, c.capacity_sources(1));
+  REQUIRE(b);
+  CHECK(b->timers.min_tx_ms == 300);
+  CHECK(b->timers.multiplier == 3);
+  CHECK(b->require_up);
+  CHECK_FALSE(EffectiveMicroBfd(c, c.capacity_sources(2)).has_value());
+}
+
+TEST_CASE("bfd config: micro_bfd errors name the line and column", "[conf][bfd][micro_bfd]") {
+  auto loaded = Load(R"(capacity_sources { name: "lag1" bond: "bond0"
+  micro_bfd { local_address: "10.9.0.1" neighbor_address: "10.9.0.2" } }
+capacity_sources { name: "lag2" members: ["eth1"]
+  micro_bfd { local_address: "10.9.0.1" neighbor_address: "2001:db8::2" profile: "nope" min_tx: 5 } }
+capacity_sources { name: "lag3" members: ["eth2"]
+  micro_bfd { neighbor_address: "10.9.0.300" multiplier: 0 } }
+capacity_sources { name: "lag4" members: ["eth3"]
+  micro_bfd { local_address: "10.9.0.1" neighbor_address: "10.9.0.1" } }
+)");
+  const auto errors = Located(loaded.errors);
+  REQUIRE(errors.size() == 8);
+  CHECK(errors[0] ==
+        "3:3: capacity source lag1: micro_bfd: needs the members listed (`members`), not `bond`: bagd cannot send on "
+        "one member of a Linux bond (docs/bfd.md \"Micro-BFD\")");
+  // In the order of the text (line, column).
+  CHECK(errors[1] ==
+        "5:15: capacity source lag2: micro_bfd: local_address 10.9.0.1 is IPv4 but neighbor_address 2001:db8::2 is "
+        "IPv6: give both in one family");
+  CHECK(errors[2] == "5:73: capacity source lag2: micro_bfd: bfd profile \"nope\" is not defined in bfd_profiles");
+  CHECK(errors[3] == "5:89: capacity source lag2: micro_bfd: bfd min_tx 5 is out of range: use 10..60000 milliseconds");
+  CHECK(errors[4] == "7:3: capacity source lag3: micro_bfd: local_address is required (our address on the LAG)");
+  CHECK(errors[5] ==
+        "7:15: capacity source lag3: micro_bfd: neighbor_address \"10.9.0.300\" is not an IPv4 or IPv6 address");
+  CHECK(errors[6] ==
+        "7:46: capacity source lag3: micro_bfd: bfd multiplier 0 is out of range: use 1..255 (RFC 5880 Detect Mult; 3 "
+        "is usual)");
+  CHECK(errors[7] == "9:41: capacity source lag4: micro_bfd: neighbor_address is our local_address: give the far "
+                     "end's address");
+}

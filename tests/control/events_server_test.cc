@@ -429,3 +429,64 @@ TEST_CASE("bagctl show bfd: the table and one session in detail", "[control][bfd
   CHECK_THAT(detail, Catch::Contains("negotiated: transmit every 100ms (less 0-25 % jitter), detection time 300ms"));
   CHECK_THAT(detail, Catch::Contains("UDP source port 49200"));
 }
+
+TEST_CASE("bagctl show bfd and monitor: micro-BFD sessions name their LAG and member", "[control][bfd][micro_bfd]") {
+  bagd::control::v1::ListBfdSessionsResponse r;
+  auto& plain = *r.add_sessions();
+  plain.set_peer("10.0.1.2");
+  plain.set_state("Up");
+  plain.set_remote_state("Up");
+  plain.set_local_discriminator(7);
+  plain.set_remote_discriminator(9);
+  plain.set_local_diagnostic("none");
+  plain.set_tx_interval_us(100000);
+  plain.set_detection_time_us(300000);
+  auto& m = *r.add_sessions();
+  m.set_peer("10.77.0.2");
+  m.set_local_address("10.77.0.1");
+  m.set_interface("eth2");
+  m.set_capacity_source("lag1");
+  m.set_state("Down");
+  m.set_remote_state("Up");
+  m.set_local_discriminator(11);
+  m.set_remote_discriminator(12);
+  m.set_local_diagnostic("control detection time expired");
+  m.set_tx_interval_us(1000000);
+  m.set_detection_time_us(300000);
+  m.set_flaps(1);
+  m.set_member_liveness("down");
+  m.set_member_allowed(false);
+  CHECK(bagd::bagctl::RenderBfdTable(r, 0) ==
+        "Peer       Type        LAG   Member  Counts  State  Remote  LocalDisc  RemoteDisc  Tx      Detect  Diag    "
+        "                        Up  Flaps\n"
+        "10.0.1.2   single-hop  -     -       -       Up     Up      7          9           100ms   300ms   -       "
+        "                        -   0\n"
+        "10.77.0.2  micro-bfd   lag1  eth2    no      Down   Up      11         12          1000ms  300ms   control "
+        "detection time expired  -   1\n");
+  const std::string detail = bagd::bagctl::RenderBfdDetail(m, 0);
+  CHECK_THAT(detail, Catch::StartsWith("BFD peer 10.77.0.2 micro-BFD on eth2 from 10.77.0.1\n"));
+  CHECK_THAT(detail, Catch::Contains("member eth2 of capacity source lag1: BFD says down, so it does not count in "
+                                     "the LAG's capacity"));
+
+  bagd::control::v1::Event e;
+  e.set_time_unix_ms(1714564800250);
+  auto& b = *e.mutable_bfd();
+  b.set_peer("10.77.0.2");
+  b.set_from("Up");
+  b.set_to("Down");
+  b.set_diagnostic("control detection time expired");
+  b.set_bgp_action("none");
+  b.set_interface("eth2");
+  b.set_capacity_source("lag1");
+  b.set_capacity_action("member down");
+  CHECK(bagd::bagctl::RenderEventLine(e) ==
+        "2024-05-01T12:00:00.250Z bfd 10.77.0.2 micro-bfd lag1/eth2 Up -> Down: control detection time expired; eth2 "
+        "no longer counts in lag1");
+  b.set_from("Init");
+  b.set_to("Up");
+  b.set_diagnostic("none");
+  b.set_capacity_action("member up");
+  CHECK(bagd::bagctl::RenderEventLine(e) ==
+        "2024-05-01T12:00:00.250Z bfd 10.77.0.2 micro-bfd lag1/eth2 Init -> Up; eth2 counts again in lag1 (after the "
+        "hold-down)");
+}

@@ -480,6 +480,33 @@ neighbors { address: "192.0.2.4" remote_as: 65004 }
                      CHECK(Differences(plan.running.capacity_sources(0), running.capacity_sources(0)) == "");
                    }});
 
+  cases.push_back({.name = "micro_bfd on a capacity source is reloadable: added, changed, removed",
+                   .running = Config("", "", lag + kNeighbors),
+                   .next = Config("", "",
+                                  R"(capacity_sources { name: "lag1" members: ["eth1", "eth2"] member_speed: "100G"
+  micro_bfd { local_address: "10.9.0.1" neighbor_address: "10.9.0.2" min_tx: 100 min_rx: 100 } }
+)" + std::string(kNeighbors)),
+                   .check = [](const ReloadPlan& plan, const auto&, const auto&) {
+                     CHECK(plan.needs_restart.empty());
+                     REQUIRE(plan.running.capacity_sources_size() == 1);
+                     CHECK(plan.running.capacity_sources(0).micro_bfd().neighbor_address() == "10.9.0.2");
+                     CHECK(plan.running.capacity_sources(0).micro_bfd().min_tx() == 100);
+                   }});
+  cases.push_back({.name = "micro_bfd removed with a member added: the restart keeps the members, not micro_bfd",
+                   .running = Config("", "",
+                                     R"(capacity_sources { name: "lag1" members: ["eth1", "eth2"] member_speed: "100G"
+  micro_bfd { local_address: "10.9.0.1" neighbor_address: "10.9.0.2" } }
+)" + std::string(kNeighbors)),
+                   .next = Config("", "",
+                                  R"(capacity_sources { name: "lag1" members: ["eth1", "eth2", "eth3"] member_speed: "100G" }
+)" + std::string(kNeighbors)),
+                   .check = [](const ReloadPlan& plan, const auto&, const auto&) {
+                     CHECK(plan.needs_restart == Strings{"capacity_sources"});
+                     REQUIRE(plan.running.capacity_sources_size() == 1);
+                     CHECK(plan.running.capacity_sources(0).members_size() == 2);
+                     CHECK_FALSE(plan.running.capacity_sources(0).has_micro_bfd());
+                   }});
+
   cases.push_back({.name = "router.asn cannot change while running",
                    .running = Base(),
                    .next = std::string("router { asn: 65099 router_id: \"10.255.0.1\" ebgp_requires_policy: false }\n"

@@ -28,14 +28,23 @@ std::string Age(int64_t since_ms, int64_t now_ms) {
 
 std::string RenderBfdTable(const control::v1::ListBfdSessionsResponse& response, int64_t now) {
   if (response.sessions().empty()) return "No BFD sessions are configured.\n";
+  // Micro-BFD sessions (RFC 7130) add the LAG and member columns.
+  const bool micro = std::any_of(response.sessions().begin(), response.sessions().end(),
+                                 [](const auto& s) { return !s.interface().empty(); });
   std::vector<std::vector<std::string>> rows = {
       {"Peer", "Type", "State", "Remote", "LocalDisc", "RemoteDisc", "Tx", "Detect", "Diag", "Up", "Flaps"}};
+  if (micro) rows[0].insert(rows[0].begin() + 2, {"LAG", "Member", "Counts"});
   for (const auto& s : response.sessions()) {
-    rows.push_back({s.peer(), s.multihop() ? "multihop" : "single-hop", s.state(), s.remote_state(),
+    const bool m = !s.interface().empty();
+    rows.push_back({s.peer(), m ? "micro-bfd" : s.multihop() ? "multihop" : "single-hop", s.state(), s.remote_state(),
                     absl::StrCat(s.local_discriminator()), absl::StrCat(s.remote_discriminator()),
                     Ms(s.tx_interval_us()), Ms(s.detection_time_us()),
                     s.local_diagnostic() == "none" ? "-" : s.local_diagnostic(),
                     s.state() == "Up" ? Age(s.up_since_unix_ms(), now) : "-", absl::StrCat(s.flaps())});
+    if (micro) {
+      rows.back().insert(rows.back().begin() + 2, {m ? s.capacity_source() : "-", m ? s.interface() : "-",
+                                                   m ? (s.member_allowed() ? "yes" : "no") : "-"});
+    }
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& r : rows) {
@@ -54,8 +63,16 @@ std::string RenderBfdTable(const control::v1::ListBfdSessionsResponse& response,
 }
 
 std::string RenderBfdDetail(const control::v1::BfdSession& s, int64_t now) {
-  std::string out = absl::StrCat("BFD peer ", s.peer(), s.multihop() ? " multihop" : " single hop",
+  std::string out = absl::StrCat("BFD peer ", s.peer(),
+                                 !s.interface().empty() ? absl::StrCat(" micro-BFD on ", s.interface())
+                                 : s.multihop()         ? " multihop"
+                                                        : " single hop",
                                  s.local_address().empty() ? "" : absl::StrCat(" from ", s.local_address()), "\n");
+  if (!s.interface().empty()) {
+    absl::StrAppend(&out, "  member ", s.interface(), " of capacity source ", s.capacity_source(), ": BFD says ",
+                    s.member_liveness(), ", so it ", s.member_allowed() ? "counts" : "does not count",
+                    s.member_allowed() ? " (while its link is up)" : " in the LAG's capacity", "\n");
+  }
   absl::StrAppend(&out, "  state ", s.state(), " (remote ", s.remote_state(), ")",
                   s.state() == "Up" ? absl::StrCat(", up for ", Age(s.up_since_unix_ms(), now)) : "",
                   ", last change ", Age(s.last_change_unix_ms(), now), " ago, ", s.flaps(), " flaps\n");

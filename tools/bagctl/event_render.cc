@@ -103,6 +103,19 @@ std::string RenderEventLine(const Event& event) {
       if (b.bgp_action() == "down") bgp = "; BGP session taken down (Cease / BFD Down)";
       if (b.bgp_action() == "start") bgp = "; BGP may start";
       if (b.remote_admin_down()) bgp = "; the peer's AdminDown: not a failure, BGP stays";
+      if (!b.interface().empty()) {  // micro-BFD (RFC 7130): the LAG's capacity
+        bgp = b.capacity_action() == "member down"
+                  ? absl::StrCat("; ", Printable(b.interface()), " no longer counts in ", Printable(b.capacity_source()))
+              : b.capacity_action() == "member up"
+                  ? absl::StrCat("; ", Printable(b.interface()), " counts again in ", Printable(b.capacity_source()),
+                                 " (after the hold-down)")
+              : b.remote_admin_down() ? "; the far end's AdminDown: not a failure, the member stays"
+                                      : "";
+        return absl::StrCat(time, " bfd ", Printable(b.peer()), " micro-bfd ", Printable(b.capacity_source()), "/",
+                            Printable(b.interface()), " ", b.from(), " -> ", b.to(),
+                            b.diagnostic().empty() || b.diagnostic() == "none" ? "" : ": ",
+                            b.diagnostic() == "none" ? "" : b.diagnostic(), bgp);
+      }
       return absl::StrCat(time, " bfd ", Printable(b.peer()), b.multihop() ? " (multihop)" : "", " ", b.from(), " -> ",
                           b.to(), b.diagnostic().empty() || b.diagnostic() == "none" ? "" : ": ",
                           b.diagnostic() == "none" ? "" : b.diagnostic(), bgp);
