@@ -636,20 +636,25 @@ void Advertiser::StartInterval(PeerState& p, uint32_t mrai) {
   p.pacing.timer->Start(std::chrono::seconds(mrai), [this, index] { FlushPaced(index); });
 }
 
-void Advertiser::AdvertisePacedInSlices(PeerState& p, std::span<const net::Prefix> prefixes) {
-  const uint32_t mrai = p.out->advertisement_interval_s();
-  const bool paced = mrai > 0 && Sending(p);
-  if (paced && p.pacing.running) {
-    for (const auto& prefix : prefixes) p.pacing.pending.insert(prefix);
-    return;
+void Advertiser::AdvertisePacedInSlices(std::span<PeerState* const> members, std::span<const net::Prefix> prefixes) {
+  std::vector<PeerState*> now;
+  for (PeerState* p : members) {
+    if (p->out->advertisement_interval_s() > 0 && Sending(*p) && p->pacing.running) {
+      for (const auto& prefix : prefixes) p->pacing.pending.insert(prefix);
+    } else {
+      now.push_back(p);
+    }
   }
   // As AdvertisePaced, with each slice's current state taken and sent before the next: a
   // bandwidth change over the whole table would otherwise hold a change (~170 bytes) per
   // prefix at once.
   for (size_t i = 0; i < prefixes.size(); i += kAdvertiseSlice) {
-    Advertise(p, CurrentState(prefixes.subspan(i, std::min(kAdvertiseSlice, prefixes.size() - i))));
+    const auto slice = CurrentState(prefixes.subspan(i, std::min(kAdvertiseSlice, prefixes.size() - i)));
+    AdvertiseTogether(now, slice);
   }
-  if (paced) StartInterval(p, mrai);
+  for (PeerState* p : now) {
+    if (const uint32_t mrai = p->out->advertisement_interval_s(); mrai > 0 && Sending(*p)) StartInterval(*p, mrai);
+  }
 }
 
 void Advertiser::FlushPaced(rib::PeerIndex index) {
@@ -666,10 +671,34 @@ void Advertiser::FlushPaced(rib::PeerIndex index) {
 void Advertiser::FlushDeferredBandwidth(rib::PeerIndex index) {
   PeerState* p = Writable(index);
   if (p == nullptr) return;
-  p->lb.timer_at = absl::InfiniteFuture();
-  const std::vector<net::Prefix> deferred = p->lb.damping.TakeDeferred(p->adj_out);
-  if (deferred.empty() || !Sending(*p)) return;
-  AdvertisePacedInSlices(*p, deferred);
+  // The members of its group whose deferral ends at the same moment come along (their timers
+  // are due now too): those with the same deferred prefixes get them in one export pass.
+  const absl::Time at = p->lb.timer_at;
+  std::vector<PeerState*> due = {p};
+  if (shared_export_ && Sending(*p)) {
+    const std::string key = ExportKey(*p);
+    for (PeerState& q : peers_) {
+      if (&q == p || !Sending(q) || q.lb.timer_at != at || !q.lb.timer || ExportKey(q) != key) continue;
+      q.lb.timer->Stop();
+      due.push_back(&q);
+    }
+  }
+  std::vector<std::pair<std::vector<net::Prefix>, std::vector<PeerState*>>> by_prefixes;
+  for (PeerState* q : due) {
+    q->lb.timer_at = absl::InfiniteFuture();
+    std::vector<net::Prefix> deferred = q->lb.damping.TakeDeferred(q->adj_out);
+    if (deferred.empty() || !Sending(*q)) continue;
+    auto same = std::find_if(by_prefixes.begin(), by_prefixes.end(), [&](const auto& b) { return b.first == deferred; });
+    if (same == by_prefixes.end()) {
+      by_prefixes.emplace_back(std::move(deferred), std::vector<PeerState*>{q});
+    } else {
+      same->second.push_back(q);
+    }
+  }
+  for (auto& [prefixes, members] : by_prefixes) {
+    std::sort(members.begin(), members.end());  // index order
+    AdvertisePacedInSlices(members, prefixes);
+  }
 }
 
 std::vector<rib::RouteChange> Advertiser::CurrentState(const absl::flat_hash_set<net::Prefix>& prefixes) const {

@@ -181,7 +181,7 @@ class Advertiser {
                                              const net::Prefix& prefix, std::span<const rib::Path> multipath,
                                              bool* self) const;
   // AdvertisePaced for prefixes in table order, from their current state, kAdvertiseSlice at a time.
-  void AdvertisePacedInSlices(PeerState& to, std::span<const net::Prefix> prefixes);
+  void AdvertisePacedInSlices(std::span<PeerState* const> members, std::span<const net::Prefix> prefixes);
   void StartInterval(PeerState& to, uint32_t mrai);
   static constexpr size_t kAdvertiseSlice = 16384;
   void FlushPaced(rib::PeerIndex index);
