@@ -27,7 +27,7 @@ DEPS := cmake g++ make ninja-build ccache pkg-config \
         libgrpc++-dev protobuf-compiler-grpc libboost-dev libre2-dev \
         iproute2 python3 frr gobgpd libhiredis-dev libzmq3-dev redis-server \
         go-md2man dpkg-dev mmdebstrap lintian systemd-container python3-matplotlib \
-        bgpdump pmacct
+        bgpdump pmacct tshark
 
 # What only the side-by-side benchmarks need (bench/ingest_compare.py runs BIRD next to bagd);
 # not installed by `make test`: Debian starts bird.service when it installs bird2.
@@ -44,6 +44,7 @@ deps:
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" != 0 ]; then echo "run as root (or install:$$missing)"; exit 1; fi; \
+	  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	else echo "deps: all present"; fi
 

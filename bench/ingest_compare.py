@@ -29,6 +29,12 @@ prefix, "kernel flush s" the blasters' stop -> it holds none of them again (read
 The machine may be shared: before each run the script waits (--quiet-wait, default 120 s) for
 the CPUs to go idle, and records the CPU-1 time not spent in the daemon during the run.
 
+BMP and MRT cost (issue 44): daemon "bagd+bmp" is bagd with a BMP station attached (a sink in
+the daemon's namespace that reads and discards, --bmp-views which tables), "bagd+mrt" with the
+MRT updates log on (every received message to a file), "bagd+bmp+mrt" both; compare them with
+"bagd" in one interleaved run: --daemons bagd,bagd+bmp,bagd+mrt --interleave. The rows add
+the octets the station read (bmp_bytes) and the MRT files written (mrt_bytes).
+
 usage: python3 bench/ingest_compare.py [--daemons bagd,bird,frr,gobgp] [--workloads W1,W1b,W2,W2x]
                                        [--runs 3] [--scale 1.0] [--json OUT] [--no-pin] [--no-lb]
                                        [--bagd-also LABEL=PATH --daemons bagd,bagd:LABEL,...] [--kernel] [--interleave]
@@ -190,9 +196,10 @@ class Daemon:
 class Bagd(Daemon):
     name = "bagd"
 
-    def __init__(self, *a, bagd, bagctl, **kw):
+    def __init__(self, *a, bagd, bagctl, extras=(), **kw):
         super().__init__(*a, **kw)
         self.bagd, self.bagctl = bagd, bagctl
+        self.extras = set(extras)  # "bmp": a BMP station attached; "mrt": the MRT updates log on
 
     def start(self):
         listen = "".join(f' listen {{ address: "{a4}" }}' for a4, _b, _as in self.neighbors())
@@ -212,6 +219,18 @@ class Bagd(Daemon):
         if self.multipath:
             conf.append(f"multipath {{ maximum_paths_ebgp: {self.multipath} as_path_relax: true }}")
         conf.append("fib { backend: BACKEND_NETLINK }" if KERNEL else "fib { backend: BACKEND_NONE }")
+        if "bmp" in self.extras:
+            # The station: reads and discards on 127.0.0.1 in the daemon's namespace (CPU 0,
+            # with the blasters), counting octets into a file.
+            self.bmp_count = os.path.join(self.dir, "bmp_bytes")
+            self.lab.spawn("bmp_sink", self.ns, (["taskset", "-c", "0"] if self.pin else []) + [
+                sys.executable, "-u", "-c", BMP_SINK, str(BMP_SINK_PORT), self.bmp_count], "bmp_sink.log")
+            views = ", ".join(v.strip() for v in BMP_VIEWS.split(",") if v.strip())
+            conf.append(f'bmp {{ station {{ address: "127.0.0.1" port: {BMP_SINK_PORT} views: [{views}] }} }}')
+        if "mrt" in self.extras:
+            self.mrt_dir = os.path.join(self.dir, "mrt")
+            os.makedirs(self.mrt_dir, exist_ok=True)
+            conf.append(f'mrt {{ updates_interval: 3600 updates_path: "{self.mrt_dir}/updates.%Y%m%d.%H%M%S" }}')
         path = os.path.join(self.dir, "bagd.textproto")
         with open(path, "w") as f:
             f.write("\n".join(conf) + "\n")
@@ -223,6 +242,19 @@ class Bagd(Daemon):
         wait_until(lambda: os.path.exists(self.sock) or not self.alive(), 10, "bagd control socket")
         if not self.alive():
             raise RuntimeError("bagd exited: " + self.lab.log("bagd.log"))
+
+    def extra_stats(self):
+        """What the BMP station read and the MRT files hold so far (the updates file is
+        written as NAME.tmp until its interval ends)."""
+        out = {}
+        if "bmp" in self.extras:
+            try:
+                out["bmp_bytes"] = int(open(self.bmp_count).read().strip() or 0)
+            except (OSError, ValueError):
+                out["bmp_bytes"] = None
+        if "mrt" in self.extras:
+            out["mrt_bytes"] = sum(os.path.getsize(os.path.join(self.mrt_dir, f)) for f in os.listdir(self.mrt_dir))
+        return out
 
     def counts(self):
         out = json.loads(run([self.bagctl, "--socket", self.sock, "show", "neighbors", "--json"]).stdout)
@@ -238,6 +270,44 @@ class Bagd(Daemon):
         # RIB within 2 ms, and an HTTP scrape of it takes about a millisecond.
         return [sys.executable, "-u", "-c", PROM_WATCH, self.metrics[0], str(self.metrics[1]), str(target)]
 
+
+BMP_SINK_PORT = 11790
+BMP_VIEWS = "BMP_PRE_POLICY, BMP_POST_POLICY, BMP_LOC_RIB"  # --bmp-views
+# A BMP station that reads and discards (one connection at a time), writing the octets read
+# so far to a file at most every 0.2 s while data comes, and whenever the stream pauses.
+BMP_SINK = r"""
+import os, socket, sys, time
+port, path = int(sys.argv[1]), sys.argv[2]
+srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", port))
+srv.listen(4)
+total, written, last = 0, -1, 0.0
+def save():
+    global written, last
+    last = time.monotonic()
+    if written != total:
+        written = total
+        with open(path + ".tmp", "w") as f:
+            f.write(str(total))
+        os.replace(path + ".tmp", path)
+while True:
+    c, _ = srv.accept()
+    c.settimeout(0.2)
+    while True:
+        try:
+            data = c.recv(1 << 20)
+        except socket.timeout:
+            save()
+            continue
+        if not data:
+            break
+        total += len(data)
+        if time.monotonic() - last > 0.2:
+            save()
+    save()
+    c.close()
+"""
 
 PROM_WATCH = r"""
 import re, socket, sys, time
@@ -498,14 +568,20 @@ BAGD_ALSO = {}
 
 
 def daemon_class(name):
+    name = name.split("+")[0]  # bagd+bmp, bagd+mrt, bagd:LABEL+bmp: bagd with a station / the updates log
     return Bagd if name.startswith("bagd:") else DAEMONS[name]
 
 
 def bagd_binary(name, args):
+    name = name.split("+")[0]
     return BAGD_ALSO[name.split(":", 1)[1]] if name.startswith("bagd:") else args.bagd
 
 
 def available(name, args):
+    base = name.split("+")[0]
+    if base == "bagd" and any(x not in ("bmp", "mrt") for x in name.split("+")[1:]):
+        return "unknown bagd variant (bagd+bmp, bagd+mrt, bagd+bmp+mrt)"
+    name = base
     if name == "bagd" or name.startswith("bagd:"):
         return all(os.access(p, os.X_OK) for p in (bagd_binary(name, args), args.bagctl)) or "bagd/bagctl not built"
     if name == "bird":
@@ -555,7 +631,8 @@ def measure(daemon_name, wl_name, args, run_no):
         dns, bns = lab.netns("d"), lab.netns("b")
         links = [lab.link(dns, bns) for _ in range(peers)]
         # The blasters and the poller run on CPU 0, the daemon on CPU 1.
-        kw = dict(bagd=bagd_binary(daemon_name, args), bagctl=args.bagctl) if daemon_name.startswith("bagd") else {}
+        kw = dict(bagd=bagd_binary(daemon_name, args), bagctl=args.bagctl,
+                  extras=daemon_name.split("+")[1:]) if daemon_name.startswith("bagd") else {}
         multipath = wl.get("multipath", 4) if peers > 1 else 0  # maximum paths; 0: no multipath
         d = daemon_class(daemon_name)(lab, dns, links, args.pin, multipath, export=wl.get("export", False), **kw)
         d.start()
@@ -693,6 +770,8 @@ def measure(daemon_name, wl_name, args, run_no):
                    load1=load0, busy_before_s_per_s=quiet_busy,
                    # CPU 1 busy time not spent in the daemon (other tenants, softirq): contention.
                    cpu1_other_s=(busy_done - busy0) - (cpu_done - cpu0) if args.pin else None)
+        if hasattr(d, "extra_stats"):
+            res.update(d.extra_stats())
         if args.verbose:
             print(json.dumps(res), flush=True)
         return res
@@ -806,8 +885,11 @@ def main():
                     help="another bagd binary, measured in the same run as daemon bagd:LABEL (add it to --daemons)")
     ap.add_argument("--interleave", action="store_true",
                     help="run r of every daemon before run r + 1 (a shared machine's load drift falls on all alike)")
+    ap.add_argument("--bmp-views", default="BMP_PRE_POLICY, BMP_POST_POLICY, BMP_LOC_RIB",
+                    help="the tables the BMP station of daemon bagd+bmp gets (config BmpView names, comma-separated)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
+    globals()["BMP_VIEWS"] = args.bmp_views
     for spec in args.bagd_also:
         label, _eq, path = spec.partition("=")
         if not label or not path:
@@ -851,7 +933,7 @@ def main():
         measured = []
         for dn in daemons:
             ok = available(dn, args)
-            if ok is True and KERNEL and dn.split(":")[0] not in KERNEL_DAEMONS:
+            if ok is True and KERNEL and dn.split("+")[0].split(":")[0] not in KERNEL_DAEMONS:
                 ok = "no kernel FIB in this benchmark (--kernel: bagd and bird only)"
             if ok is not True:
                 notes.append(f"{dn}: skipped, {ok}")

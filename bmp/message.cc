@@ -178,6 +178,12 @@ Bytes EncodeStatisticsReport(const PerPeerHeader& h, std::span<const Stat> stats
   return out;
 }
 
+wire::ExtendedCommunity AppliedBandwidthCommunity(uint32_t local_as, double bits_per_second) {
+  return wire::LinkBandwidth::FromBitsPerSecond(local_as > 0xffff ? wire::kAsTrans : local_as, bits_per_second,
+                                                /*transitive=*/false)
+      .ToExtendedCommunity();
+}
+
 std::optional<FrameInfo> PeekFrame(ByteSpan buffered) {
   if (buffered.size() < kCommonHeaderSize) return std::nullopt;
   FrameInfo f;

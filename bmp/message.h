@@ -14,6 +14,7 @@
 
 #include "net/ip_prefix.h"
 #include "wire/byte_io.h"
+#include "wire/link_bandwidth.h"
 
 namespace bagd::bmp {
 
@@ -143,6 +144,12 @@ Bytes EncodeRouteMonitoring(const PerPeerHeader& h, ByteSpan update);
 void AppendRouteMonitoring(Bytes& out, const PerPeerHeader& h, ByteSpan update);
 // §4.8: Statistics Report.
 Bytes EncodeStatisticsReport(const PerPeerHeader& h, std::span<const Stat> stats);
+
+// bagd's applied bandwidth on a Loc-RIB member (docs/bmp.md): a non-transitive link-bandwidth
+// extended community (type 0x40, sub-type 0x04, RFC 10005's encoding) with bagd's AS (AS_TRANS
+// above 65535) and the bandwidth the weights stage applied to the member, in octets per
+// second as an IEEE float. Added beside the neighbor's own community, never replacing it.
+wire::ExtendedCommunity AppliedBandwidthCommunity(uint32_t local_as, double bits_per_second);
 
 // What a station needs to know of a BMP message's framing (tests, the stress tool):
 // the type and whole length of the message at the front of `buffered`, if it is all there.

@@ -16,6 +16,7 @@ struct Monitor::Group {
   const wire::PathAttributes* attrs = nullptr;  // null: withdrawn
   net::Family family = net::Family::kIpv4Unicast;
   std::vector<net::Nlri> nlri;
+  std::shared_ptr<const wire::PathAttributes> owned;  // what `attrs` points into, when a copy
 };
 
 struct Monitor::Feed {
@@ -30,6 +31,11 @@ struct Monitor::Feed {
   std::vector<std::pair<rib::PeerIndex, net::Nlri>> stored;
   size_t stored_pos = 0;
   bool stored_taken = false;
+  // Between them, the Adj-RIB-Outs (RFC 8671 post-policy), neighbor by neighbor in index
+  // order: the neighbor being walked and the last prefix sent of it.
+  bool out_walked = true;
+  std::optional<rib::PeerIndex> out_peer;
+  std::optional<net::Prefix> out_cursor;
   std::unique_ptr<asio::steady_timer> stats_timer;
   std::chrono::microseconds longest_slice{0};
   uint64_t syncs_done = 0;
@@ -159,6 +165,18 @@ wire::CodecContext Monitor::PostContext(const PeerSession& s) const {
   return ctx;
 }
 
+wire::CodecContext Monitor::OutContext(const PeerSession& s) const {
+  wire::CodecContext ctx;
+  ctx.four_octet_as = true;  // the RIB and the Adj-RIB-Out hold 4-octet AS paths; A stays clear
+  ctx.extended_message = s.extended_message;
+  return ctx;
+}
+
+uint8_t Monitor::SessionFlags(const Views& v) {
+  const bool in = v.pre_policy || v.post_policy || v.loc_rib;
+  return !in && (v.adj_rib_out_pre || v.adj_rib_out_post) ? peer_flag::kAdjRibOut : 0;
+}
+
 wire::CodecContext Monitor::LocRibContext() const {
   wire::CodecContext ctx;
   ctx.four_octet_as = true;
@@ -166,8 +184,8 @@ wire::CodecContext Monitor::LocRibContext() const {
   return ctx;
 }
 
-Bytes Monitor::PeerUpMessage(const PeerSession& s) const {
-  return EncodePeerUp(Header(s, 0, s.up_since), s.local_address, s.local_port, s.remote_port, s.sent_open,
+Bytes Monitor::PeerUpMessage(const PeerSession& s, uint8_t flags) const {
+  return EncodePeerUp(Header(s, flags, s.up_since), s.local_address, s.local_port, s.remote_port, s.sent_open,
                       s.received_open);
 }
 
@@ -178,9 +196,9 @@ Bytes Monitor::LocRibPeerUp() const {
 }
 
 size_t Monitor::AppendGroups(Bytes& out, const PerPeerHeader& h, const wire::CodecContext& ctx,
-                             std::vector<Group>& groups) const {
+                             const std::vector<Group>& groups) const {
   size_t n = 0;
-  for (Group& g : groups) {
+  for (const Group& g : groups) {
     if (g.nlri.empty()) continue;
     auto updates = g.attrs ? wire::PackAnnouncements(*g.attrs, g.family, g.nlri, ctx)
                            : wire::PackWithdrawals(g.family, g.nlri, ctx);
@@ -215,13 +233,16 @@ void Monitor::StationUp(Feed& f) {
     ++n;
   }
   for (const auto& [index, s] : peers_) {
-    const Bytes up = PeerUpMessage(s);
+    const Bytes up = PeerUpMessage(s, SessionFlags(v));
     out.insert(out.end(), up.begin(), up.end());
     ++n;
   }
   SendTo(f, out, n);
   f.syncing = true;
-  f.walked = !(v.post_policy || v.loc_rib);
+  f.walked = !(v.post_policy || v.loc_rib || v.adj_rib_out_pre);
+  f.out_walked = !v.adj_rib_out_post;
+  f.out_peer.reset();
+  f.out_cursor.reset();
   f.cursor.reset();
   f.stored.clear();
   f.stored_pos = 0;
@@ -290,9 +311,11 @@ void Monitor::RunSliceBody(Feed& f) {
         return absl::HashOf(k.peer, reinterpret_cast<uintptr_t>(k.attrs), static_cast<int>(k.family));
       }
     };
-    absl::flat_hash_map<Key, size_t, KeyHash> post_index, loc_index;
-    std::vector<Group> post_groups, loc_groups;
-    std::vector<rib::PeerIndex> post_peer;
+    absl::flat_hash_map<Key, size_t, KeyHash> post_index, pre_out_index;
+    absl::flat_hash_map<std::pair<const wire::PathAttributes*, int>, size_t> loc_index;
+    AppliedCopies copies;
+    std::vector<Group> post_groups, loc_groups, pre_out_groups;
+    std::vector<rib::PeerIndex> post_peer, pre_out_peer;
     size_t prefixes = 0;
     bool more = false;
     Bytes out;
@@ -307,11 +330,20 @@ void Monitor::RunSliceBody(Feed& f) {
         n += AppendGroups(out, Header(s, peer_flag::kPostPolicy, now), PostContext(s), one);
       }
       n += AppendGroups(out, LocRibHeader(now), LocRibContext(), loc_groups);
+      for (size_t i = 0; i < pre_out_groups.size(); ++i) {
+        const PeerSession& s = peers_.at(pre_out_peer[i]);
+        std::vector<Group> one{std::move(pre_out_groups[i])};
+        n += AppendGroups(out, Header(s, peer_flag::kAdjRibOut, now), OutContext(s), one);
+      }
       post_groups.clear();
       post_peer.clear();
       loc_groups.clear();
+      copies.clear();
+      pre_out_groups.clear();
+      pre_out_peer.clear();
       post_index.clear();
       loc_index.clear();
+      pre_out_index.clear();
     };
     rib_.ForEachAfter(f.cursor, [&](const net::Prefix& prefix, const rib::Destination& d) {
       if (prefixes > 0 && prefixes % 64 == 0) {
@@ -335,19 +367,29 @@ void Monitor::RunSliceBody(Feed& f) {
           const Key k{p.peer, p.attrs.get(), fam};
           auto [it, added] = post_index.try_emplace(k, post_groups.size());
           if (added) {
-            post_groups.push_back(Group{&p.attrs->attrs, fam, {}});
+            post_groups.push_back(Group{&p.attrs->attrs, fam, {}, nullptr});
             post_peer.push_back(p.peer);
           }
           post_groups[it->second].nlri.push_back(net::Nlri{prefix, p.path_id});
         }
       }
       if (v.loc_rib) {
-        d.ForEachMultipath([&](const rib::Path& p) {
-          const Key k{0, p.attrs.get(), fam};
-          auto [it, added] = loc_index.try_emplace(k, loc_groups.size());
-          if (added) loc_groups.push_back(Group{&p.attrs->attrs, fam, {}});
-          loc_groups[it->second].nlri.push_back(net::Nlri{prefix, LocRibPathId(p)});
-        });
+        d.ForEachMultipath([&](const rib::Path& p) { AddLocRibMember(prefix, p, copies, loc_index, loc_groups); });
+      }
+      if (v.adj_rib_out_pre && d.best() >= 0 && options_.export_candidate) {
+        // RFC 8671 pre-policy: the best path as the Loc-RIB has it, to each neighbor it is
+        // eligible for before export policy.
+        const rib::Path& best = d.paths()[d.best()];
+        for (const auto& [index, s] : peers_) {
+          if (!options_.export_candidate(index, prefix, best)) continue;
+          const Key k{index, best.attrs.get(), fam};
+          auto [it, added] = pre_out_index.try_emplace(k, pre_out_groups.size());
+          if (added) {
+            pre_out_groups.push_back(Group{&best.attrs->attrs, fam, {}, nullptr});
+            pre_out_peer.push_back(index);
+          }
+          pre_out_groups[it->second].nlri.push_back(net::Nlri{prefix, 0});
+        }
       }
       return true;
     });
@@ -356,6 +398,10 @@ void Monitor::RunSliceBody(Feed& f) {
     if (!more) {
       f.walked = true;
     }
+  } else if (!f.out_walked) {
+    Bytes out;
+    const size_t n = WalkAdjRibOut(f, out, now);
+    SendTo(f, out, n);
   } else if (!f.stored_taken || f.stored_pos < f.stored.size()) {
     if (!f.stored_taken) {
       // Pre-policy: the stored routes of the neighbors that keep them (sorted once; each is
@@ -395,7 +441,7 @@ void Monitor::RunSliceBody(Feed& f) {
         if (a == nullptr) continue;  // withdrawn since: the raw withdrawal went out live
         const net::Family fam = nlri.prefix.family();
         auto [it, added] = index.try_emplace({a->get(), static_cast<int>(fam)}, groups.size());
-        if (added) groups.push_back(Group{&(*a)->attrs, fam, {}});
+        if (added) groups.push_back(Group{&(*a)->attrs, fam, {}, nullptr});
         groups[it->second].nlri.push_back(nlri);
       }
       if (sit == peers_.end() || groups.empty()) continue;
@@ -406,7 +452,7 @@ void Monitor::RunSliceBody(Feed& f) {
     }
     SendTo(f, out, n);
   }
-  if (f.walked && f.stored_taken && f.stored_pos >= f.stored.size()) {
+  if (f.walked && f.out_walked && f.stored_taken && f.stored_pos >= f.stored.size()) {
     FinishSync(f);
     return;
   }
@@ -441,6 +487,16 @@ void Monitor::FinishSync(Feed& f) {
         ++n;
       }
     }
+    for (const uint8_t flags : {peer_flag::kAdjRibOut, uint8_t(peer_flag::kAdjRibOut | peer_flag::kPostPolicy)}) {
+      if (!(flags & peer_flag::kPostPolicy ? v.adj_rib_out_post : v.adj_rib_out_pre)) continue;
+      for (const auto& [index, s] : peers_) {
+        if (!s.families[fi]) continue;
+        auto bytes = wire::EncodeMessage(eor, OutContext(s));
+        if (!bytes.ok()) continue;
+        AppendRouteMonitoring(out, Header(s, flags, now), *bytes);
+        ++n;
+      }
+    }
     if (v.loc_rib) {
       auto bytes = wire::EncodeMessage(eor, LocRibContext());
       if (!bytes.ok()) continue;
@@ -451,36 +507,118 @@ void Monitor::FinishSync(Feed& f) {
   SendTo(f, out, n);
 }
 
+std::shared_ptr<const wire::PathAttributes> Monitor::LocRibAttributes(const net::Prefix& prefix, const rib::Path& p,
+                                                                       AppliedCopies& copies) const {
+  std::optional<double> bps = options_.applied_bps ? options_.applied_bps(prefix, p) : std::nullopt;
+  // Not owned: the RIB's interned set outlives the call (an aliasing pointer, no count).
+  if (!bps) return std::shared_ptr<const wire::PathAttributes>(std::shared_ptr<void>(), &p.attrs->attrs);
+  const wire::ExtendedCommunity ec = AppliedBandwidthCommunity(options_.local_as, *bps);
+  auto [it, added] = copies.try_emplace(std::pair(p.attrs.get(), ec.raw));
+  if (added) {
+    auto a = std::make_shared<wire::PathAttributes>(p.attrs->attrs);
+    a->extended_communities.push_back(ec);
+    it->second = std::move(a);
+  }
+  return it->second;
+}
+
+void Monitor::AddLocRibMember(const net::Prefix& prefix, const rib::Path& p, AppliedCopies& copies,
+                              absl::flat_hash_map<std::pair<const wire::PathAttributes*, int>, size_t>& index,
+                              std::vector<Group>& groups) const {
+  const net::Family fam = prefix.family();
+  std::shared_ptr<const wire::PathAttributes> a = LocRibAttributes(prefix, p, copies);
+  auto [it, added] = index.try_emplace(std::pair(a.get(), static_cast<int>(fam)), groups.size());
+  if (added) groups.push_back(Group{a.get(), fam, {}, a});
+  groups[it->second].nlri.push_back(net::Nlri{prefix, LocRibPathId(p)});
+}
+
+void Monitor::AppliedChanged(std::span<const net::Prefix> prefixes) {
+  if (!wants_.loc_rib || prefixes.empty()) return;
+  bool any = false;
+  for (const auto& f : feeds_) any |= f->station->config().views.loc_rib && f->station->up();
+  if (!any) return;
+  // Every member of each prefix as it is now, with what the weights stage applies to it: a
+  // member that stayed is sent again when its share moved with the set.
+  AppliedCopies copies;
+  absl::flat_hash_map<std::pair<const wire::PathAttributes*, int>, size_t> index;
+  std::vector<Group> groups;
+  for (const net::Prefix& prefix : prefixes) {
+    const rib::Destination* d = rib_.Find(prefix);
+    if (d == nullptr || d->best() < 0) continue;  // gone: withdrawn at the change
+    d->ForEachMultipath([&](const rib::Path& p) { AddLocRibMember(prefix, p, copies, index, groups); });
+  }
+  Distribute(&Views::loc_rib, LocRibHeader(options_.now()), LocRibContext(), groups);
+}
+
+size_t Monitor::WalkAdjRibOut(Feed& f, Bytes& out, absl::Time now) {
+  size_t n = 0;
+  size_t prefixes = 0;
+  auto it = f.out_peer ? peers_.lower_bound(*f.out_peer) : peers_.begin();
+  if (it != peers_.end() && f.out_peer && it->first != *f.out_peer) f.out_cursor.reset();  // that neighbor went down
+  while (it != peers_.end()) {
+    const PeerSession& s = it->second;
+    // Read afresh each slice: the neighbor's table may have gone since the last one.
+    const rib::AdjRibOut* adj = options_.adj_rib_out ? options_.adj_rib_out(it->first) : nullptr;
+    bool more = false;
+    if (adj != nullptr) {
+      absl::flat_hash_map<std::pair<const rib::InternedAttributes*, int>, size_t> index_of;
+      std::vector<Group> groups;
+      adj->ForEachAfter(f.out_cursor, [&](const net::Prefix& prefix, const rib::AdjRibOut::Entry& e) {
+        if (prefixes >= options_.slice_prefixes) {
+          more = true;
+          return false;
+        }
+        f.out_cursor = prefix;
+        const rib::AttrRef& a = adj->attrs(e);
+        if (!a) return true;  // not given attributes yet: not sent
+        ++prefixes;
+        const net::Family fam = prefix.family();
+        auto [g, added] = index_of.try_emplace({a.get(), static_cast<int>(fam)}, groups.size());
+        if (added) groups.push_back(Group{&a->attrs, fam, {}, nullptr});
+        groups[g->second].nlri.push_back(net::Nlri{prefix, 0});
+        return true;
+      });
+      n += AppendGroups(out, Header(s, peer_flag::kAdjRibOut | peer_flag::kPostPolicy, now), OutContext(s), groups);
+    }
+    if (more) {
+      f.out_peer = it->first;
+      return n;
+    }
+    ++it;
+    f.out_cursor.reset();
+    if (it != peers_.end()) f.out_peer = it->first;
+  }
+  f.out_walked = true;
+  return n;
+}
+
 // --- Sessions ---------------------------------------------------------------------------
 
 void Monitor::PeerUp(PeerSession session) {
   const rib::PeerIndex index = session.index;
   duplicate_withdraws_[index] = 0;
   auto& s = peers_[index] = std::move(session);
-  if (feeds_.empty()) return;
-  const Bytes up = PeerUpMessage(s);
-  for (auto& f : feeds_) SendTo(*f, up, 1);
+  for (auto& f : feeds_) SendTo(*f, PeerUpMessage(s, SessionFlags(f->station->config().views)), 1);
 }
 
 void Monitor::PeerDown(rib::PeerIndex index, const bmp::PeerDown& down) {
   auto it = peers_.find(index);
   if (it == peers_.end()) return;
-  const PerPeerHeader h = Header(it->second, 0, options_.now());
-  Bytes m;
-  switch (down.reason) {
-    case PeerDownReason::kLocalNotification:
-    case PeerDownReason::kRemoteNotification:
-      m = EncodePeerDown(h, down.reason, down.notification);
-      break;
-    case PeerDownReason::kLocalNoNotification:
-      m = EncodePeerDownFsmEvent(h, down.fsm_event);
-      break;
-    default:
-      m = EncodePeerDown(h, down.reason);
-  }
+  auto message = [&](uint8_t flags) {
+    const PerPeerHeader h = Header(it->second, flags, options_.now());
+    switch (down.reason) {
+      case PeerDownReason::kLocalNotification:
+      case PeerDownReason::kRemoteNotification:
+        return EncodePeerDown(h, down.reason, down.notification);
+      case PeerDownReason::kLocalNoNotification:
+        return EncodePeerDownFsmEvent(h, down.fsm_event);
+      default:
+        return EncodePeerDown(h, down.reason);
+    }
+  };
+  for (auto& f : feeds_) SendTo(*f, message(SessionFlags(f->station->config().views)), 1);
   peers_.erase(it);
   duplicate_withdraws_.erase(index);
-  for (auto& f : feeds_) SendTo(*f, m, 1);
 }
 
 void Monitor::PrePolicyUpdate(rib::PeerIndex index, ByteSpan update) {
@@ -532,7 +670,7 @@ void Monitor::PostPolicyUpdate(rib::PeerIndex index, const wire::UpdateMessage& 
         if (p.peer != index || p.path_id != n.path_id) continue;
         const net::Family fam = n.prefix.family();
         auto [it, added] = index_of.try_emplace({p.attrs.get(), static_cast<int>(fam)}, groups.size());
-        if (added) groups.push_back(Group{&p.attrs->attrs, fam, {}});
+        if (added) groups.push_back(Group{&p.attrs->attrs, fam, {}, nullptr});
         groups[it->second].nlri.push_back(n);
         return;
       }
@@ -545,13 +683,16 @@ void Monitor::PostPolicyUpdate(rib::PeerIndex index, const wire::UpdateMessage& 
   if (u.attrs.mp_reach) for (const net::Nlri& n : u.attrs.mp_reach->nlri) look(n);
   for (auto& w : withdrawn) groups.push_back(std::move(w));
 
-  const PerPeerHeader h = Header(s, peer_flag::kPostPolicy, options_.now());
-  const wire::CodecContext ctx = PostContext(s);
+  Distribute(&Views::post_policy, Header(s, peer_flag::kPostPolicy, options_.now()), PostContext(s), groups);
+}
+
+void Monitor::Distribute(bool Views::*view, const PerPeerHeader& h, const wire::CodecContext& ctx,
+                         const std::vector<Group>& groups) {
   Bytes all;
   size_t all_n = 0;
   bool built = false;
   for (auto& f : feeds_) {
-    if (!f->station->config().views.post_policy || !f->station->up()) continue;
+    if (!(f->station->config().views.*view) || !f->station->up()) continue;
     if (!f->syncing || f->walked) {
       if (!built) {
         all_n = AppendGroups(all, h, ctx, groups);
@@ -569,8 +710,62 @@ void Monitor::PostPolicyUpdate(rib::PeerIndex index, const wire::UpdateMessage& 
   }
 }
 
+void Monitor::AdjRibOutUpdate(rib::PeerIndex index, ByteSpan update) {
+  if (!wants_.adj_rib_out_post) return;
+  auto it = peers_.find(index);
+  if (it == peers_.end()) return;
+  const PeerSession& s = it->second;
+  // As sent: the neighbor's encoding (2-octet AS paths on a session without RFC 6793: A).
+  uint8_t flags = peer_flag::kAdjRibOut | peer_flag::kPostPolicy;
+  if (!s.four_octet_as) flags |= peer_flag::kTwoOctetAs;
+  Bytes out;
+  AppendRouteMonitoring(out, Header(s, flags, options_.now()), update);
+  // Sent at once even while a station walks the tables: the walk reads each Adj-RIB-Out as
+  // it is when it gets there, never older than what went out live before.
+  for (auto& f : feeds_) {
+    if (f->station->config().views.adj_rib_out_post) SendTo(*f, out, 1);
+  }
+}
+
+void Monitor::PreOutChanges(std::span<const rib::RouteChange> changes) {
+  if (!options_.export_candidate) return;
+  const absl::Time now = options_.now();
+  for (const auto& [index, s] : peers_) {
+    // Per neighbor: the best path if it is eligible now, a withdrawal if it was and is not.
+    std::vector<Group> groups;
+    absl::flat_hash_map<std::pair<const rib::InternedAttributes*, int>, size_t> index_of;
+    Group withdrawn[net::kFamilyCount];
+    for (int fi = 0; fi < net::kFamilyCount; ++fi) withdrawn[fi].family = static_cast<net::Family>(fi);
+    for (const rib::RouteChange& c : changes) {
+      const net::Family fam = c.prefix.family();
+      const rib::Path* now_best = c.new_multipath.empty() ? nullptr : &c.new_multipath.front();
+      const rib::Path* was_best = c.old_multipath.empty() ? nullptr : &c.old_multipath.front();
+      const bool now_in = now_best != nullptr && options_.export_candidate(index, c.prefix, *now_best);
+      const bool was_in = was_best != nullptr && options_.export_candidate(index, c.prefix, *was_best);
+      if (now_in) {
+        if (was_in && was_best->attrs.get() == now_best->attrs.get()) continue;  // the same for this neighbor
+        auto [it, added] = index_of.try_emplace({now_best->attrs.get(), static_cast<int>(fam)}, groups.size());
+        if (added) groups.push_back(Group{&now_best->attrs->attrs, fam, {}, nullptr});
+        groups[it->second].nlri.push_back(net::Nlri{c.prefix, 0});
+      } else if (was_in) {
+        withdrawn[static_cast<int>(fam)].nlri.push_back(net::Nlri{c.prefix, 0});
+      }
+    }
+    for (auto& w : withdrawn) groups.push_back(std::move(w));
+    bool any = false;
+    for (const Group& g : groups) any |= !g.nlri.empty();
+    if (any) Distribute(&Views::adj_rib_out_pre, Header(s, peer_flag::kAdjRibOut, now), OutContext(s), groups);
+  }
+}
+
 void Monitor::OnRouteChanges(std::span<const rib::RouteChange> changes) {
-  if (!wants_.loc_rib || changes.empty()) return;
+  if (changes.empty()) return;
+  if (wants_.adj_rib_out_pre) {
+    bool up = false;
+    for (const auto& f : feeds_) up |= f->station->config().views.adj_rib_out_pre && f->station->up();
+    if (up) PreOutChanges(changes);
+  }
+  if (!wants_.loc_rib) return;
   bool any = false;
   for (const auto& f : feeds_) any |= f->station->config().views.loc_rib && f->station->up();
   if (!any) return;
@@ -581,12 +776,16 @@ void Monitor::OnRouteChanges(std::span<const rib::RouteChange> changes) {
   absl::flat_hash_map<std::pair<const rib::InternedAttributes*, int>, size_t> index_of;
   Group withdrawn[net::kFamilyCount];
   for (int fi = 0; fi < net::kFamilyCount; ++fi) withdrawn[fi].family = static_cast<net::Family>(fi);
+  // With the applied bandwidth, the members are announced once the weights stage has weighed
+  // them (AppliedChanged, after its batch); only the withdrawals go now.
+  const bool deferred = static_cast<bool>(options_.applied_bps);
   for (const rib::RouteChange& c : changes) {
     const net::Family fam = c.prefix.family();
     for (const rib::Path& p : c.new_multipath) {
+      if (deferred) break;
       if (std::find(c.old_multipath.begin(), c.old_multipath.end(), p) != c.old_multipath.end()) continue;
       auto [it, added] = index_of.try_emplace({p.attrs.get(), static_cast<int>(fam)}, groups.size());
-      if (added) groups.push_back(Group{&p.attrs->attrs, fam, {}});
+      if (added) groups.push_back(Group{&p.attrs->attrs, fam, {}, nullptr});
       groups[it->second].nlri.push_back(net::Nlri{c.prefix, LocRibPathId(p)});
     }
     for (const rib::Path& p : c.old_multipath) {
@@ -600,27 +799,7 @@ void Monitor::OnRouteChanges(std::span<const rib::RouteChange> changes) {
   std::vector<Group> ordered;
   for (auto& w : withdrawn) ordered.push_back(std::move(w));
   for (auto& g : groups) ordered.push_back(std::move(g));
-  const PerPeerHeader h = LocRibHeader(options_.now());
-  const wire::CodecContext ctx = LocRibContext();
-  Bytes all;
-  size_t all_n = 0;
-  bool built = false;
-  for (auto& f : feeds_) {
-    if (!f->station->config().views.loc_rib || !f->station->up()) continue;
-    if (!f->syncing || f->walked) {
-      if (!built) {
-        all_n = AppendGroups(all, h, ctx, ordered);
-        built = true;
-      }
-      SendTo(*f, all, all_n);
-      continue;
-    }
-    std::vector<Group> part = ordered;
-    for (Group& g : part) std::erase_if(g.nlri, [&](const net::Nlri& n) { return !Covered(*f, n.prefix); });
-    Bytes out;
-    const size_t n = AppendGroups(out, h, ctx, part);
-    SendTo(*f, out, n);
-  }
+  Distribute(&Views::loc_rib, LocRibHeader(options_.now()), LocRibContext(), ordered);
 }
 
 // --- Statistics -------------------------------------------------------------------------
@@ -664,7 +843,13 @@ void Monitor::ReportStatistics(Feed& f) {
       stats.push_back(Stat::AfiGauge(stat_type::kAdjRibInRoutesPerAfi, static_cast<uint16_t>(net::FamilyAfi(fam)), 1,
                                      rib_.paths_of(index, fam)));
     }
-    const Bytes m = EncodeStatisticsReport(Header(s, 0, now), stats);
+    const Views& v = f.station->config().views;
+    if (v.adj_rib_out_post && options_.adj_rib_out) {
+      // RFC 8671 §6.2: routes in the post-policy Adj-RIB-Out (what the neighbor was sent).
+      const rib::AdjRibOut* adj = options_.adj_rib_out(index);
+      stats.push_back(Stat::Gauge(stat_type::kAdjRibOutPostRoutes, adj ? adj->size() : 0));
+    }
+    const Bytes m = EncodeStatisticsReport(Header(s, SessionFlags(v), now), stats);
     out.insert(out.end(), m.begin(), m.end());
     ++n;
   }
@@ -697,6 +882,9 @@ std::vector<StationStatus> Monitor::Status() const {
     s.last_error = f->station->last_error();
     s.longest_slice = f->longest_slice;
     s.syncs_done = f->syncs_done;
+    s.up_since = f->station->up_since();
+    s.max_buffer_bytes = f->station->config().max_buffer_bytes;
+    s.statistics_interval_s = f->station->config().statistics_interval_s;
     out.push_back(std::move(s));
   }
   return out;

@@ -25,10 +25,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "bmp/message.h"
 #include "bmp/station.h"
 #include "rib/adj_rib_in.h"
+#include "rib/adj_rib_out.h"
 #include "rib/rib.h"
 #include "wire/codec_context.h"
 #include "wire/message.h"
@@ -78,6 +80,20 @@ struct MonitorOptions {
   std::function<void(bool warning, const std::string& line)> log;
   // The neighbor's stored routes (soft_reconfiguration_inbound); may be empty or return null.
   std::function<const rib::AdjRibIn*(rib::PeerIndex)> stored;
+  // RFC 8671 post-policy: what the neighbor has been sent (its Adj-RIB-Out, read for the
+  // initial table only: the changes are the UPDATEs as sent, AdjRibOutUpdate). May be empty
+  // or return null (nothing is walked for that neighbor).
+  std::function<const rib::AdjRibOut*(rib::PeerIndex)> adj_rib_out;
+  // RFC 8671 pre-policy: whether a prefix whose best path is `best` is eligible for `to`
+  // before export policy (the protocol rules: not back to the sender, no iBGP to iBGP, the
+  // family negotiated, RFC 1997's well-known communities). Empty: nothing is eligible.
+  std::function<bool(rib::PeerIndex to, const net::Prefix& prefix, const rib::Path& best)> export_candidate;
+  // Loc-RIB: the bandwidth (bits/s) bagd's weights stage applies to a multipath member now
+  // (after hold-down and local capacity caps; nullopt: none yet). Set: each Loc-RIB member
+  // carries it as AppliedBandwidthCommunity, and members are announced once the weights stage
+  // has weighed their prefix (AppliedChanged), not at the change (withdrawals still at once).
+  // Empty: no community, members announced at the change.
+  std::function<std::optional<double>(const net::Prefix& prefix, const rib::Path& member)> applied_bps;
 };
 
 struct StationStatus {
@@ -91,6 +107,10 @@ struct StationStatus {
   uint64_t syncs_done = 0;
   Station::Counters counters;
   std::string last_error;
+  // For `bagctl show bmp`: the connection's start, the buffer's bound, Statistics interval.
+  std::chrono::system_clock::time_point up_since{};
+  size_t max_buffer_bytes = 0;
+  uint32_t statistics_interval_s = 0;
 };
 
 class Monitor final : public rib::RouteChangeListener {
@@ -109,6 +129,8 @@ class Monitor final : public rib::RouteChangeListener {
   bool wants_pre_policy() const { return wants_.pre_policy; }
   bool wants_post_policy() const { return wants_.post_policy; }
   bool wants_loc_rib() const { return wants_.loc_rib; }
+  bool wants_adj_rib_out_pre() const { return wants_.adj_rib_out_pre; }
+  bool wants_adj_rib_out_post() const { return wants_.adj_rib_out_post; }
   bool active() const { return !feeds_.empty(); }
 
   void PeerUp(PeerSession session);
@@ -119,7 +141,13 @@ class Monitor final : public rib::RouteChangeListener {
   void BeforeIngest(rib::PeerIndex index, const wire::UpdateMessage& update);
   // After ingest: the UPDATE's prefixes as the RIB now holds them from the neighbor.
   void PostPolicyUpdate(rib::PeerIndex index, const wire::UpdateMessage& update);
-  // Loc-RIB: the RIB's change sets (the pipeline's observer).
+  // RFC 8671 post-policy Adj-RIB-Out: an UPDATE exactly as bagd sent it to the neighbor
+  // (whole message, after export policy and the wire rewrite).
+  void AdjRibOutUpdate(rib::PeerIndex index, ByteSpan update);
+  // Loc-RIB with applied_bps: the weights stage has weighed `prefixes` (each batch): their
+  // members now, with the applied bandwidth, to the stations with the Loc-RIB view.
+  void AppliedChanged(std::span<const net::Prefix> prefixes);
+  // Loc-RIB and the pre-policy Adj-RIB-Out: the RIB's change sets (the pipeline's observer).
   void OnRouteChanges(std::span<const rib::RouteChange> changes) override;
 
   std::vector<StationStatus> Status() const;
@@ -142,14 +170,38 @@ class Monitor final : public rib::RouteChangeListener {
   void ReportStatistics(Feed& f);
   void SendTo(Feed& f, const Bytes& messages, size_t count);
   void Recompute();
-  Bytes PeerUpMessage(const PeerSession& s) const;
+  Bytes PeerUpMessage(const PeerSession& s, uint8_t flags) const;
+  // The flags of a station's Peer Up, Peer Down and Statistics Reports: O when it gets only
+  // Adj-RIB-Out views (RFC 8671 §6: one Peer Up per session, whatever the views).
+  static uint8_t SessionFlags(const Views& v);
+  // `groups` to every up station with `view`: whole to those not walking the table, only
+  // the prefixes the walk has passed to those walking it.
+  void Distribute(bool Views::*view, const PerPeerHeader& h, const wire::CodecContext& ctx,
+                  const std::vector<Group>& groups);
+  // The pre-policy Adj-RIB-Out changes of `changes`, per Established neighbor.
+  void PreOutChanges(std::span<const rib::RouteChange> changes);
+  // One slice of the Adj-RIB-Out walk (post-policy); the messages appended to `out`.
+  size_t WalkAdjRibOut(Feed& f, Bytes& out, absl::Time now);
   Bytes LocRibPeerUp() const;
   PerPeerHeader Header(const PeerSession& s, uint8_t flags, absl::Time t) const;
   PerPeerHeader LocRibHeader(absl::Time t) const;
   wire::CodecContext PostContext(const PeerSession& s) const;
   wire::CodecContext LocRibContext() const;
+  // The attributes a Loc-RIB member goes out with: its own, or (applied_bps) a copy with the
+  // applied-bandwidth community, one copy per (attribute set, value) in `copies`.
+  using AppliedCopies = absl::flat_hash_map<std::pair<const rib::InternedAttributes*, uint64_t>,
+                                            std::shared_ptr<const wire::PathAttributes>>;
+  std::shared_ptr<const wire::PathAttributes> LocRibAttributes(const net::Prefix& prefix, const rib::Path& p,
+                                                               AppliedCopies& copies) const;
+  // A Loc-RIB member into `groups` (by attribute set and family).
+  void AddLocRibMember(const net::Prefix& prefix, const rib::Path& p, AppliedCopies& copies,
+                       absl::flat_hash_map<std::pair<const wire::PathAttributes*, int>, size_t>& index,
+                       std::vector<Group>& groups) const;
+  // What bagd sends a neighbor: one path per prefix, no path identifiers.
+  wire::CodecContext OutContext(const PeerSession& s) const;
   // Route Monitoring messages for groups of NLRI into `out`; returns how many.
-  size_t AppendGroups(Bytes& out, const PerPeerHeader& h, const wire::CodecContext& ctx, std::vector<Group>& groups) const;
+  size_t AppendGroups(Bytes& out, const PerPeerHeader& h, const wire::CodecContext& ctx,
+                      const std::vector<Group>& groups) const;
   // The prefix has been walked by `f`'s sync (or no sync runs): changes to it go out now.
   static bool Covered(const Feed& f, const net::Prefix& p);
 

@@ -58,6 +58,7 @@ Station::~Station() {
 }
 
 void Station::SetState(State s) {
+  if (s == State::kUp && state_ != State::kUp) up_since_ = std::chrono::system_clock::now();
   state_ = s;
   if (metrics_) metrics_->SetState(name_, static_cast<int>(s));
 }

@@ -86,6 +86,8 @@ class Station {
   const StationConfig& config() const { return config_; }
   const std::string& name() const { return name_; }
   const std::string& last_error() const { return last_error_; }
+  // When the current connection came up (wall clock); meaningless unless up().
+  std::chrono::system_clock::time_point up_since() const { return up_since_; }
 
   struct Counters {
     uint64_t messages = 0;      // BMP messages accepted into the buffer
@@ -128,6 +130,7 @@ class Station {
   bool write_in_flight_ = false;
   std::array<uint8_t, 512> read_buffer_{};
   std::string last_error_;
+  std::chrono::system_clock::time_point up_since_{};
   Counters counters_;
   std::shared_ptr<char> token_ = std::make_shared<char>(0);
 };

@@ -1046,11 +1046,9 @@ class Validator {
       }
       for (int v = 0; v < st.views_size(); ++v) {
         const auto view = st.views(v);
-        if (view == v1::BMP_ADJ_RIB_OUT_PRE || view == v1::BMP_ADJ_RIB_OUT_POST) {
+        if (std::find(st.views().begin(), st.views().begin() + v, view) != st.views().begin() + v) {
           Error(Child(base, Field(v1::BmpStation::descriptor(), "views"), v),
-                absl::StrCat(prefix, v1::BmpView_Name(view),
-                             ": Adj-RIB-Out monitoring (RFC 8671) is not built yet (docs/bmp.md); use BMP_PRE_POLICY, "
-                             "BMP_POST_POLICY or BMP_LOC_RIB"));
+                absl::StrCat(prefix, "views: ", v1::BmpView_Name(view), " is listed twice"));
         } else if (view == v1::BMP_VIEW_UNSPECIFIED) {
           Error(Child(base, Field(v1::BmpStation::descriptor(), "views"), v),
                 absl::StrCat(prefix, "views: BMP_VIEW_UNSPECIFIED is not a view"));

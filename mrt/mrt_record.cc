@@ -112,6 +112,29 @@ bool AppendMrtAttributes(ByteSpan in, Bytes& out) {
   return true;
 }
 
+void AppendBgp4mpStateChange(Bytes& out, const StateChange& s) {
+  wire::ByteWriter w(out);
+  const size_t start = out.size();
+  const int64_t secs = s.unix_micros / 1000000;
+  PutHeader(w, static_cast<uint32_t>(secs), kTypeBgp4mpEt, kBgp4mpStateChangeAs4, 0);
+  w.U32(static_cast<uint32_t>(s.unix_micros - secs * 1000000));
+  // RFC 6396 §4.4.4 (and §4.4.1's fields): Peer AS, Local AS, Interface Index, Address
+  // Family, Peer IP, Local IP, Old State, New State.
+  w.U32(s.peer_as);
+  w.U32(s.local_as);
+  w.U16(0);
+  w.U16(s.peer_address.is_v6() ? 2 : 1);
+  PutAddress(w, s.peer_address);
+  if (s.local_address.afi() == s.peer_address.afi()) {
+    PutAddress(w, s.local_address);
+  } else {
+    for (size_t k = 0; k < s.peer_address.size(); ++k) w.U8(0);
+  }
+  w.U16(s.old_state);
+  w.U16(s.new_state);
+  PatchU32(out, start + 8, static_cast<uint32_t>(out.size() - start - kHeaderSize));
+}
+
 void AppendBgp4mpMessage(Bytes& out, const ReceivedMessage& m) {
   const bool v6 = m.peer_address.is_v6();
   const uint16_t subtype = m.four_octet_as ? (m.add_path ? kBgp4mpMessageAs4AddPath : kBgp4mpMessageAs4)

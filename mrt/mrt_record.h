@@ -9,7 +9,8 @@
 //   of the prefix came with an ADD-PATH path identifier.
 // - BGP4MP_ET (type 17, RFC 6396 §4.4 with the extended timestamp of §3): BGP4MP_MESSAGE_AS4
 //   (4) / BGP4MP_MESSAGE (1) for a received message, BGP4MP_MESSAGE_AS4_ADDPATH (9) /
-//   BGP4MP_MESSAGE_ADDPATH (8) (RFC 8050 §3) when the session negotiated ADD-PATH receive.
+//   BGP4MP_MESSAGE_ADDPATH (8) (RFC 8050 §3) when the session negotiated ADD-PATH receive;
+//   BGP4MP_STATE_CHANGE_AS4 (5) when a session changes state.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +38,7 @@ inline constexpr uint16_t kRibIpv6UnicastAddPath = 10;
 
 inline constexpr uint16_t kBgp4mpMessage = 1;
 inline constexpr uint16_t kBgp4mpMessageAs4 = 4;
+inline constexpr uint16_t kBgp4mpStateChangeAs4 = 5;
 inline constexpr uint16_t kBgp4mpMessageAddPath = 8;
 inline constexpr uint16_t kBgp4mpMessageAs4AddPath = 9;
 
@@ -98,5 +100,19 @@ struct ReceivedMessage {
 // assume for this subtype), MESSAGE with the ASes as 2 octets (AS_TRANS for a larger one)
 // otherwise; the ADDPATH variant of either when `add_path`. Interface index 0.
 void AppendBgp4mpMessage(Bytes& out, const ReceivedMessage& m);
+
+// A session's state change as one BGP4MP_ET STATE_CHANGE_AS4 record (RFC 6396 §4.4.4): the
+// ASes as 4 octets, interface index 0, the states as RFC 6396 numbers them (1 Idle, 2 Connect,
+// 3 Active, 4 OpenSent, 5 OpenConfirm, 6 Established).
+struct StateChange {
+  int64_t unix_micros = 0;
+  uint32_t peer_as = 0;
+  uint32_t local_as = 0;
+  net::IpAddress peer_address;
+  net::IpAddress local_address;  // the same family as peer_address (zeros when unknown)
+  uint16_t old_state = 1;
+  uint16_t new_state = 1;
+};
+void AppendBgp4mpStateChange(Bytes& out, const StateChange& s);
 
 }  // namespace bagd::mrt

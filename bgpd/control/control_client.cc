@@ -246,6 +246,16 @@ absl::StatusOr<v1::ListBfdSessionsResponse> ControlClient::ListBfdSessions(const
   return response;
 }
 
+absl::StatusOr<v1::ListBmpStationsResponse> ControlClient::ListBmpStations() {
+  v1::ListBmpStationsResponse response;
+  auto context = NewContext();
+  if (absl::Status s = CallStatus(stub_->ListBmpStations(context.get(), v1::ListBmpStationsRequest(), &response));
+      !s.ok()) {
+    return s;
+  }
+  return response;
+}
+
 absl::StatusOr<v1::RibSummary> ControlClient::GetRibSummary() {
   v1::RibSummary response;
   auto context = NewContext();

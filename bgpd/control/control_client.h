@@ -53,6 +53,7 @@ class ControlClient {
   absl::StatusOr<v1::ListRoutesResponse> ListRoutes(const v1::ListRoutesRequest& request);
   absl::StatusOr<v1::RibSummary> GetRibSummary();
   absl::StatusOr<v1::ListBfdSessionsResponse> ListBfdSessions(const std::string& peer);
+  absl::StatusOr<v1::ListBmpStationsResponse> ListBmpStations();
   // Writes (control.proto): reload the configuration file; originate / withdraw a prefix.
   absl::StatusOr<v1::ReloadConfigResponse> ReloadConfig();
   absl::StatusOr<v1::AddNetworkResponse> AddNetwork(const v1::AddNetworkRequest& request);

@@ -217,6 +217,17 @@ class ControlService final : public v1::Control::Service {
     });
   }
 
+  grpc::Status ListBmpStations(grpc::ServerContext*, const v1::ListBmpStationsRequest*,
+                               v1::ListBmpStationsResponse* response) override {
+    return Guarded("ListBmpStations", [&] {
+      auto stations = backend_->ListBmpStations();
+      if (!stations.ok()) return ToGrpcStatus(stations.status());
+      *response = *std::move(stations);
+      ScrubInvalidUtf8(*response);
+      return grpc::Status::OK;
+    });
+  }
+
   grpc::Status GetRibSummary(grpc::ServerContext*, const v1::GetRibSummaryRequest*,
                              v1::RibSummary* response) override {
     return Guarded("GetRibSummary", [&] {
@@ -427,6 +438,8 @@ absl::StatusOr<v1::RibSummary> ControlBackend::GetRibSummary() { return absl::Un
 absl::StatusOr<v1::ListBfdSessionsResponse> ControlBackend::ListBfdSessions(const std::string&) {
   return v1::ListBfdSessionsResponse();
 }
+
+absl::StatusOr<v1::ListBmpStationsResponse> ControlBackend::ListBmpStations() { return v1::ListBmpStationsResponse(); }
 
 absl::StatusOr<v1::ListNextHopGroupsResponse> ControlBackend::ListNextHopGroups(const v1::ListNextHopGroupsRequest&) {
   return absl::UnimplementedError(kNoRibMessage);

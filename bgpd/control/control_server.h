@@ -74,6 +74,8 @@ class ControlBackend {
   // BFD sessions (docs/bfd.md), all or those of `peer` (canonical address; the server makes
   // an empty answer to a filter NOT_FOUND). Default: none.
   virtual absl::StatusOr<v1::ListBfdSessionsResponse> ListBfdSessions(const std::string& peer);
+  // BMP stations (docs/bmp.md); the default: none.
+  virtual absl::StatusOr<v1::ListBmpStationsResponse> ListBmpStations();
   // The weighted next-hop groups (control.proto, docs/control-api.md), with the weight
   // settings and counters. `request` is canonical (CanonicalListNextHopGroupsRequest): at
   // most one of

@@ -87,6 +87,41 @@ absl::StatusOr<control::v1::ListBfdSessionsResponse> ControlAdapter::ListBfdSess
   return out;
 }
 
+absl::StatusOr<control::v1::ListBmpStationsResponse> ControlAdapter::ListBmpStations() {
+  return OnIoThread(io_, [this]() -> absl::StatusOr<control::v1::ListBmpStationsResponse> {
+           control::v1::ListBmpStationsResponse out;
+           for (const bmp::StationStatus& s : speaker_.BmpStations()) {
+             auto& st = *out.add_stations();
+             st.set_name(s.name);
+             st.set_state(bmp::StationStateName(s.state));
+             if (s.views.pre_policy) st.add_views("pre-policy");
+             if (s.views.post_policy) st.add_views("post-policy");
+             if (s.views.loc_rib) st.add_views("loc-rib");
+             if (s.views.adj_rib_out_pre) st.add_views("adj-rib-out-pre");
+             if (s.views.adj_rib_out_post) st.add_views("adj-rib-out-post");
+             if (s.state == bmp::Station::State::kUp) {
+               st.set_up_since_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           s.up_since.time_since_epoch()).count());
+             }
+             st.set_syncing(s.syncing);
+             st.set_syncs_done(s.syncs_done);
+             st.set_messages(s.counters.messages);
+             st.set_bytes(s.counters.bytes);
+             st.set_drops(s.counters.drops);
+             st.set_connects(s.counters.connects);
+             st.set_reconnects(s.counters.reconnects);
+             st.set_failures(s.counters.failures);
+             st.set_buffered_bytes(s.buffered);
+             st.set_max_buffer_bytes(s.max_buffer_bytes);
+             st.set_longest_slice_seconds(static_cast<double>(s.longest_slice.count()) / 1e6);
+             st.set_statistics_interval_seconds(s.statistics_interval_s);
+             st.set_last_error(s.last_error);
+           }
+           return out;
+         })
+      .value_or(absl::DeadlineExceededError("bagd did not answer within 5 s"));
+}
+
 absl::StatusOr<control::v1::RibSummary> ControlAdapter::GetRibSummary() {
   return OnIoThread(io_, [this]() -> absl::StatusOr<control::v1::RibSummary> {
            return daemon::RibSummary(speaker_.rib(), speaker_.attribute_store());

@@ -54,6 +54,7 @@ class ControlAdapter : public control::ControlBackend {
                                             size_t max_routes) override;
   absl::StatusOr<control::v1::RibSummary> GetRibSummary() override;
   absl::StatusOr<control::v1::ListBfdSessionsResponse> ListBfdSessions(const std::string& peer) override;
+  absl::StatusOr<control::v1::ListBmpStationsResponse> ListBmpStations() override;
   absl::StatusOr<control::v1::ListNextHopGroupsResponse> ListNextHopGroups(
       const control::v1::ListNextHopGroupsRequest& request) override;
   absl::StatusOr<control::v1::TestPolicyResponse> TestPolicy(const control::v1::TestPolicyRequest& request) override;

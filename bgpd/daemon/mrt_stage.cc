@@ -290,6 +290,21 @@ void MrtStage::OnMrtMessage(const session::MrtReceivedMessage& m) {
   if (updates_buffer_.size() >= options_.updates_buffer_bytes) FlushUpdates();
 }
 
+void MrtStage::OnMrtStateChange(const session::MrtStateChange& s) {
+  if (updates_file_ == 0) return;
+  mrt::StateChange r;
+  r.unix_micros = NowMicros();
+  r.peer_as = s.peer_as;
+  r.local_as = s.local_as;
+  r.peer_address = s.peer_address;
+  r.local_address = s.local_address;
+  r.old_state = s.old_state;
+  r.new_state = s.new_state;
+  mrt::AppendBgp4mpStateChange(updates_buffer_, r);
+  ++buffered_messages_;
+  if (updates_buffer_.size() >= options_.updates_buffer_bytes) FlushUpdates();
+}
+
 void MrtStage::FlushUpdates() {
   if (updates_file_ != 0 && config_.updates_interval() > 0 && !flush_timer_->running()) {
     flush_timer_->Start(options_.updates_flush, [this] { FlushUpdates(); });

@@ -83,6 +83,7 @@ class MrtStage final : public session::MrtMessageTap {
   // session::MrtMessageTap: the updates log.
   bool mrt_enabled() const override { return updates_file_ != 0; }
   void OnMrtMessage(const session::MrtReceivedMessage& m) override;
+  void OnMrtStateChange(const session::MrtStateChange& s) override;
 
   uint64_t messages_logged() const { return messages_logged_; }
   uint64_t messages_dropped() const { return messages_dropped_; }

@@ -54,6 +54,10 @@ class Pipeline final : private LocalCapacityView {
   const rib::Rib& rib() const { return core_.rib(); }
   // Every change set handed on also goes to `observer` (BMP's Loc-RIB); null: none.
   void set_route_observer(rib::RouteChangeListener* observer) { advertiser_.set_observer(observer); }
+  // Each weights batch's prefixes once weighed (BMP's Loc-RIB applied bandwidth); may be empty.
+  void set_weighed_observer(std::function<void(std::span<const rib::MembersView>)> f) {
+    weights_.set_weighed_observer(std::move(f));
+  }
 
   // This router's own routes' index (networks).
   rib::PeerIndex local_index() const { return local_index_; }

@@ -326,6 +326,9 @@ class Speaker : public RouteSink, public NeighborRibs, public CapacityInput {
     void OnUpdateReceived(const Peer& peer, wire::ByteSpan update) override {
       monitor_.PrePolicyUpdate(peer.rib_index, update);
     }
+    void OnUpdatesSent(const Peer& peer, std::span<const wire::Bytes> updates) override {
+      for (const wire::Bytes& u : updates) monitor_.AdjRibOutUpdate(peer.rib_index, u);
+    }
 
    private:
     bmp::Monitor& monitor_;
@@ -333,6 +336,7 @@ class Speaker : public RouteSink, public NeighborRibs, public CapacityInput {
   void ConfigureBmp(const config::v1::Config& config);
   void BmpPeerUp(const Peer& peer);
   void BmpPeerDown(const Peer& peer);
+  bool ExportCandidate(rib::PeerIndex to, const net::Prefix& prefix, const rib::Path& best) const;
   std::unique_ptr<bmp::BmpMetrics> bmp_metrics_;
   std::unique_ptr<bmp::Monitor> bmp_;
   std::unique_ptr<BmpPrePolicy> bmp_pre_policy_;

@@ -53,7 +53,7 @@ std::vector<bmp::StationConfig> StationsOf(const config::v1::Config& config) {
 }  // namespace
 
 session::BmpTap* Speaker::bmp_tap() {
-  return bmp_ && bmp_->wants_pre_policy() ? bmp_pre_policy_.get() : nullptr;
+  return bmp_ && (bmp_->wants_pre_policy() || bmp_->wants_adj_rib_out_post()) ? bmp_pre_policy_.get() : nullptr;
 }
 
 void Speaker::ConfigureBmp(const config::v1::Config& config) {
@@ -79,9 +79,31 @@ void Speaker::ConfigureBmp(const config::v1::Config& config) {
       }
     };
     o.stored = [this](rib::PeerIndex index) { return pipeline_->core().received(index); };
+    // RFC 8671 post-policy, the initial table: what the advertiser has sent the neighbor.
+    o.adj_rib_out = [this](rib::PeerIndex index) { return pipeline_->advertiser().advertised(index); };
+    o.export_candidate = [this](rib::PeerIndex to, const net::Prefix& prefix, const rib::Path& best) {
+      return ExportCandidate(to, prefix, best);
+    };
+    // Loc-RIB: each member with the bandwidth its weight is computed from (after hold-down
+    // and local capacity caps), announced after the weights stage's batch has weighed it.
+    o.applied_bps = [this](const net::Prefix& prefix, const rib::Path& p) -> std::optional<double> {
+      const rib::NextHopGroup* g = groups().GroupOf(prefix);
+      if (g == nullptr) return std::nullopt;
+      for (const auto& m : g->members) {
+        if (m.next_hop == p.attrs->next_hop) return m.effective;
+      }
+      return std::nullopt;
+    };
     bmp_ = std::make_unique<bmp::Monitor>(io_, pipeline_->rib(), std::move(o), bmp_metrics_.get());
     bmp_pre_policy_ = std::make_unique<BmpPrePolicy>(*bmp_);
     pipeline_->set_route_observer(bmp_.get());
+    pipeline_->set_weighed_observer([this](std::span<const rib::MembersView> batch) {
+      if (!bmp_ || !bmp_->wants_loc_rib()) return;
+      std::vector<net::Prefix> prefixes;
+      prefixes.reserve(batch.size());
+      for (const rib::MembersView& m : batch) prefixes.push_back(m.prefix);
+      bmp_->AppliedChanged(prefixes);
+    });
     // Sessions already up (a reload that adds the first station).
     for (const auto& p : peers_) {
       if (p->established()) BmpPeerUp(*p);
@@ -121,6 +143,28 @@ void Speaker::BmpPeerDown(const Peer& peer) {
   d.reason = static_cast<bmp::PeerDownReason>(f.down_reason);
   d.notification = f.down_notification;
   bmp_->PeerDown(peer.rib_index, d);
+}
+
+// RFC 8671 pre-policy Adj-RIB-Out: the routes eligible for the neighbor before export
+// policy. These are the protocol rules the advertiser applies first (advertiser.h, step 1:
+// RFC 4271 §9.1.1 and §9.1.3, RFC 1997); they are repeated here rather than shared so the
+// advertiser is not touched while its export path is being restructured (a shared pure
+// function is the follow-up).
+bool Speaker::ExportCandidate(rib::PeerIndex to, const net::Prefix& prefix, const rib::Path& best) const {
+  constexpr uint32_t kNoExport = 0xFFFFFF01, kNoAdvertise = 0xFFFFFF02, kNoExportSubconfed = 0xFFFFFF03;
+  if (best.peer == to) return false;  // never back to where it came from
+  const Peer* p = PeerAt(to);
+  if (p == nullptr || !p->established()) return false;
+  const auto& n = p->negotiated();
+  if (!n || !n->families[static_cast<int>(prefix.family())]) return false;
+  const rib::PeerInfo& from = pipeline_->rib().peer(best.peer);
+  const bool to_ebgp = p->config().ebgp();
+  if (!from.local && !from.source.ebgp && !to_ebgp) return false;  // no iBGP to iBGP
+  for (uint32_t c : best.attrs->attrs.communities) {
+    if (c == kNoAdvertise) return false;
+    if ((c == kNoExport || c == kNoExportSubconfed) && to_ebgp) return false;
+  }
+  return true;
 }
 
 std::vector<bmp::StationStatus> Speaker::BmpStations() const {

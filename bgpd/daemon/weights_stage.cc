@@ -145,6 +145,7 @@ void WeightsStage::Run() {
   pending_.shrink_to_fit();
   if (runs_.capacity() > 4096) runs_.shrink_to_fit();
   groups_.Update(batch_.View(), Now());
+  if (weighed_) weighed_(batch_.View());
   batch_.Clear();
   gone_unpublished_ = false;
   FlushFib(WeightEventReporter::Context::kRouteChanges);
@@ -174,6 +175,7 @@ void WeightsStage::ReweighAll() {
   rib::MembersBatch all;
   rib_.ForEach([&](const net::Prefix& prefix, const rib::Destination&) { all.Add(rib_, prefix, local_); });
   groups_.Update(all.View(), Now(), /*immediate=*/true);
+  if (weighed_) weighed_(all.View());
 }
 
 void WeightsStage::SetLocalSources(std::vector<std::string> names, rib::LocalSourceOfPeer by_peer) {

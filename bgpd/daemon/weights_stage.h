@@ -7,6 +7,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -44,6 +45,10 @@ class WeightsStage final : public rib::RouteChangeListener {
   void SetLocalCapacity(int16_t index, double bps);
 
   const rib::NextHopGroupRegistry& groups() const { return groups_; }
+  // Told each batch's prefixes once the registry has weighed them (BMP's Loc-RIB: the
+  // bandwidth applied to each member, docs/bmp.md); may be empty. Not told of in-place
+  // re-weighs (a hold-down expiring, a local capacity change).
+  void set_weighed_observer(std::function<void(std::span<const rib::MembersView>)> f) { weighed_ = std::move(f); }
   rib::FibSink* fib() const { return fib_; }
 
  private:
@@ -68,6 +73,7 @@ class WeightsStage final : public rib::RouteChangeListener {
   absl::Time Now() const { return absl::FromUnixMillis(clock_.WallMs()); }
 
   const rib::Rib& rib_;
+  std::function<void(std::span<const rib::MembersView>)> weighed_;
   session::Clock& clock_;
   rib::FibSink* fib_;
   RoutingMetrics* metrics_;

@@ -7,6 +7,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <cstdint>
+#include <span>
 
 #include "wire/byte_io.h"
 
@@ -19,6 +20,9 @@ class BmpTap {
   virtual ~BmpTap() = default;
   // An UPDATE on the Established session, whole (header included), before it is decoded.
   virtual void OnUpdateReceived(const Peer& peer, wire::ByteSpan update) = 0;
+  // UPDATEs as queued to the Established session, whole, after export policy and the wire
+  // rewrite: the post-policy Adj-RIB-Out (RFC 8671).
+  virtual void OnUpdatesSent(const Peer& /*peer*/, std::span<const wire::Bytes> /*updates*/) {}
 };
 
 struct BmpSessionFacts {

@@ -20,12 +20,24 @@ struct MrtReceivedMessage {
   wire::ByteSpan message;     // valid only during the call
 };
 
+// A session's state change (RFC 6396 §4.4.1 numbering: 1 Idle ... 6 Established).
+struct MrtStateChange {
+  net::IpAddress peer_address;
+  net::IpAddress local_address;  // as in MrtReceivedMessage
+  uint32_t peer_as = 0;
+  uint32_t local_as = 0;
+  uint16_t old_state = 1;
+  uint16_t new_state = 1;
+};
+
 class MrtMessageTap {
  public:
   virtual ~MrtMessageTap() = default;
   // False: the log is off; the Peer skips building the record.
   virtual bool mrt_enabled() const = 0;
   virtual void OnMrtMessage(const MrtReceivedMessage& m) = 0;
+  // The neighbor's session (its primary connection) changed state.
+  virtual void OnMrtStateChange(const MrtStateChange& /*s*/) {}
 };
 
 }  // namespace bagd::session

@@ -266,6 +266,7 @@ void Peer::Dispatch(Slot& slot, fsm::Event event) {
       }
       if (!slot.fsm.last_error.empty() && slot.fsm.state == State::kIdle) last_error_ = slot.fsm.last_error;
       PublishStateChange(event, r, before, slot.fsm.state);
+      if (mrt_tap_ != nullptr && mrt_tap_->mrt_enabled()) TapMrtState(slot, before, slot.fsm.state);
     }
   }
   if (is_primary) {
@@ -742,21 +743,32 @@ bool Peer::HandleMessage(uint64_t slot_id, wire::ByteSpan bytes) {
   return s != nullptr && s->conn != nullptr;
 }
 
+net::IpAddress Peer::MrtLocalAddress(const Slot& slot) const {
+  if (!slot.conn) return net::IpAddress();
+  const auto a = slot.conn->local().address();
+  if (a.is_v4()) return net::IpAddress::V4Bytes(a.to_v4().to_bytes().data());
+  if (a.to_v6().is_v4_mapped()) {
+    return net::IpAddress::V4Bytes(
+        boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, a.to_v6()).to_bytes().data());
+  }
+  return net::IpAddress::V6Bytes(a.to_v6().to_bytes().data());
+}
+
+void Peer::TapMrtState(const Slot& slot, State before, State after) {
+  MrtStateChange c;
+  c.peer_address = config_.address;
+  c.local_address = MrtLocalAddress(slot);
+  c.peer_as = config_.fsm.local.remote_as;
+  c.local_as = config_.fsm.local.local_as;
+  c.old_state = static_cast<uint16_t>(static_cast<int>(before) + 1);  // RFC 6396 §4.4.1: Idle is 1
+  c.new_state = static_cast<uint16_t>(static_cast<int>(after) + 1);
+  mrt_tap_->OnMrtStateChange(c);
+}
+
 void Peer::TapMrt(const Slot& slot, wire::ByteSpan bytes) {
   MrtReceivedMessage m;
   m.peer_address = config_.address;
-  m.local_address = net::IpAddress();
-  if (slot.conn) {
-    const auto a = slot.conn->local().address();
-    if (a.is_v4()) {
-      m.local_address = net::IpAddress::V4Bytes(a.to_v4().to_bytes().data());
-    } else if (a.to_v6().is_v4_mapped()) {
-      m.local_address = net::IpAddress::V4Bytes(
-          boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, a.to_v6()).to_bytes().data());
-    } else {
-      m.local_address = net::IpAddress::V6Bytes(a.to_v6().to_bytes().data());
-    }
-  }
+  m.local_address = MrtLocalAddress(slot);
   m.peer_as = config_.fsm.local.remote_as;
   m.local_as = config_.fsm.local.local_as;
   if (slot.fsm.negotiated) {
@@ -908,6 +920,7 @@ wire::CodecContext Peer::EncodeContext() const {
 void Peer::SendUpdates(std::vector<wire::Bytes> messages) {
   Slot& slot = *primary_;
   if (!slot.conn || slot.fsm.state != State::kEstablished) return;
+  if (BmpTap* tap = sink_ != nullptr ? sink_->bmp_tap() : nullptr) tap->OnUpdatesSent(*this, messages);  // RFC 8671
   for (auto& m : messages) {
     Count(out_, 2, m.size());
     series_.Sent(2, m.size());

@@ -193,6 +193,10 @@ class Peer {
   bool HandleMessage(uint64_t slot_id, wire::ByteSpan bytes);
   // A message that did not decode: the FSM's error event for its type.
   void TapMrt(const Slot& slot, wire::ByteSpan bytes);
+  // The MRT updates log's record of a state change of the primary connection.
+  void TapMrtState(const Slot& slot, fsm::State before, fsm::State after);
+  // The connection's local address for MRT records (unspecified when unknown).
+  net::IpAddress MrtLocalAddress(const Slot& slot) const;
   void OnMalformed(Slot& slot, uint8_t type, const wire::DecodeError& error);
   // A decoded UPDATE: to the sink when Established, then to the FSM.
   void OnUpdateMessage(Slot& slot, const wire::UpdateMessage& update);

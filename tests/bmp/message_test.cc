@@ -173,6 +173,41 @@ TEST_CASE("BMP Statistics Report counters and gauges (RFC 7854 4.8)", "[bmp]") {
   CHECK(EncodeStatisticsReport(Peer4(), stats) == want);
 }
 
+TEST_CASE("BMP Adj-RIB-Out: O in Route Monitoring, Peer Up, Peer Down and Statistics (RFC 8671 4 and 6)", "[bmp]") {
+  const Bytes update = Hex(kMarker + "0017 02 0000 0000");
+  SECTION("pre-policy: O without L") {
+    CHECK(EncodeRouteMonitoring(Peer4(peer_flag::kAdjRibOut), update) ==
+          Concat({Hex("03 00000047 00 00 10" + kPeer4Rest), update}));
+  }
+  SECTION("post-policy: O and L; a 2-octet-AS session adds A") {
+    CHECK(EncodeRouteMonitoring(Peer4(peer_flag::kAdjRibOut | peer_flag::kPostPolicy), update) ==
+          Concat({Hex("03 00000047 00 00 50" + kPeer4Rest), update}));
+    CHECK(EncodeRouteMonitoring(Peer4(peer_flag::kAdjRibOut | peer_flag::kPostPolicy | peer_flag::kTwoOctetAs),
+                                update)[7] == 0x70);
+  }
+  SECTION("Peer Up and Peer Down of a station that gets Adj-RIB-Out only") {
+    const Bytes open = Hex(kMarker + "001d 01 04 fde9 005a c0000201 00");
+    CHECK(EncodePeerUp(Peer4(peer_flag::kAdjRibOut), *net::IpAddress::Parse("192.0.2.2"), 179, 40000, open, open) ==
+          Concat({Hex("03 0000007e 03 00 10" + kPeer4Rest + "000000000000000000000000c0000202 00b3 9c40"), open, open}));
+    CHECK(EncodePeerDown(Peer4(peer_flag::kAdjRibOut), PeerDownReason::kRemoteNoData) ==
+          Hex("03 00000031 02 00 10" + kPeer4Rest + "04"));
+  }
+  SECTION("statistics type 15: routes in the post-policy Adj-RIB-Out, a 64-bit gauge") {
+    const Stat stats[] = {Stat::Gauge(stat_type::kAdjRibOutPostRoutes, 3)};
+    CHECK(EncodeStatisticsReport(Peer4(peer_flag::kAdjRibOut), stats) ==
+          Hex("03 00000040 01 00 10" + kPeer4Rest +  // 6+42+4+12 = 64
+              "00000001 000f 0008 0000000000000003"));
+  }
+}
+
+TEST_CASE("BMP applied bandwidth on a Loc-RIB member: a non-transitive link-bandwidth community", "[bmp]") {
+  // 1 Gbit/s = 125000000 octets/s = IEEE float 0x4cee6b28; type 0x40 (non-transitive),
+  // sub-type 0x04, AS 65000 (0xfde8).
+  CHECK(AppliedBandwidthCommunity(65000, 1e9).raw == 0x4004fde84cee6b28ULL);
+  // A 4-octet AS goes as AS_TRANS (23456 = 0x5ba0); 0 (a drained member) is 0.0f.
+  CHECK(AppliedBandwidthCommunity(4200000000u, 0).raw == 0x40045ba000000000ULL);
+}
+
 TEST_CASE("BMP PeekFrame reads the common header only when the message is whole", "[bmp]") {
   const Bytes m = EncodeTermination(TerminationReason::kAdminClose);
   CHECK_FALSE(PeekFrame(ByteSpan(m).first(5)).has_value());

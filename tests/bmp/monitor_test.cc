@@ -12,6 +12,7 @@
 #include <memory>
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <set>
 
 #include "bmp/monitor.h"
@@ -156,8 +157,13 @@ struct Fixture {
   rib::PeerIndex a = rib.AddPeer(rib::test::Peer("192.0.2.1", 0x01010101, 65001));
   rib::PeerIndex b = rib.AddPeer(rib::test::Peer("192.0.2.2", 0x02020202, 65002));
   std::unique_ptr<Monitor> monitor;
+  // What each neighbor has been sent (RFC 8671 post-policy), as the advertiser would keep it.
+  std::map<rib::PeerIndex, rib::AdjRibOut> out;
 
-  explicit Fixture(size_t slice = 4096) {
+  // The applied bandwidth per member (MonitorOptions::applied_bps), by neighbor; empty: none.
+  std::map<rib::PeerIndex, double> applied;
+
+  explicit Fixture(size_t slice = 4096, bool with_applied = false) {
     MonitorOptions o;
     o.sys_name = "spine1";
     o.sys_descr = "bagd test";
@@ -165,6 +171,18 @@ struct Fixture {
     o.router_id = 0x0a000001;
     o.slice_prefixes = slice;
     o.counters = [](rib::PeerIndex) { return PeerCounters{7}; };
+    o.adj_rib_out = [this](rib::PeerIndex i) -> const rib::AdjRibOut* {
+      auto it = out.find(i);
+      return it == out.end() ? nullptr : &it->second;
+    };
+    // Two eBGP neighbors: a route is eligible for every neighbor but the one it came from.
+    o.export_candidate = [](rib::PeerIndex to, const net::Prefix&, const rib::Path& best) { return best.peer != to; };
+    if (with_applied) {
+      o.applied_bps = [this](const net::Prefix&, const rib::Path& p) -> std::optional<double> {
+        auto it = applied.find(p.peer);
+        return it == applied.end() ? std::nullopt : std::optional<double>(it->second);
+      };
+    }
     monitor = std::make_unique<Monitor>(io, rib, o);
     monitor->PeerUp(Session(a, "192.0.2.1", 65001));
     monitor->PeerUp(Session(b, "192.0.2.2", 65002));
@@ -355,6 +373,188 @@ TEST_CASE("BMP live changes: pre-policy as received, post-policy from the RIB, L
   CHECK(last.type == MessageType::kPeerDown);
   CHECK(last.body[0] == 3);
   CHECK(wire::Bytes(last.body.begin() + 1, last.body.end()) == down.notification);
+}
+
+TEST_CASE("BMP Adj-RIB-Out (RFC 8671): the tables sent and eligible, then each UPDATE sent and each change", "[bmp][monitor]") {
+  Fixture fx(/*slice=*/2);  // the walks cut in slices of 2 prefixes
+  fx.Fill(3);               // 10.0.0-2.0/24 from a and b; a's path is the best (lower BGP ID)
+  // What b was sent: the three prefixes with our AS in front and next hop self. a was sent
+  // nothing (its own routes are never sent back).
+  const rib::AttrRef exported = AttrsBuilder().Path({65000, 65001, 65100}).NextHop("192.0.2.100").In(fx.store);
+  rib::AdjRibOut& to_b = fx.out[fx.b];
+  for (const char* p : {"10.0.0.0/24", "10.0.1.0/24", "10.0.2.0/24"}) to_b.SetAttrs(*to_b.TryEmplace(N(p).prefix).first, exported);
+  fx.out[fx.a];
+  TestStation station(fx.io);
+  Views v;
+  v.adj_rib_out_pre = true;
+  v.adj_rib_out_post = true;
+  fx.monitor->Configure({fx.Station(station.port(), v)});
+  // End-of-RIB: pre and post, per neighbor (IPv4 only negotiated).
+  REQUIRE(RunUntil(fx.io, [&] { return Count(station.Messages(), MessageType::kRouteMonitoring, IsEndOfRib) == 4; }));
+  auto ms = station.Messages();
+  CHECK(ms[0].type == MessageType::kInitiation);
+  // No Loc-RIB instance; one Peer Up per session, with O (the station gets Adj-RIB-Out only).
+  REQUIRE(Count(ms, MessageType::kPeerUp) == 2);
+  CHECK(Count(ms, MessageType::kPeerUp, [](const auto& m) { return m.peer.flags == peer_flag::kAdjRibOut; }) == 2);
+  std::map<std::pair<std::string, uint8_t>, std::set<std::string>> sent;  // (neighbor, flags) -> prefixes
+  for (const auto& m : ms) {
+    if (m.type != MessageType::kRouteMonitoring || IsEndOfRib(m)) continue;
+    REQUIRE(m.peer.type == PeerType::kGlobal);
+    const auto u = UpdateOf(m, false);
+    REQUIRE(u.attrs.as_path.has_value());
+    if (m.peer.flags == peer_flag::kAdjRibOut) {
+      // Pre-policy: the Loc-RIB's best path as it is, a's (before our AS is prepended).
+      CHECK(u.attrs.as_path->ToString() == "65001 65100");
+    } else {
+      CHECK(m.peer.flags == (peer_flag::kAdjRibOut | peer_flag::kPostPolicy));
+      CHECK(u.attrs.as_path->ToString() == "65000 65001 65100");  // as sent
+    }
+    for (const auto& n : u.nlri) sent[{m.peer.address->ToString(), m.peer.flags}].insert(n.prefix.ToString());
+  }
+  const std::set<std::string> three = {"10.0.0.0/24", "10.0.1.0/24", "10.0.2.0/24"};
+  CHECK(sent.size() == 2);  // nothing to a, pre or post
+  CHECK(sent[{"192.0.2.2", peer_flag::kAdjRibOut}] == three);
+  CHECK(sent[{"192.0.2.2", peer_flag::kAdjRibOut | peer_flag::kPostPolicy}] == three);
+  size_t before = ms.size();
+
+  // An UPDATE bagd sends b goes out as it was sent (the octets), O and L set.
+  wire::UpdateMessage w;
+  w.withdrawn = {N("10.0.2.0/24")};
+  const wire::Bytes raw = *wire::EncodeMessage(w, {});
+  fx.monitor->AdjRibOutUpdate(fx.b, raw);
+  REQUIRE(RunUntil(fx.io, [&] { return station.Messages().size() == before + 1; }));
+  ms = station.Messages();
+  CHECK(ms.back().peer.flags == (peer_flag::kAdjRibOut | peer_flag::kPostPolicy));
+  CHECK(ms.back().peer.address->ToString() == "192.0.2.2");
+  CHECK(ms.back().body == raw);
+  before = ms.size();
+
+  // a withdraws 10.0.0.0/24: b's path is the best now. Pre-policy, a is eligible for it
+  // (announced with b's attributes) and b no longer is (withdrawn).
+  const std::vector<net::Nlri> gone = {N("10.0.0.0/24")};
+  fx.rib.Withdraw(fx.a, gone);
+  fx.monitor->OnRouteChanges(fx.rib.TakeChanges());
+  REQUIRE(RunUntil(fx.io, [&] { return station.Messages().size() == before + 2; }));
+  ms = station.Messages();
+  bool to_a = false, from_b = false;
+  for (size_t i = before; i < ms.size(); ++i) {
+    const auto& m = ms[i];
+    CHECK(m.peer.flags == peer_flag::kAdjRibOut);
+    const auto u = UpdateOf(m, false);
+    if (m.peer.address->ToString() == "192.0.2.1") {
+      REQUIRE(u.nlri.size() == 1);
+      CHECK(u.nlri[0].prefix.ToString() == "10.0.0.0/24");
+      CHECK(u.attrs.as_path->ToString() == "65002 65100");
+      to_a = true;
+    } else {
+      REQUIRE(u.withdrawn.size() == 1);
+      CHECK(u.withdrawn[0].prefix.ToString() == "10.0.0.0/24");
+      CHECK(u.nlri.empty());
+      from_b = true;
+    }
+  }
+  CHECK(to_a);
+  CHECK(from_b);
+
+  // Statistics: type 15 (routes in the post-policy Adj-RIB-Out), the header with O.
+  fx.monitor->ReportStatistics();
+  REQUIRE(RunUntil(fx.io, [&] { return Count(station.Messages(), MessageType::kStatisticsReport) == 2; }));
+  for (const auto& m : station.Messages()) {
+    if (m.type != MessageType::kStatisticsReport || m.peer.address->ToString() != "192.0.2.2") continue;
+    CHECK(m.peer.flags == peer_flag::kAdjRibOut);
+    const wire::Bytes tail(m.body.end() - 12, m.body.end());
+    CHECK(tail == wire::Bytes{0, 15, 0, 8, 0, 0, 0, 0, 0, 0, 0, 3});
+  }
+  // Peer Down with O as well.
+  fx.monitor->PeerDown(fx.b, PeerDown{});
+  REQUIRE(RunUntil(fx.io, [&] { return Count(station.Messages(), MessageType::kPeerDown) == 1; }));
+  CHECK(station.Messages().back().peer.flags == peer_flag::kAdjRibOut);
+  CHECK(station.Messages().back().body == wire::Bytes{4});
+}
+
+TEST_CASE("BMP Adj-RIB-Out walk survives its neighbor going down mid-walk", "[bmp][monitor]") {
+  Fixture fx(/*slice=*/10);
+  fx.Fill(100);
+  const rib::AttrRef exported = AttrsBuilder().Path({65000, 65001, 65100}).NextHop("192.0.2.100").In(fx.store);
+  for (rib::PeerIndex i : {fx.a, fx.b}) {
+    rib::AdjRibOut& o = fx.out[i];
+    fx.rib.ForEach([&](const net::Prefix& p, const rib::Destination&) { o.SetAttrs(*o.TryEmplace(p).first, exported); });
+  }
+  TestStation station(fx.io);
+  Views v;
+  v.adj_rib_out_post = true;
+  v.post_policy = true;  // a station with In views too: Peer Ups without O
+  fx.monitor->Configure({fx.Station(station.port(), v)});
+  // One handler at a time until the Adj-RIB-Out walk is in a's table (slices of 10 of its 100).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (Count(station.Messages(), MessageType::kRouteMonitoring,
+               [](const auto& m) { return (m.peer.flags & peer_flag::kAdjRibOut) != 0; }) == 0) {
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    fx.io.restart();
+    fx.io.run_one_for(std::chrono::milliseconds(5));
+  }
+  const auto mid = station.Messages();
+  REQUIRE(Count(mid, MessageType::kRouteMonitoring, IsEndOfRib) == 0);  // the walk is not over
+  CHECK(mid.back().peer.address->ToString() == "192.0.2.1");
+  CHECK(Count(station.Messages(), MessageType::kPeerUp, [](const auto& m) { return m.peer.flags == 0; }) == 2);
+  // Neighbor a goes down and its table goes with it while the walk is in it.
+  fx.monitor->PeerDown(fx.a, PeerDown{});
+  fx.out.erase(fx.a);
+  // End-of-RIB: post-policy In and Out for b only.
+  REQUIRE(RunUntil(fx.io, [&] { return Count(station.Messages(), MessageType::kRouteMonitoring, IsEndOfRib) == 2; }));
+  std::set<std::string> to_b;
+  for (const auto& m : station.Messages()) {
+    if (m.type != MessageType::kRouteMonitoring || IsEndOfRib(m) || !(m.peer.flags & peer_flag::kAdjRibOut)) continue;
+    if (m.peer.address->ToString() != "192.0.2.2") continue;
+    for (const auto& n : UpdateOf(m, false).nlri) to_b.insert(n.prefix.ToString());
+  }
+  CHECK(to_b.size() == 100);  // b's whole table, after a's partial one
+}
+
+TEST_CASE("BMP Loc-RIB members carry bagd's applied bandwidth, announced once weighed", "[bmp][monitor]") {
+  Fixture fx(4096, /*with_applied=*/true);
+  fx.applied = {{fx.a, 1e9}, {fx.b, 3e9}};  // 1:3
+  fx.Fill(3);
+  TestStation station(fx.io);
+  Views v;
+  v.loc_rib = true;
+  fx.monitor->Configure({fx.Station(station.port(), v)});
+  REQUIRE(RunUntil(fx.io, [&] { return Count(station.Messages(), MessageType::kRouteMonitoring, IsEndOfRib) == 2; }));
+  // Each member with one extended community: bagd's, non-transitive, AS 65000, what it applies.
+  const wire::ExtendedCommunity one_g = AppliedBandwidthCommunity(65000, 1e9);
+  const wire::ExtendedCommunity three_g = AppliedBandwidthCommunity(65000, 3e9);
+  size_t members = 0;
+  for (const auto& m : station.Messages()) {
+    if (m.type != MessageType::kRouteMonitoring || IsEndOfRib(m)) continue;
+    const auto u = UpdateOf(m, true);
+    REQUIRE(u.attrs.next_hop.has_value());
+    const bool from_a = u.attrs.next_hop->ToString() == "192.0.2.1";
+    CHECK(u.attrs.extended_communities == std::vector<wire::ExtendedCommunity>{from_a ? one_g : three_g});
+    members += u.nlri.size();
+  }
+  CHECK(members == 6);
+  const size_t before = station.Messages().size();
+
+  // b withdraws 10.0.0.0/24: its member is withdrawn at once; a's stays and is not announced
+  // until the weights stage has weighed the prefix, then with what it applies now (all of it).
+  const std::vector<net::Nlri> gone = {N("10.0.0.0/24")};
+  fx.rib.Withdraw(fx.b, gone);
+  fx.monitor->OnRouteChanges(fx.rib.TakeChanges());
+  REQUIRE(RunUntil(fx.io, [&] { return station.Messages().size() == before + 1; }));
+  auto ms = station.Messages();
+  auto u = UpdateOf(ms.back(), true);
+  CHECK(u.nlri.empty());
+  REQUIRE(u.withdrawn.size() == 1);
+  CHECK(u.withdrawn[0].path_id == Monitor::LocRibPathId({fx.b, 0, {}}));
+  fx.applied[fx.a] = 2e9;
+  const std::vector<net::Prefix> weighed = {N("10.0.0.0/24").prefix};
+  fx.monitor->AppliedChanged(weighed);
+  REQUIRE(RunUntil(fx.io, [&] { return station.Messages().size() == before + 2; }));
+  u = UpdateOf(station.Messages().back(), true);
+  REQUIRE(u.nlri.size() == 1);
+  CHECK(u.nlri[0].prefix.ToString() == "10.0.0.0/24");
+  CHECK(u.nlri[0].path_id == Monitor::LocRibPathId({fx.a, 0, {}}));
+  CHECK(u.attrs.extended_communities == std::vector<wire::ExtendedCommunity>{AppliedBandwidthCommunity(65000, 2e9)});
 }
 
 TEST_CASE("BMP station that stops reading is dropped, counted, and re-synced when it reads again", "[bmp][monitor][stress]") {

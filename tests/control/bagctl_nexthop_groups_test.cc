@@ -185,6 +185,6 @@ TEST_CASE("bagctl nexthop-groups: the help lists the command", "[control][bagctl
   CHECK_THAT(usage, Catch::Contains("  show nexthop-groups [ID | PREFIX | ADDRESS] [--json]\n"));
   Run r = Bagctl({"show", "what"}, "/nonexistent/bagd.sock");
   CHECK(r.code == 2);
-  CHECK_THAT(r.err, Catch::Contains("(neighbors, routes, rib-summary, nexthop-groups, policies, bfd)"));
+  CHECK_THAT(r.err, Catch::Contains("(neighbors, routes, rib-summary, nexthop-groups, policies, bfd, bmp)"));
   CHECK_THAT(r.err, Catch::Contains("show nexthop-groups"));
 }

@@ -35,7 +35,8 @@ constexpr uid_t kMember = 65534;  // nobody
 // The RPCs a read-only connection may call. Every other method of the service must answer
 // PERMISSION_DENIED to it: a new RPC has to be put on one side or the other.
 const std::set<std::string> kReads = {"ListNeighbors", "ListRoutes", "GetRibSummary", "ListNextHopGroups",
-                                      "TestPolicy",    "ListPolicies", "WatchEvents",      "ListBfdSessions"};
+                                      "TestPolicy",    "ListPolicies", "WatchEvents",      "ListBfdSessions",
+                                      "ListBmpStations"};
 
 // Runs the hidden child test case as uid kMember with groups {gid}; its exit status.
 int RunChild(const std::string& socket, gid_t gid, const char* expect) {

@@ -101,5 +101,71 @@ def parse(path):
     return out
 
 
+def to_pcap(raw_path, pcap_path, port, chunk=1400, strip_peer_up_tlvs=False):
+    """The octets a station read, as a pcap of one TCP connection to 127.0.0.1:port (a SYN
+    handshake, then segments of `chunk` octets): what tshark's BMP dissector reads. The stream
+    is cut at the last whole BMP message (a connection killed mid-message leaves a part).
+
+    `strip_peer_up_tlvs`: the Information TLVs after the two OPENs of each Peer Up (RFC 7854
+    §4.10; the Loc-RIB instance's VRF/Table Name, RFC 9069 §5.1) are left out of the pcap and
+    returned as [(type, value)]: tshark 4.0 (Debian 12) hands everything after the OPENs to
+    its BGP dissector, which reports the TLV as a malformed BGP message."""
+    with open(raw_path, "rb") as f:
+        raw = f.read()
+    data, stripped, i = bytearray(), [], 0
+    while i + 6 <= len(raw):
+        length = struct.unpack("!I", raw[i + 1:i + 5])[0]
+        if length < 6 or i + length > len(raw):
+            break
+        m = raw[i:i + length]
+        if strip_peer_up_tlvs and m[5] == 3:
+            at = 6 + 42 + 20  # common header, per-peer header, local address and ports
+            for _ in range(2):  # the OPEN sent and the OPEN received
+                at += struct.unpack("!H", m[at + 16:at + 18])[0]
+            j = at
+            while j + 4 <= len(m):
+                t, n = struct.unpack("!HH", m[j:j + 4])
+                stripped.append((t, bytes(m[j + 4:j + 4 + n])))
+                j += 4 + n
+            m = m[:5] + m[5:at]
+            m = m[:1] + struct.pack("!I", len(m)) + m[5:]
+        data += m
+        i += length
+    data = bytes(data)
+
+    def checksum(b):
+        if len(b) % 2:
+            b += b"\0"
+        s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+        while s >> 16:
+            s = (s & 0xFFFF) + (s >> 16)
+        return ~s & 0xFFFF
+
+    src, dst = bytes([127, 0, 0, 1]), bytes([127, 0, 0, 1])
+
+    def packet(sport, dport, seq, ack, flags, payload):
+        tcp = struct.pack("!HHIIBBHHH", sport, dport, seq, ack, 5 << 4, flags, 65535, 0, 0) + payload
+        pseudo = src + dst + struct.pack("!BBH", 0, 6, len(tcp))
+        tcp = tcp[:16] + struct.pack("!H", checksum(pseudo + tcp)) + tcp[18:]
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), 0, 0x4000, 64, 6, 0, src, dst)
+        ip = ip[:10] + struct.pack("!H", checksum(ip)) + ip[12:]
+        return ip + tcp
+
+    client, seq, ack = 40000, 1000, 5000
+    frames = [packet(client, port, seq, 0, 0x02, b""), packet(port, client, ack, seq + 1, 0x12, b""),
+              packet(client, port, seq + 1, ack + 1, 0x10, b"")]
+    seq += 1
+    for i in range(0, len(data), chunk):
+        part = data[i:i + chunk]
+        frames.append(packet(client, port, seq, ack + 1, 0x18, part))
+        seq += len(part)
+    with open(pcap_path, "wb") as out:
+        out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 101))  # LINKTYPE_RAW (IPv4)
+        for n, frame in enumerate(frames):
+            out.write(struct.pack("<IIII", 1700000000, n, len(frame), len(frame)))
+            out.write(frame)
+    return stripped
+
+
 if __name__ == "__main__":
     serve(int(sys.argv[1]), sys.argv[2])

@@ -177,6 +177,11 @@ class Mrt(unittest.TestCase):
             self.assertIn(str(LOCAL_AS), last[key][6].split(), key)
         # Microsecond timestamps (BGP4MP_ET): "seconds.micros".
         self.assertRegex(announced[0][1], r"^\d+\.\d{6}$")
+        # State changes (BGP4MP_STATE_CHANGE_AS4): each neighbor's session reaching
+        # Established (6) from OpenConfirm (5), as bgpdump prints them ("STATE|peer|AS|old|new").
+        states = [x for x in updates if len(x) >= 7 and x[2] == "STATE"]
+        established = {x[3] for x in states if x[5:7] == ["5", "6"]}
+        self.assertEqual(established, {f4, f6, g4}, states)
 
         bagd.proc.send_signal(signal.SIGTERM)
         bagd.proc.wait(15)

@@ -164,6 +164,30 @@ TEST_CASE("BGP4MP_ET MESSAGE on a 2-octet-AS session: AS_TRANS for a 4-octet AS"
   CHECK(out[7] == 8);  // BGP4MP_MESSAGE_ADDPATH
 }
 
+TEST_CASE("BGP4MP_ET STATE_CHANGE_AS4: ASes of 4 octets, old and new state (RFC 6396 4.4.4)", "[mrt][golden]") {
+  StateChange c;
+  c.unix_micros = 1600000000123456;
+  c.peer_as = 65001;
+  c.local_as = 4200000000u;
+  c.peer_address = Ip("10.0.0.2");
+  c.local_address = Ip("10.0.0.1");
+  c.old_state = 5;  // OpenConfirm
+  c.new_state = 6;  // Established
+  Bytes out;
+  AppendBgp4mpStateChange(out, c);
+  CHECK(out == Hex("5f5e1000 0011 0005 0000001c"  // BGP4MP_ET, STATE_CHANGE_AS4, length 28
+                   "0001e240"                     // 123456 microseconds
+                   "0000fde9 fa56ea00 0000 0001"  // peer AS, local AS, ifindex 0, AFI 1
+                   "0a000002 0a000001"            // peer, local
+                   "0005 0006"));                 // OpenConfirm -> Established
+  c.peer_address = Ip("2001:db8::2");  // an unknown local address: zeros of the peer's family
+  c.local_address = net::IpAddress();
+  out.clear();
+  AppendBgp4mpStateChange(out, c);
+  REQUIRE(out.size() == 16 + 12 + 32 + 4);
+  CHECK(Bytes(out.begin() + 28 + 16, out.begin() + 28 + 32) == Bytes(16, 0));
+}
+
 TEST_CASE("BGP4MP_ET with an unknown local address writes zeros of the peer's family", "[mrt]") {
   const Bytes msg = Hex(kKeepalive);
   ReceivedMessage m;

@@ -20,6 +20,7 @@
 #include "tools/bagctl/event_render.h"
 #include "tools/bagctl/neighbor_render.h"
 #include "tools/bagctl/bfd_render.h"
+#include "tools/bagctl/bmp_render.h"
 #include "tools/bagctl/nexthop_group_render.h"
 #include "tools/bagctl/policy_render.h"
 #include "tools/bagctl/route_render.h"
@@ -45,6 +46,8 @@ const char* const kControlUsage = R"(  show neighbors [ADDRESS] [--json]
   show rib-summary [--json] prefixes and paths per family and per peer, attribute sets, memory
   show bfd [PEER] [--json]  the BFD sessions (docs/bfd.md): state, discriminators, negotiated
                             intervals, last diagnostic, up since, flaps; with PEER in detail
+  show bmp [--json]         the BMP monitoring stations (docs/bmp.md): state, up since, views,
+                            messages and octets sent, drops, reconnects, the send buffer
   show policies [NAME] [--json]
                             every routing policy (or NAME) with each statement and how many
                             routes matched it since the policies were loaded
@@ -322,6 +325,14 @@ int ShowNeighbors(control::ControlClient& client, const std::string& address, bo
   return kControlExitOk;
 }
 
+int ShowBmp(control::ControlClient& client, bool json, std::ostream& out, std::ostream& err) {
+  auto response = client.ListBmpStations();
+  if (!response.ok()) return Failed(err, response.status());
+  if (json) return PrintJson(*response, out, err);
+  out << RenderBmpStations(*response, NowUnixMs());
+  return kControlExitOk;
+}
+
 int ShowBfd(control::ControlClient& client, const std::string& peer, bool json, std::ostream& out, std::ostream& err) {
   auto response = client.ListBfdSessions(peer);
   if (!response.ok()) return Failed(err, response.status());
@@ -487,7 +498,7 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
 
   enum class Command {
     kShowNeighbors, kShowRoutes, kShowRibSummary, kShowNextHopGroups, kShowPolicies, kPolicyTest,
-    kShutdown, kEnable, kClear, kReload, kNetworkAdd, kNetworkDelete, kMonitor, kShowBfd, kDumpMrt,
+    kShutdown, kEnable, kClear, kReload, kNetworkAdd, kNetworkDelete, kMonitor, kShowBfd, kDumpMrt, kShowBmp,
   };
   Command command = Command::kShowNeighbors;
   using ClearMode = control::v1::ClearNeighborRequest;
@@ -533,6 +544,9 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
       if (w.size() > 3) return UsageError(err, "show bfd takes at most one PEER");
       command = Command::kShowBfd;
       if (w.size() == 3) address = w[2];
+    } else if (what == "bmp") {
+      if (w.size() > 2) return UsageError(err, "show bmp takes no operands");
+      command = Command::kShowBmp;
     } else if (what == "rib-summary") {
       if (w.size() > 2) return UsageError(err, "show rib-summary takes no operands");
       command = Command::kShowRibSummary;
@@ -552,7 +566,7 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
         }
       }
     } else {
-      return UsageError(err, "show what? (neighbors, routes, rib-summary, nexthop-groups, policies, bfd)");
+      return UsageError(err, "show what? (neighbors, routes, rib-summary, nexthop-groups, policies, bfd, bmp)");
     }
     if (command != Command::kShowRoutes && (parsed->family || parsed->limit)) {
       return UsageError(err, "--family and --limit are for show routes");
@@ -692,6 +706,8 @@ int RunControlCommand(const std::vector<std::string>& args, const char* env_sock
       return ShowNeighbors(**client, address, parsed->json, out, err);
     case Command::kShowBfd:
       return ShowBfd(**client, address, parsed->json, out, err);
+    case Command::kShowBmp:
+      return ShowBmp(**client, parsed->json, out, err);
     case Command::kShowRoutes:
       return ShowRoutes(**client, routes_request, parsed->json, out, err);
     case Command::kShowRibSummary:
