@@ -16,6 +16,15 @@ RoutingMetrics::RoutingMetrics(std::shared_ptr<prometheus::Registry> registry)
                          .Name("bagd_decision_runs_total")
                          .Help("Best-path and multipath selections run")
                          .Register(*registry_)),
+      export_(prometheus::BuildCounter()
+                  .Name("bagd_export_neighbor_updates_total")
+                  .Help("Neighbors given a change set: with UPDATEs packed for an earlier neighbor of their "
+                        "update group (shared) or packed for themselves (own)")
+                  .Register(*registry_)),
+      export_passes_(prometheus::BuildCounter()
+                         .Name("bagd_export_passes_total")
+                         .Help("Export passes: one per update group per change set")
+                         .Register(*registry_)),
       nexthop_groups_(prometheus::BuildGauge()
                           .Name("bagd_nexthop_groups")
                           .Help("Weighted next-hop groups in use")
@@ -63,6 +72,8 @@ RoutingMetrics::RoutingMetrics(std::shared_ptr<prometheus::Registry> registry)
   }
   AttributeSets();
   DecisionRuns();
+  ExportPasses();
+  for (const char* how : {"shared", "own"}) ExportNeighborUpdates(how);
   NextHopGroups();
   QuantizationMaxError();
   for (const char* o : {"applied", "held", "suppressed"}) WeightChanges(o);
@@ -76,6 +87,8 @@ prometheus::Gauge& RoutingMetrics::RibPrefixes(const std::string& f) { return ri
 prometheus::Gauge& RoutingMetrics::RibPaths(const std::string& f) { return rib_paths_.Add({{"family", f}}); }
 prometheus::Gauge& RoutingMetrics::AttributeSets() { return attribute_sets_.Add({}); }
 prometheus::Counter& RoutingMetrics::DecisionRuns() { return decision_runs_.Add({}); }
+prometheus::Counter& RoutingMetrics::ExportPasses() { return export_passes_.Add({}); }
+prometheus::Counter& RoutingMetrics::ExportNeighborUpdates(const std::string& how) { return export_.Add({{"how", how}}); }
 prometheus::Counter& RoutingMetrics::PolicyHits(const std::string& policy, const std::string& statement) {
   return policy_hits_.Add({{"policy", policy}, {"statement", statement}});
 }

@@ -4,6 +4,10 @@
 //   bagd_rib_prefixes{family}, bagd_rib_paths{family}  gauge
 //   bagd_rib_attribute_sets                            gauge: distinct interned attribute sets
 //   bagd_decision_runs_total                           counter: best-path selections
+//   bagd_export_passes_total                           counter: export passes (one per update group
+//                                                      per change set, bgpd/daemon/advertiser.h)
+//   bagd_export_neighbor_updates_total{how}            counter: neighbors given a change set, with the
+//                                                      UPDATEs of their group ("shared") or their "own"
 //   bagd_policy_statement_hits_total{policy,statement} counter: routes whose conditions held at
 //                                                      the statement, across reloads
 //                                                      (bgpd/daemon/policy_view.h SyncPolicyMetrics)
@@ -66,6 +70,8 @@ class RoutingMetrics {
   prometheus::Gauge& RibPaths(const std::string& family);
   prometheus::Gauge& AttributeSets();
   prometheus::Counter& DecisionRuns();
+  prometheus::Counter& ExportPasses();
+  prometheus::Counter& ExportNeighborUpdates(const std::string& how);  // "shared", "own"
   prometheus::Counter& PolicyHits(const std::string& policy, const std::string& statement);
   prometheus::Histogram& UpdateSeconds();
   prometheus::Histogram& EndOfRibSeconds();
@@ -89,6 +95,8 @@ class RoutingMetrics {
   prometheus::Family<prometheus::Gauge>& rib_paths_;
   prometheus::Family<prometheus::Gauge>& attribute_sets_;
   prometheus::Family<prometheus::Counter>& decision_runs_;
+  prometheus::Family<prometheus::Counter>& export_;
+  prometheus::Family<prometheus::Counter>& export_passes_;
   prometheus::Family<prometheus::Gauge>& nexthop_groups_;
   prometheus::Family<prometheus::Counter>& weight_changes_;
   prometheus::Family<prometheus::Gauge>& quantization_error_;

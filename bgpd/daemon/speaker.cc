@@ -448,6 +448,11 @@ void Speaker::RefreshRibMetrics() {
     if (policies_) SyncPolicyMetrics(*policies_, *m, policy_hits_synced_);
     auto& runs = m->DecisionRuns();
     runs.Increment(static_cast<double>(rib.decision_runs()) - runs.Value());
+    const auto& x = pipeline_->advertiser().export_stats();
+    auto sync = [](prometheus::Counter& c, uint64_t v) { c.Increment(static_cast<double>(v) - c.Value()); };
+    sync(m->ExportPasses(), x.passes);
+    sync(m->ExportNeighborUpdates("shared"), x.reused);
+    sync(m->ExportNeighborUpdates("own"), x.members - x.reused);
     update_seconds_.PublishTo(m->UpdateSeconds());
   }
   if (SessionMetrics* m = session_metrics_) {

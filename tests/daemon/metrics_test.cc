@@ -28,6 +28,8 @@ TEST_CASE("metrics: the routing path's and the FIB's families exist from start, 
            "bagd_rib_paths{family=\"ipv6-unicast\"} 0",
            "bagd_rib_attribute_sets 0",
            "bagd_decision_runs_total 0",
+           "bagd_export_passes_total 0",
+           "bagd_export_neighbor_updates_total{how=\"shared\"} 0",
            "bagd_nexthop_groups 0",
            "bagd_weight_quantization_max_error_ratio 0",
            "bagd_weight_changes_total{outcome=\"held\"} 0",
@@ -108,10 +110,12 @@ TEST_CASE("metrics: the sessions', the routing path's and the FIB's classes expo
 
   std::multiset<std::string> names;
   for (const auto& family : registry->Collect()) names.insert(family.name);
-  // What the one SessionMetrics of before the split exported, touched the same way.
+  // What the one SessionMetrics of before the split exported, touched the same way (and the
+  // export counters of the update groups since).
   const std::multiset<std::string> expected{
       "bagd_build_info", "bagd_bytes_received_total", "bagd_bytes_sent_total", "bagd_decision_runs_total",
-      "bagd_early_reweight_total", "bagd_end_of_rib_seconds", "bagd_fib_apply_seconds", "bagd_fib_audit_seconds",
+      "bagd_early_reweight_total", "bagd_end_of_rib_seconds", "bagd_export_neighbor_updates_total",
+      "bagd_export_passes_total", "bagd_fib_apply_seconds", "bagd_fib_audit_seconds",
       "bagd_fib_audits_total", "bagd_fib_conflicts", "bagd_fib_failures_total", "bagd_fib_group_limit",
       "bagd_fib_groups", "bagd_fib_groups_refused_total", "bagd_fib_groups_waiting", "bagd_fib_operations_total",
       "bagd_fib_pending_operations", "bagd_fib_repairs_held", "bagd_fib_repairs_total", "bagd_fib_resyncs_total",
