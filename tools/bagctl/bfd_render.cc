@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "tools/bagctl/route_render.h"
 
 namespace bagd::bagctl {
 
@@ -15,15 +16,6 @@ std::string Ms(uint64_t us) {
   return us % 1000 == 0 ? absl::StrCat(us / 1000, "ms") : absl::StrFormat("%.1fms", us / 1000.0);
 }
 
-std::string Age(int64_t since_ms, int64_t now_ms) {
-  if (since_ms <= 0) return "-";
-  int64_t s = std::max<int64_t>(0, (now_ms - since_ms) / 1000);
-  if (s < 60) return absl::StrCat(s, "s");
-  if (s < 3600) return absl::StrFormat("%dm%02ds", s / 60, s % 60);
-  if (s < 86400) return absl::StrFormat("%dh%02dm", s / 3600, (s % 3600) / 60);
-  return absl::StrFormat("%dd%02dh", s / 86400, (s % 86400) / 3600);
-}
-
 }  // namespace
 
 std::string RenderBfdTable(const control::v1::ListBfdSessionsResponse& response, int64_t now) {
@@ -31,35 +23,23 @@ std::string RenderBfdTable(const control::v1::ListBfdSessionsResponse& response,
   // Micro-BFD sessions (RFC 7130) add the LAG and member columns.
   const bool micro = std::any_of(response.sessions().begin(), response.sessions().end(),
                                  [](const auto& s) { return !s.interface().empty(); });
-  std::vector<std::vector<std::string>> rows = {
-      {"Peer", "Type", "State", "Remote", "LocalDisc", "RemoteDisc", "Tx", "Detect", "Diag", "Up", "Flaps"}};
-  if (micro) rows[0].insert(rows[0].begin() + 2, {"LAG", "Member", "Counts"});
+  std::vector<std::string> headers = {"Peer", "Type",   "State", "Remote", "LocalDisc", "RemoteDisc",
+                                      "Tx",   "Detect", "Diag",  "Up",     "Flaps"};
+  if (micro) headers.insert(headers.begin() + 2, {"LAG", "Member", "Counts"});
+  std::vector<std::vector<std::string>> rows;
   for (const auto& s : response.sessions()) {
     const bool m = !s.interface().empty();
     rows.push_back({s.peer(), m ? "micro-bfd" : s.multihop() ? "multihop" : "single-hop", s.state(), s.remote_state(),
                     absl::StrCat(s.local_discriminator()), absl::StrCat(s.remote_discriminator()),
                     Ms(s.tx_interval_us()), Ms(s.detection_time_us()),
                     s.local_diagnostic() == "none" ? "-" : s.local_diagnostic(),
-                    s.state() == "Up" ? Age(s.up_since_unix_ms(), now) : "-", absl::StrCat(s.flaps())});
+                    s.state() == "Up" ? FormatAge(s.up_since_unix_ms(), now) : "-", absl::StrCat(s.flaps())});
     if (micro) {
       rows.back().insert(rows.back().begin() + 2, {m ? s.capacity_source() : "-", m ? s.interface() : "-",
                                                    m ? (s.member_allowed() ? "yes" : "no") : "-"});
     }
   }
-  std::vector<size_t> width(rows[0].size(), 0);
-  for (const auto& r : rows) {
-    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-  }
-  std::string out;
-  for (const auto& r : rows) {
-    std::string line;
-    for (size_t i = 0; i < r.size(); ++i) {
-      absl::StrAppend(&line, r[i]);
-      if (i + 1 < r.size()) line.append(width[i] - r[i].size() + 2, ' ');
-    }
-    absl::StrAppend(&out, line, "\n");
-  }
-  return out;
+  return RenderTable(LeftColumns(headers), rows, "", 2);
 }
 
 std::string RenderBfdDetail(const control::v1::BfdSession& s, int64_t now) {
@@ -74,8 +54,8 @@ std::string RenderBfdDetail(const control::v1::BfdSession& s, int64_t now) {
                     s.member_allowed() ? " (while its link is up)" : " in the LAG's capacity", "\n");
   }
   absl::StrAppend(&out, "  state ", s.state(), " (remote ", s.remote_state(), ")",
-                  s.state() == "Up" ? absl::StrCat(", up for ", Age(s.up_since_unix_ms(), now)) : "",
-                  ", last change ", Age(s.last_change_unix_ms(), now), " ago, ", s.flaps(), " flaps\n");
+                  s.state() == "Up" ? absl::StrCat(", up for ", FormatAge(s.up_since_unix_ms(), now)) : "",
+                  ", last change ", FormatAge(s.last_change_unix_ms(), now), " ago, ", s.flaps(), " flaps\n");
   absl::StrAppend(&out, "  discriminators: local ", s.local_discriminator(), ", remote ", s.remote_discriminator(),
                   "; UDP source port ", s.source_port(), "\n");
   absl::StrAppend(&out, "  diagnostic: local ", s.local_diagnostic(), ", remote ", s.remote_diagnostic(), "\n");

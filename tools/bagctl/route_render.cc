@@ -70,12 +70,13 @@ void FitWidths(const std::vector<TableColumn>& columns, const std::vector<std::v
 
 // The header line (if `header`) and one line per row, with the columns `width` wide.
 std::string RenderLines(const std::vector<TableColumn>& columns, const std::vector<size_t>& width,
-                        const std::vector<std::vector<std::string>>& rows, std::string_view indent, bool header) {
+                        const std::vector<std::vector<std::string>>& rows, std::string_view indent, bool header,
+                        size_t gap = 1) {
   const auto line = [&](auto cell) {
     std::string out(indent);
     for (size_t c = 0; c < columns.size(); ++c) {
       const std::string& text = cell(c);
-      if (c > 0) out += ' ';
+      if (c > 0) out.append(gap, ' ');
       const size_t pad = width[c] > text.size() ? width[c] - text.size() : 0;
       if (columns[c].right) {
         out.append(pad, ' ').append(text);
@@ -99,10 +100,25 @@ std::string RenderLines(const std::vector<TableColumn>& columns, const std::vect
 }  // namespace
 
 std::string RenderTable(const std::vector<TableColumn>& columns, const std::vector<std::vector<std::string>>& rows,
-                        std::string_view indent) {
+                        std::string_view indent, size_t gap) {
   std::vector<size_t> width;
   FitWidths(columns, rows, width);
-  return RenderLines(columns, width, rows, indent, /*header=*/true);
+  return RenderLines(columns, width, rows, indent, /*header=*/true, gap);
+}
+
+std::vector<TableColumn> LeftColumns(const std::vector<std::string>& headers) {
+  std::vector<TableColumn> columns;
+  for (const std::string& h : headers) columns.push_back(TableColumn{h, false, 0});
+  return columns;
+}
+
+std::string FormatAge(int64_t since_ms, int64_t now_ms) {
+  if (since_ms <= 0) return "-";
+  const int64_t s = std::max<int64_t>(0, (now_ms - since_ms) / 1000);
+  if (s < 60) return absl::StrCat(s, "s");
+  if (s < 3600) return absl::StrFormat("%dm%02ds", s / 60, s % 60);
+  if (s < 86400) return absl::StrFormat("%dh%02dm", s / 3600, (s % 3600) / 60);
+  return absl::StrFormat("%dd%02dh", s / 86400, (s % 86400) / 3600);
 }
 
 std::string OriginCode(std::string_view origin) {

@@ -42,10 +42,16 @@ struct TableColumn {
   bool right;
   size_t min_width;
 };
-// Rows (one cell per column) under a header line, columns one blank apart, each line
+// Rows (one cell per column) under a header line, columns `gap` blanks apart, each line
 // starting with `indent`; no line ends in blanks. Widths count octets: cells are ASCII.
 std::string RenderTable(const std::vector<TableColumn>& columns, const std::vector<std::vector<std::string>>& rows,
-                        std::string_view indent = "");
+                        std::string_view indent = "", size_t gap = 1);
+// Left-aligned columns with these headers (`bagctl show bfd`, `show bmp`).
+std::vector<TableColumn> LeftColumns(const std::vector<std::string>& headers);
+
+// How long ago `since_ms` was, at `now_ms` (Unix ms): "42s", "3m05s", "2h10m", "3d04h"; "-"
+// for no time.
+std::string FormatAge(int64_t since_ms, int64_t now_ms);
 
 // "1023 B", "1.5 KiB", "12.3 MiB", "2.0 GiB".
 std::string FormatBytes(uint64_t bytes);
