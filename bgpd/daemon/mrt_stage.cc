@@ -286,6 +286,10 @@ void MrtStage::OnMrtMessage(const session::MrtReceivedMessage& m) {
   r.add_path = m.add_path;
   r.message = m.message;
   mrt::AppendBgp4mpMessage(updates_buffer_, r);
+  Appended();
+}
+
+void MrtStage::Appended() {
   ++buffered_messages_;
   if (updates_buffer_.size() >= options_.updates_buffer_bytes) FlushUpdates();
 }
@@ -301,8 +305,7 @@ void MrtStage::OnMrtStateChange(const session::MrtStateChange& s) {
   r.old_state = s.old_state;
   r.new_state = s.new_state;
   mrt::AppendBgp4mpStateChange(updates_buffer_, r);
-  ++buffered_messages_;
-  if (updates_buffer_.size() >= options_.updates_buffer_bytes) FlushUpdates();
+  Appended();
 }
 
 void MrtStage::FlushUpdates() {

@@ -98,6 +98,8 @@ class MrtStage final : public session::MrtMessageTap {
   void StartUpdatesFile();
   void RotateUpdates();
   void FlushUpdates();
+  // A record went into the updates buffer: counted, and the buffer written out once full.
+  void Appended();
   void CloseUpdates();
   int64_t NowMicros() const;
   size_t SliceBytes() const;  // the most a slice encodes: 1 MiB, or a quarter of a small queue
