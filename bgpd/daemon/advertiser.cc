@@ -103,8 +103,7 @@ void AppendWithdrawals(const std::array<std::vector<net::Nlri>, net::kFamilyCoun
 // member sees it with split horizon left out, and what a member in step with it does.
 struct Advertiser::ExportPass {
   enum class Step : uint8_t { kNone, kAnnounce, kWithdraw };
-  const PeerState* rep = nullptr;
-  std::optional<net::IpAddress> rep_local;
+  std::optional<net::IpAddress> rep_local;  // the first member's address
   std::array<bool, net::kFamilyCount> none{};  // the group gets nothing of this family
   bool none_at_all = true;
   // Per change: the group's export of its new and old multipath sets (null: none), and the
@@ -188,7 +187,7 @@ void Advertiser::Flush() {
   rib::Rib& rib = core_.rib();
   if (rib.pending_changes() > 0) {
     std::vector<rib::RouteChange> changes = rib.TakeChanges();
-    Propagate(changes);
+    AdvertisePacedToAll(changes);
     next_.OnRouteChanges(changes);
     if (observer_) observer_->OnRouteChanges(changes);
     rib.Recycle(std::move(changes));
@@ -196,25 +195,32 @@ void Advertiser::Flush() {
   flushing_ = false;
 }
 
-void Advertiser::Propagate(std::span<const rib::RouteChange> changes) {
-  if (changes.empty()) return;
-  AdvertisePacedToAll(changes);
+void Advertiser::AdvertisePacedToAll(std::span<const rib::RouteChange> changes) {
+  std::vector<PeerState*> sending;
+  for (PeerState& p : peers_) {
+    if (Sending(p)) sending.push_back(&p);
+  }
+  AdvertisePaced(sending, changes);
 }
 
-void Advertiser::AdvertisePacedToAll(std::span<const rib::RouteChange> changes) {
-  // As AdvertisePaced for each neighbor, with those that send now sent together.
+std::vector<Advertiser::PeerState*> Advertiser::SendNow(std::span<PeerState* const> members,
+                                                        std::span<const net::Prefix> prefixes,
+                                                        std::span<const rib::RouteChange> changes) {
   std::vector<PeerState*> now;
-  for (PeerState& p : peers_) {
-    if (!Sending(p)) continue;
-    if (p.out->advertisement_interval_s() > 0 && p.pacing.running) {
-      for (const auto& c : changes) p.pacing.pending.insert(c.prefix);
-      continue;
+  for (PeerState* p : members) {
+    if (p->out->advertisement_interval_s() > 0 && Sending(*p) && p->pacing.running) {
+      for (const auto& prefix : prefixes) p->pacing.pending.insert(prefix);
+      for (const auto& c : changes) p->pacing.pending.insert(c.prefix);
+    } else {
+      now.push_back(p);
     }
-    now.push_back(&p);
   }
-  AdvertiseTogether(now, changes);
-  for (PeerState* p : now) {
-    if (const uint32_t mrai = p->out->advertisement_interval_s(); mrai > 0) StartInterval(*p, mrai);
+  return now;
+}
+
+void Advertiser::StartIntervals(std::span<PeerState* const> sent) {
+  for (PeerState* p : sent) {
+    if (const uint32_t mrai = p->out->advertisement_interval_s(); mrai > 0 && Sending(*p)) StartInterval(*p, mrai);
   }
 }
 
@@ -378,7 +384,6 @@ void Advertiser::AdvertiseTogether(std::span<PeerState* const> members, std::spa
       it->second = std::make_unique<ExportPass>();
       ExportPass& pass = *it->second;
       const PeerState& rep = *member;
-      pass.rep = &rep;
       pass.rep_local = rep.out->LocalAddress();
       for (int f = 0; f < net::kFamilyCount; ++f) {
         // A family this group gets nothing of (export rejects everything, RFC 8212's default
@@ -618,15 +623,16 @@ void Advertiser::AdvertiseMember(PeerState& state, std::span<const rib::RouteCha
 }
 
 void Advertiser::AdvertisePaced(PeerState& p, std::span<const rib::RouteChange> changes) {
-  const uint32_t mrai = p.out->advertisement_interval_s();
-  if (mrai == 0 || !Sending(p)) return Advertise(p, changes);
-  if (p.pacing.running) {
-    for (const auto& c : changes) p.pacing.pending.insert(c.prefix);
-    return;
-  }
-  // Nothing sent within the interval: send now and start it.
-  Advertise(p, changes);
-  StartInterval(p, mrai);
+  PeerState* const one[] = {&p};
+  AdvertisePaced(one, changes);
+}
+
+void Advertiser::AdvertisePaced(std::span<PeerState* const> members, std::span<const rib::RouteChange> changes) {
+  // Within its advertisement interval a neighbor collects the prefixes; the others get them
+  // now, and their interval starts.
+  const std::vector<PeerState*> now = SendNow(members, {}, changes);
+  AdvertiseTogether(now, changes);
+  StartIntervals(now);
 }
 
 void Advertiser::StartInterval(PeerState& p, uint32_t mrai) {
@@ -637,14 +643,7 @@ void Advertiser::StartInterval(PeerState& p, uint32_t mrai) {
 }
 
 void Advertiser::AdvertisePacedInSlices(std::span<PeerState* const> members, std::span<const net::Prefix> prefixes) {
-  std::vector<PeerState*> now;
-  for (PeerState* p : members) {
-    if (p->out->advertisement_interval_s() > 0 && Sending(*p) && p->pacing.running) {
-      for (const auto& prefix : prefixes) p->pacing.pending.insert(prefix);
-    } else {
-      now.push_back(p);
-    }
-  }
+  const std::vector<PeerState*> now = SendNow(members, prefixes, {});
   // As AdvertisePaced, with each slice's current state taken and sent before the next: a
   // bandwidth change over the whole table would otherwise hold a change (~170 bytes) per
   // prefix at once.
@@ -652,9 +651,7 @@ void Advertiser::AdvertisePacedInSlices(std::span<PeerState* const> members, std
     const auto slice = CurrentState(prefixes.subspan(i, std::min(kAdvertiseSlice, prefixes.size() - i)));
     AdvertiseTogether(now, slice);
   }
-  for (PeerState* p : now) {
-    if (const uint32_t mrai = p->out->advertisement_interval_s(); mrai > 0 && Sending(*p)) StartInterval(*p, mrai);
-  }
+  StartIntervals(now);
 }
 
 void Advertiser::FlushPaced(rib::PeerIndex index) {

@@ -161,11 +161,18 @@ class Advertiser {
   // The one way to a neighbor's state for writing: the RIB's pending changes are handed on
   // first, so the Adj-RIB-Out is current when the caller writes it. Null: no neighbor.
   PeerState* Writable(rib::PeerIndex index);
-  void Propagate(std::span<const rib::RouteChange> changes);
   // Advertise now, or collect until the neighbor's advertisement interval ends.
   void AdvertisePaced(PeerState& to, std::span<const rib::RouteChange> changes);
-  // AdvertisePaced for every neighbor, those with the same export together.
+  // The same for several, those with the same export together.
+  void AdvertisePaced(std::span<PeerState* const> members, std::span<const rib::RouteChange> changes);
+  // AdvertisePaced for every neighbor.
   void AdvertisePacedToAll(std::span<const rib::RouteChange> changes);
+  // Of `members`, those within their advertisement interval collect the prefixes (of
+  // `prefixes` and of `changes`); the others are returned, to be sent to now.
+  std::vector<PeerState*> SendNow(std::span<PeerState* const> members, std::span<const net::Prefix> prefixes,
+                                  std::span<const rib::RouteChange> changes);
+  // Their advertisement intervals start (those that have one).
+  void StartIntervals(std::span<PeerState* const> sent);
   void Advertise(PeerState& to, std::span<const rib::RouteChange> changes);
   // `members` (Sending, in index order) get `changes`: one export pass per group of them
   // with the same ExportKey.
